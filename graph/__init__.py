@@ -1,0 +1,1 @@
+"""Wiring only: graph builders, pure routers and the per-run Context."""

@@ -1,0 +1,41 @@
+"""Pure routers and ``Send`` fan-outs of the search graph. No I/O, no clock: state only."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.graph import END
+from langgraph.types import Send
+
+from state.budget import exhausted
+from state.schemas import SearchBranch, SearchState
+
+
+def fan_out_expand_query(state: SearchState) -> list[Send] | Literal["filter_results"]:
+    """One ``search_source`` branch per (query variant, source); none left → filter directly."""
+    round_ = state["budget"]["rounds"]
+    sends = []
+    for query in state.get("variants", []):
+        for source in state["sources"]:
+            branch: SearchBranch = {"query": query, "source": source, "round": round_}
+            sends.append(Send("search_source", branch))
+    return sends or "filter_results"
+
+
+def route_after_evaluate(
+    state: SearchState,
+) -> Literal["integrate", "read_documents", "expand_query"]:
+    """Answer when the verdict says so or the budget is spent; otherwise read or search."""
+    verdict = state["verdict"]
+    if verdict["action"] == "answer" or exhausted(state["budget"]):
+        return "integrate"
+    if verdict["action"] == "read" and verdict["read_doc_ids"]:
+        return "read_documents"
+    return "expand_query"
+
+
+def route_after_check_answer(state: SearchState) -> Literal["expand_query", "__end__"]:
+    """Finish when the answer stands or the budget is spent; otherwise one more round."""
+    if state["answer_check"]["ok"] or exhausted(state["budget"]):
+        return END
+    return "expand_query"

@@ -1,0 +1,68 @@
+"""The search graph: prepare → expand → search (fan-out) → filter → evaluate → read/answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import RetryPolicy
+
+from graph.routing import fan_out_expand_query, route_after_check_answer, route_after_evaluate
+from nodes.check_answer import check_answer
+from nodes.context import Context
+from nodes.evaluate import evaluate
+from nodes.expand_query import expand_query
+from nodes.filter_results import filter_results
+from nodes.integrate import integrate
+from nodes.prepare import prepare
+from nodes.read_documents import read_documents
+from nodes.search_source import record_source_failure, search_source
+from state.schemas import InputState, OutputState, SearchState
+
+#: Seconds one source may take for one query before its branch fails (and is retried once).
+SOURCE_TIMEOUT = 10.0
+
+
+def _retryable(exc: Exception) -> bool:
+    return isinstance(exc, ConnectionError | TimeoutError) or type(exc).__name__ == "NodeTimeoutError"
+
+
+def build_search_graph(
+    source_timeout: float = SOURCE_TIMEOUT,
+) -> StateGraph[SearchState, Context, InputState, OutputState]:
+    """The search graph's builder (compile it with the checkpointer you need)."""
+    builder = StateGraph(
+        SearchState, context_schema=Context, input_schema=InputState, output_schema=OutputState
+    )
+    builder.add_node(prepare)
+    builder.add_node(expand_query)
+    builder.add_node(
+        "search_source",
+        search_source,
+        retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.2, retry_on=_retryable),
+        timeout=source_timeout,
+        error_handler=record_source_failure,
+    )
+    builder.add_node(filter_results)
+    builder.add_node(evaluate)
+    builder.add_node(read_documents)
+    builder.add_node(integrate)
+    builder.add_node(check_answer)
+
+    builder.add_edge(START, "prepare")
+    builder.add_edge("prepare", "expand_query")
+    builder.add_conditional_edges("expand_query", fan_out_expand_query, ["search_source", "filter_results"])
+    builder.add_edge("search_source", "filter_results")
+    builder.add_edge("filter_results", "evaluate")
+    builder.add_conditional_edges(
+        "evaluate", route_after_evaluate, ["integrate", "read_documents", "expand_query"]
+    )
+    builder.add_edge("read_documents", "evaluate")
+    builder.add_edge("integrate", "check_answer")
+    builder.add_conditional_edges("check_answer", route_after_check_answer, ["expand_query", END])
+    return builder
+
+
+graph = build_search_graph().compile(name="seekgraph-search")
+
+__all__ = ["build_search_graph", "graph"]

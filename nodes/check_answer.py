@@ -1,0 +1,83 @@
+"""``check_answer``: prove every citation, separately from writing the answer.
+
+A citation that names no retrieved evidence is removed from the answer and the run gets one
+more round while budget lasts; in LLM mode the model also checks that claims are supported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.context import Context
+from nodes.decisions import AnswerReview
+from nodes.evidence import CITATION, chat_model_for, cited_ids, kept, now, render_evidence
+from nodes.services import get_services
+from providers.chat import ainvoke_structured
+from state.budget import exhausted, spend
+from state.events import node_event
+from state.models import Citation, Evidence
+from state.schemas import AnswerCheck, SearchState
+
+
+def citation_of(ev: Evidence) -> Citation:
+    """How a piece of evidence is shown as a citation."""
+    return {
+        "id": ev["source_id"], "title": ev["title"], "source": ev["source"], "kind": ev["kind"],
+        "doc_id": ev["doc_id"], "authority": ev["authority"], "url": ev["url"],
+        "updated_at": ev["updated_at"], "snippet": ev["snippet"],
+    }
+
+
+def strip_unknown(answer: str, known: set[str]) -> str:
+    """The answer without citations to unknown ids."""
+    return CITATION.sub(lambda m: m.group(0) if m.group(1) in known else "", answer)
+
+
+async def check_answer(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Verify citations (and, with a model, support); decide whether the answer stands."""
+    ctx = runtime.context
+    services = get_services("check_answer")
+    evidence = {ev["source_id"]: ev for ev in kept(state.get("evidence", []))}
+    answer = state["answer"]
+    cited = cited_ids(answer)
+    unknown = [c for c in cited if c not in evidence]
+    answer = strip_unknown(answer, set(evidence))
+    ok = not unknown
+    reason = "every citation names retrieved evidence" if ok else (
+        f"{len(unknown)} citation(s) name no retrieved evidence: {', '.join(unknown)}"
+    )
+    nothing = not evidence
+    if ok and not nothing and not cited_ids(answer):
+        ok, reason = False, "the answer cites no source"
+    tokens = 0
+    model = chat_model_for(services, state)
+    if ok and model is not None and not nothing:
+        prompt = ctx.check_answer_prompt.format(
+            question=state["question"],
+            answer=answer,
+            sources=render_evidence([evidence[c] for c in cited_ids(answer)], 800),
+        )
+        try:
+            review, tokens = await ainvoke_structured(model, prompt, AnswerReview)
+            if not (review.supported and review.definitive):
+                ok = False
+                reason = "; ".join(review.problems) or "the answer is not supported or definitive"
+        except Exception as exc:  # noqa: BLE001 - a failed review keeps the citation check
+            reason += f" (support review skipped: {type(exc).__name__})"
+    budget = spend(state["budget"], now=now(), tokens=tokens, bad_attempts=0 if ok else 1)
+    final = ok or exhausted(budget) is not None
+    check: AnswerCheck = {"ok": ok, "unknown_citations": unknown, "reason": reason}
+    citations = [citation_of(evidence[c]) for c in cited_ids(answer)]
+    verdict = "accepted" if ok else ("kept (budget spent)" if final else "rejected; searching again")
+    runtime.stream_writer(node_event("check_answer", f"answer {verdict}: {reason}", **check))
+    update: dict[str, Any] = {
+        "answer": answer,
+        "citations": citations,
+        "answer_check": check,
+        "budget": budget,
+    }
+    if final:
+        update["turns"] = [{"question": state["question"], "answer": answer, "mode": state["mode"]}]
+    return update

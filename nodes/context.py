@@ -1,0 +1,69 @@
+"""Per-run knobs: one frozen ``Context`` dataclass; every field says what it does.
+
+It lives beside the nodes (which read it) so that imports point downward; ``graph.context``
+re-exports it for callers of the graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from nodes import prompts
+
+
+def _d(description: str) -> dict[str, str]:
+    return {"description": description}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Context:
+    """Everything a single run may tune. An explicit value here always wins over settings."""
+
+    user: str = field(default="", metadata=_d("Who asks; the permission context of the run."))
+    mode: Literal["auto", "llm", "extractive"] = field(
+        default="auto",
+        metadata=_d("llm, extractive (no model), or auto: llm when a chat model is configured."),
+    )
+    sources: tuple[str, ...] = field(
+        default=(), metadata=_d("Names of the sources to search; empty means all of them.")
+    )
+    model: str | None = field(
+        default=None, metadata=_d("Chat model name to use instead of the configured default.")
+    )
+    max_rounds: int = field(default=3, metadata=_d("Most search rounds before answering."))
+    max_tokens: int = field(default=40_000, metadata=_d("Most LLM tokens a run may spend."))
+    max_seconds: float = field(default=120.0, metadata=_d("Wall-clock budget of a run, seconds."))
+    max_bad_attempts: int = field(
+        default=2, metadata=_d("Rounds without new evidence or rejected answers before stopping.")
+    )
+    max_variants: int = field(default=3, metadata=_d("Most query variants per round."))
+    variant_similarity_threshold: float = field(
+        default=0.95,
+        metadata=_d("Drop a variant whose embedding cosine to a tried query is at least this."),
+    )
+    search_k: int = field(default=6, metadata=_d("Passages asked of each source per query."))
+    fastpass_enabled: bool = field(default=True, metadata=_d("Enable the FastPass stage."))
+    fastpass_max_hits: int = field(default=2, metadata=_d("FastPass applies to at most this many hits."))
+    fastpass_min_score: float = field(
+        default=0.7, metadata=_d("FastPass keeps hits untouched when all score at least this.")
+    )
+    rerank_enabled: bool = field(default=True, metadata=_d("Enable the rerank stage."))
+    rerank_min_score: float = field(default=0.3, metadata=_d("Rerank keeps hits scoring at least this."))
+    rerank_top_k: int = field(default=8, metadata=_d("Rerank keeps at most this many hits a round."))
+    grading_enabled: bool = field(default=True, metadata=_d("Enable LLM grading (LLM mode only)."))
+    grading_batch_size: int = field(default=10, metadata=_d("Passages per LLM grading call."))
+    grading_timeout: float = field(default=30.0, metadata=_d("Seconds before grading gives up."))
+    grading_min_score: float = field(default=0.5, metadata=_d("LLM grading keeps hits at least this."))
+    coverage_threshold: float = field(
+        default=0.75, metadata=_d("Share of question terms the evidence must cover to answer.")
+    )
+    max_documents_per_read: int = field(default=3, metadata=_d("Documents read whole per step."))
+    max_answer_sentences: int = field(
+        default=5, metadata=_d("Most quoted sentences in an extractive answer.")
+    )
+    expand_query_prompt: str = field(default=prompts.EXPAND_QUERY_PROMPT, metadata=_d("Prompt."))
+    grade_prompt: str = field(default=prompts.GRADE_PROMPT, metadata=_d("Prompt."))
+    evaluate_prompt: str = field(default=prompts.EVALUATE_PROMPT, metadata=_d("Prompt."))
+    integrate_prompt: str = field(default=prompts.INTEGRATE_PROMPT, metadata=_d("Prompt."))
+    check_answer_prompt: str = field(default=prompts.CHECK_ANSWER_PROMPT, metadata=_d("Prompt."))

@@ -1,0 +1,136 @@
+"""``evaluate``: is the evidence relevant, complete and fresh enough? Answer, read, or search.
+
+Extractive mode decides by coverage: the share of the question's terms found in the kept
+evidence. LLM mode asks the model for a structured verdict and falls back to coverage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.context import Context
+from nodes.decisions import EvaluateDecision
+from nodes.evidence import by_authority, chat_model_for, kept, now, relevance, render_evidence
+from nodes.services import get_services
+from providers.chat import ainvoke_structured
+from providers.text import coverage, display_words, stem, term_set, terms
+from state.budget import exhausted, spend
+from state.events import node_event
+from state.models import Evidence
+from state.schemas import SearchState, Verdict
+
+
+def missing_words(question: str, evidence: list[Evidence]) -> list[str]:
+    """Question words (original case) that no kept evidence mentions."""
+    seen: set[str] = set()
+    for ev in evidence:
+        seen |= term_set(f"{ev['title']} {ev['snippet']}")
+    return [w for w in display_words(question) if stem(w.lower()) not in seen]
+
+
+def stale_replacements(state: SearchState, evidence: list[Evidence]) -> list[str]:
+    """Doc ids that replace deprecated evidence and have not been found or read yet."""
+    have = {ev["doc_id"] for ev in evidence} | set(state.get("documents_read", []))
+    wanted = [
+        ev["superseded_by"]
+        for ev in evidence
+        if ev["deprecated"] and ev["superseded_by"] and ev["superseded_by"] not in have
+    ]
+    return list(dict.fromkeys(wanted))
+
+
+def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
+    """The extractive decision: coverage of question terms, freshness, unread documents."""
+    evidence = kept(state.get("evidence", []))
+    qterms = terms(state["question"])
+    text_terms: set[str] = set()
+    for ev in evidence:
+        text_terms |= term_set(f"{ev['title']} {ev['snippet']}")
+    cov = round(coverage(qterms, text_terms), 3)
+    missing = missing_words(state["question"], evidence)
+    verdict: Verdict = {
+        "action": "answer", "reason": "", "coverage": cov, "missing": missing,
+        "read_doc_ids": [], "gap_questions": [],
+    }
+    replacements = stale_replacements(state, evidence)
+    if replacements:
+        verdict |= {
+            "action": "read",
+            "read_doc_ids": replacements[: ctx.max_documents_per_read],
+            "reason": "a deprecated document was found; reading its newer version",
+        }
+        return verdict
+    if evidence and cov >= ctx.coverage_threshold:
+        verdict["reason"] = f"evidence covers {cov:.0%} of the question"
+        return verdict
+    read = set(state.get("documents_read", []))
+    unread = [
+        ev["doc_id"]
+        for ev in sorted(evidence, key=relevance, reverse=True)
+        if ev["doc_id"] not in read and ev["kind"] in {"kb", "docs", "notes"}
+    ]
+    unread = list(dict.fromkeys(unread))[: ctx.max_documents_per_read]
+    if unread:
+        verdict |= {
+            "action": "read",
+            "read_doc_ids": unread,
+            "reason": f"evidence covers {cov:.0%}; reading the best documents in full",
+        }
+        return verdict
+    gaps = [" ".join(missing)] if missing and len(missing) < len(display_words(state["question"])) else []
+    verdict |= {
+        "action": "search",
+        "gap_questions": gaps,
+        "reason": f"evidence covers {cov:.0%}; searching again"
+        + (f" for: {', '.join(missing)}" if missing else ""),
+    }
+    return verdict
+
+
+async def evaluate(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Decide what to do next, and count rounds that brought nothing new."""
+    ctx = runtime.context
+    services = get_services("evaluate")
+    model = chat_model_for(services, state)
+    verdict = coverage_verdict(state, ctx)
+    tokens = 0
+    strategy = "coverage"
+    if model is not None and not (verdict["action"] == "read" and verdict["read_doc_ids"]
+                                  and verdict["reason"].startswith("a deprecated")):
+        evidence = by_authority(kept(state.get("evidence", [])))[:12]
+        prompt = ctx.evaluate_prompt.format(
+            question=state["question"],
+            evidence=render_evidence(evidence, 600) or "none",
+            read=", ".join(state.get("documents_read", [])) or "none",
+            max_read=ctx.max_documents_per_read,
+        )
+        try:
+            decision, tokens = await ainvoke_structured(model, prompt, EvaluateDecision)
+            known_docs = {ev["doc_id"] for ev in evidence}
+            verdict |= {
+                "action": decision.action,
+                "reason": decision.reason,
+                "read_doc_ids": [d for d in decision.read_doc_ids if d in known_docs][
+                    : ctx.max_documents_per_read
+                ],
+                "gap_questions": decision.gap_questions,
+            }
+            if verdict["action"] == "read" and not verdict["read_doc_ids"]:
+                verdict["action"] = "search"
+            strategy = "llm"
+        except Exception as exc:  # noqa: BLE001 - any model failure degrades to coverage
+            strategy = f"coverage (model failed: {type(exc).__name__})"
+    round_ = state["budget"]["rounds"]
+    new = [ev for ev in state.get("evidence", []) if ev["round"] == round_ and ev["kept_by"] != "none"]
+    bad = 1 if not new and verdict["action"] != "answer" and not state.get("documents_read") else 0
+    budget = spend(state["budget"], now=now(), tokens=tokens, bad_attempts=bad)
+    spent = exhausted(budget) if verdict["action"] != "answer" else None
+    summary = f"{verdict['action']}: {verdict['reason']}"
+    if spent:
+        summary += f" — but {spent}, so answering now"
+    runtime.stream_writer(
+        node_event("evaluate", summary, strategy=strategy, budget_spent=spent, **verdict)
+    )
+    return {"verdict": verdict, "budget": budget}

@@ -1,0 +1,121 @@
+"""``expand_query``: this round's query variants — gap questions first, the original last.
+
+LLM mode asks the model for complete natural-language variants; extractive mode builds
+pseudo-relevance-feedback variants from the evidence kept so far and bridge terms from
+documents read. Variants whose embedding is too close to a query already tried are dropped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+from langgraph.runtime import Runtime
+
+from nodes.context import Context
+from nodes.decisions import QueryVariants
+from nodes.evidence import chat_model_for, conversation_of, kept, now, relevance
+from nodes.services import get_services
+from providers.chat import ainvoke_structured
+from providers.embeddings import aembed_queries
+from providers.text import STOPWORDS, display_words, stem, term_set
+from state.budget import spend
+from state.events import node_event
+from state.schemas import SearchState
+
+
+def feedback_terms(state: SearchState, limit: int = 3) -> list[str]:
+    """Words frequent in the best evidence and absent from the question (RM-style feedback)."""
+    question_terms = term_set(state["question"])
+    weights: Counter[str] = Counter()
+    shown: dict[str, str] = {}
+    for ev in sorted(kept(state.get("evidence", [])), key=relevance, reverse=True)[:5]:
+        for word in display_words(f"{ev['title']} {ev['snippet']}"):
+            key = stem(word.lower())
+            if key in question_terms or word.lower() in STOPWORDS or word.isdigit():
+                continue
+            weights[key] += relevance(ev)
+            shown.setdefault(key, word)
+    return [shown[k] for k, _ in weights.most_common(limit)]
+
+
+def extractive_variants(state: SearchState) -> list[str]:
+    """Gap questions, then feedback and bridging variants, then the original question."""
+    question = state["question"]
+    core = " ".join(display_words(question))
+    candidates = list(state["verdict"].get("gap_questions", []))
+    if state["budget"]["rounds"] == 0:
+        candidates.append(core)
+    else:
+        bridge = state.get("bridge_terms", [])[:3]
+        if bridge:
+            candidates.append(f"{core} {' '.join(bridge)}")
+        feedback = feedback_terms(state)
+        if feedback:
+            candidates.append(f"{question} {' '.join(feedback)}")
+    candidates.append(question)
+    return candidates
+
+
+async def expand_query(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Choose the query variants of a new round."""
+    ctx = runtime.context
+    services = get_services("expand_query")
+    model = chat_model_for(services, state)
+    tokens = 0
+    strategy = "feedback"
+    if model is not None:
+        prompt = ctx.expand_query_prompt.format(
+            question=state["question"],
+            conversation=conversation_of(state),
+            tried="\n".join(state.get("tried_queries", [])) or "none",
+            gaps="\n".join(state["verdict"].get("gap_questions", [])) or "none",
+            max_variants=ctx.max_variants,
+        )
+        try:
+            result, tokens = await ainvoke_structured(model, prompt, QueryVariants)
+            candidates = [*result.queries, state["question"]]
+            strategy = "llm"
+        except Exception as exc:  # noqa: BLE001 - any model failure degrades to extractive
+            candidates = extractive_variants(state)
+            strategy = f"feedback (model failed: {type(exc).__name__})"
+    else:
+        candidates = extractive_variants(state)
+
+    tried = list(state.get("tried_queries", []))
+    seen = {q.strip().lower() for q in tried}
+    fresh: list[str] = []
+    for q in candidates:
+        q = " ".join(q.split())
+        if q and q.lower() not in seen:
+            seen.add(q.lower())
+            fresh.append(q)
+    dropped: list[str] = []
+    if fresh:
+        vectors = await aembed_queries(services.embedder, [*tried, *fresh])
+        chosen_vecs = list(vectors[: len(tried)])
+        keep: list[str] = []
+        # The original question is the last candidate: protect it from being crowded out.
+        must = {state["question"]}
+        for q, v in zip(fresh, vectors[len(tried) :], strict=True):
+            close = max((float(np.dot(v, c)) for c in chosen_vecs), default=0.0)
+            if close >= ctx.variant_similarity_threshold:
+                dropped.append(q)
+                continue
+            keep.append(q)
+            chosen_vecs.append(v)
+        if len(keep) > ctx.max_variants:
+            head = [q for q in keep if q not in must][: ctx.max_variants - len(must & set(keep))]
+            keep = [q for q in keep if q in head or q in must]
+        fresh = keep
+    budget = spend(state["budget"], now=now(), tokens=tokens, rounds=1)
+    summary = (
+        f"round {budget['rounds']}: {len(fresh)} queries ({strategy})"
+        + (f", {len(dropped)} too close to earlier ones dropped" if dropped else "")
+        + (": " + " | ".join(fresh) if fresh else "")
+    )
+    runtime.stream_writer(
+        node_event("expand_query", summary, queries=fresh, dropped=dropped, strategy=strategy)
+    )
+    return {"variants": fresh, "tried_queries": fresh, "budget": budget}

@@ -1,0 +1,144 @@
+"""``filter_results``: FastPass, rerank and LLM grading, each switchable in ``Context``.
+
+Every stage's score stays on the evidence (``scores``), and the filter log of the round
+records how many hits each stage kept, so the state shows why each passage survived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.context import Context
+from nodes.decisions import Grades
+from nodes.evidence import chat_model_for, now
+from nodes.services import get_services
+from nodes.search_source import failure_event
+from providers.chat import ainvoke_structured
+from state.budget import spend
+from state.events import node_event
+from state.models import Evidence, Hit
+from state.reducers import replace
+from state.schemas import SearchState
+
+
+def to_evidence(hit: Hit, round_: int, kept_by: str, **scores: float) -> Evidence:
+    """A hit promoted to evidence, with its stage scores."""
+    return {
+        **hit,
+        "scores": {"retrieval": hit["score"], **scores},
+        "kept_by": kept_by,
+        "queries": [hit["query"]],
+        "round": round_,
+    }
+
+
+def unique_hits(hits: list[Hit]) -> list[Hit]:
+    """One hit per ``source_id`` (the best scored), best first."""
+    best: dict[str, Hit] = {}
+    for hit in hits:
+        if hit["source_id"] not in best or hit["score"] > best[hit["source_id"]]["score"]:
+            best[hit["source_id"]] = hit
+    return sorted(best.values(), key=lambda h: -h["score"])
+
+
+async def grade(
+    state: SearchState, ctx: Context, candidates: list[Evidence]
+) -> tuple[dict[str, float], int]:
+    """LLM relevance grades per ``source_id``, in batches of ``grading_batch_size``."""
+    services = get_services("filter_results")
+    model = chat_model_for(services, state)
+    assert model is not None, "filter_results: grading needs a chat model"
+
+    async def one(batch: list[Evidence]) -> tuple[dict[str, float], int]:
+        passages = "\n".join(
+            f'<passage id="{ev["source_id"]}">{ev["title"]}: {ev["snippet"][:800]}</passage>'
+            for ev in batch
+        )
+        prompt = ctx.grade_prompt.format(question=state["question"], passages=passages)
+        result, tokens = await ainvoke_structured(model, prompt, Grades)
+        return {g.id: g.score for g in result.grades}, tokens
+
+    size = max(1, ctx.grading_batch_size)
+    batches = [candidates[i : i + size] for i in range(0, len(candidates), size)]
+    results = await asyncio.wait_for(
+        asyncio.gather(*(one(b) for b in batches)), timeout=ctx.grading_timeout
+    )
+    grades: dict[str, float] = {}
+    tokens = 0
+    for scores, used in results:
+        grades.update(scores)
+        tokens += used
+    return grades, tokens
+
+
+async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Keep the hits of this round that deserve to be evidence."""
+    ctx = runtime.context
+    services = get_services("filter_results")
+    round_ = state["budget"]["rounds"]
+    known = {ev["source_id"] for ev in state.get("evidence", []) if ev["kept_by"] != "none"}
+    hits = unique_hits(state.get("hits", []))
+    again = [h for h in hits if h["source_id"] in known]
+    candidates = [h for h in hits if h["source_id"] not in known]
+    log: dict[str, Any] = {"round": round_, "hits": len(hits), "already_kept": len(again)}
+    tokens = 0
+    kept: list[Evidence]
+
+    if (
+        ctx.fastpass_enabled
+        and 0 < len(candidates) <= ctx.fastpass_max_hits
+        and all(h["score"] >= ctx.fastpass_min_score for h in candidates)
+    ):
+        kept = [to_evidence(h, round_, "fastpass") for h in candidates]
+        log["fastpass"] = len(kept)
+        summary = f"FastPass kept {len(kept)} of {len(hits)} hits untouched"
+    else:
+        pool = [to_evidence(h, round_, "retrieval") for h in candidates]
+        if ctx.rerank_enabled and pool:
+            scores = await services.reranker.rerank(
+                state["question"], [f"{ev['title']}. {ev['snippet']}" for ev in pool]
+            )
+            for ev, score in zip(pool, scores, strict=True):
+                ev["scores"]["rerank"] = score
+            pool = sorted(
+                (ev for ev in pool if ev["scores"]["rerank"] >= ctx.rerank_min_score),
+                key=lambda ev: -ev["scores"]["rerank"],
+            )[: ctx.rerank_top_k]
+            for ev in pool:
+                ev["kept_by"] = "rerank"
+            log["rerank"] = len(pool)
+        if ctx.grading_enabled and pool and state.get("mode") == "llm":
+            try:
+                grades, tokens = await grade(state, ctx, pool)
+                for ev in pool:
+                    ev["scores"]["grade"] = grades.get(ev["source_id"], 0.0)
+                pool = [ev for ev in pool if ev["scores"]["grade"] >= ctx.grading_min_score]
+                for ev in pool:
+                    ev["kept_by"] = "grade"
+                log["grade"] = len(pool)
+            except (TimeoutError, ValueError, OSError) as exc:
+                log["grade_error"] = type(exc).__name__
+        kept = pool
+        stages = ", ".join(f"{k} {log[k]}" for k in ("rerank", "grade") if k in log)
+        summary = f"{len(hits)} hits → kept {len(kept)}" + (f" ({stages})" if stages else "")
+        if "grade_error" in log:
+            summary += f"; grading skipped ({log['grade_error']})"
+
+    log["kept"] = len(kept)
+    log["dropped"] = len(candidates) - len(kept)
+    update_evidence = list(kept)
+    # Passages kept earlier and found again: the merge records this round's query on them.
+    update_evidence += [to_evidence(h, round_, "none") for h in again]
+    failures = [f for f in state.get("source_failures", []) if f["round"] == round_]
+    for failure in failures:
+        runtime.stream_writer(failure_event(failure))
+    runtime.stream_writer(node_event("filter_results", summary, **log))
+    return {
+        "evidence": update_evidence,
+        "hits": replace(),
+        "filter_log": [*state.get("filter_log", []), log],
+        "budget": spend(state["budget"], now=now(), tokens=tokens),
+    }

@@ -1,0 +1,251 @@
+"""``integrate``: write the answer from the evidence, ranked by authority, citing every claim.
+
+Both modes share the bookkeeping: deprecated documents replaced by their newer version,
+conflicts between sources detected and resolved by authority (then recency), and an honest
+list of what is missing. Extractive mode quotes the most relevant sentences; LLM mode streams
+a written answer.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import combinations
+from typing import Any
+
+from langchain_core.messages import AIMessageChunk
+from langgraph.runtime import Runtime
+
+from nodes.context import Context
+from nodes.evidence import (
+    by_authority,
+    chat_model_for,
+    conversation_of,
+    kept,
+    newer,
+    now,
+    relevance,
+    render_evidence,
+)
+from nodes.prompts import FORCED_NOTE
+from nodes.services import get_services
+from providers.chat import usage_tokens
+from providers.text import coverage, sentences, term_set, terms
+from state.budget import exhausted, spend
+from state.events import TokenEvent, node_event
+from state.models import KIND_LABELS, Conflict, Evidence
+from state.schemas import SearchState
+
+EXTRACTIVE_HEADER = (
+    "Extractive answer (no language model was used; each line is quoted from a source):"
+)
+NOTHING_FOUND = "I found nothing in the sources you can access that answers this question."
+MIN_SENTENCE_SCORE = 0.3
+#: Sentences scoring at least this are quoted even when they add no new question term.
+STRONG_SENTENCE_SCORE = 0.35
+
+_MONEY = re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?)\b", re.I)
+_HOST = re.compile(r"\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+\.[a-z]{2,}\b", re.I)
+_QUANTITY = re.compile(r"\b\d+(?:\.\d+)?\s?(?:%|percent|days?|hours?|weeks?|months?|minutes?)", re.I)
+
+
+def facts(text: str) -> dict[str, set[str]]:
+    """Comparable facts in a sentence, by type: amounts of money, host names, quantities."""
+    norm = lambda s: re.sub(r"[\s,]", "", s.lower())  # noqa: E731
+    return {
+        "money": {norm(m) for m in _MONEY.findall(text)},
+        "host": {m.lower() for m in _HOST.findall(text)},
+        "quantity": {norm(m) for m in _QUANTITY.findall(text)},
+    }
+
+
+def resolve_versions(evidence: list[Evidence]) -> tuple[list[Evidence], list[str]]:
+    """Drop deprecated evidence whose newer version was found; say what was done."""
+    by_doc: dict[str, Evidence] = {}
+    for ev in by_authority(evidence):
+        by_doc.setdefault(ev["doc_id"], ev)
+    pool: list[Evidence] = []
+    notes: list[str] = []
+    for ev in evidence:
+        if not ev["deprecated"]:
+            pool.append(ev)
+            continue
+        replacement = by_doc.get(ev["superseded_by"] or "")
+        note = (
+            f"“{ev['title']}” is deprecated; used its newer version “{replacement['title']}” "
+            f"[src:{replacement['source_id']}] instead."
+            if replacement is not None
+            else f"“{ev['title']}” is marked deprecated and no newer version was found; "
+            f"check it before relying on it [src:{ev['source_id']}]."
+        )
+        if note not in notes:
+            notes.append(note)
+        if replacement is None:
+            pool.append(ev)
+    return pool, notes
+
+
+def find_conflicts(candidates: list[tuple[str, Evidence]]) -> list[Conflict]:
+    """Pairs of sentences from different documents on one topic that state different facts."""
+    conflicts: list[Conflict] = []
+    seen_pairs: set[tuple[str, str]] = set()
+    for (sa, ea), (sb, eb) in combinations(candidates, 2):
+        if ea["doc_id"] == eb["doc_id"]:
+            continue
+        pair = tuple(sorted((ea["doc_id"], eb["doc_id"])))
+        if pair in seen_pairs:
+            continue
+        fa, fb = facts(sa), facts(sb)
+        kinds = [k for k in fa if fa[k] and fb[k] and fa[k] != fb[k]]
+        topic = (term_set(sa) & term_set(sb)) - {t for k in fa for t in fa[k] | fb[k]}
+        if not kinds or len(topic) < 2:
+            continue
+        seen_pairs.add(pair)  # type: ignore[arg-type]
+        if ea["authority"] != eb["authority"]:
+            trust, other = (ea, eb) if ea["authority"] > eb["authority"] else (eb, ea)
+            reason = f"the {KIND_LABELS.get(trust['kind'], 'source')} is the more authoritative source"
+            if newer(other, trust):
+                reason += (
+                    f", but the {KIND_LABELS.get(other['kind'], 'source')} is newer "
+                    f"({(other['updated_at'] or '')[:10]}) and may report a change not yet "
+                    "written down — confirm with its author"
+                )
+        else:
+            trust, other = (ea, eb) if newer(ea, eb) or not newer(eb, ea) else (eb, ea)
+            reason = "both sources have the same authority; the newer one is preferred"
+        claims = [
+            {"id": e["source_id"], "text": s, "kind": e["kind"], "updated_at": e["updated_at"] or ""}
+            for s, e in ((sa, ea), (sb, eb))
+        ]
+        conflicts.append({
+            "topic": ", ".join(sorted(topic)[:4]),
+            "claims": claims,
+            "trust": trust["source_id"],
+            "reason": reason,
+        })
+    return conflicts
+
+
+def unanswered_of(state: SearchState, ctx: Context, forced: str | None, found: bool) -> list[str]:
+    """What the answer cannot cover, in plain words."""
+    items: list[str] = []
+    verdict = state["verdict"]
+    if not found:
+        items.append("Nothing in your sources matched the question.")
+    elif verdict["coverage"] < ctx.coverage_threshold and verdict["missing"]:
+        items.append(f"No source found mentions: {', '.join(verdict['missing'])}.")
+    failed = {f["source"]: f["error"] for f in state.get("source_failures", [])}
+    for name, error in failed.items():
+        items.append(f"Source “{name}” was unavailable ({error}); its results are missing.")
+    if forced:
+        items.append(f"Stopped searching: {forced}.")
+    return items
+
+
+async def extractive_answer(
+    state: SearchState, ctx: Context, pool: list[Evidence]
+) -> tuple[list[str], list[tuple[str, Evidence]]]:
+    """Answer lines quoted from the evidence, and the scored candidate sentences."""
+    services = get_services("integrate")
+    candidates = [(s, ev) for ev in pool[:8] for s in sentences(ev["snippet"])]
+    if not candidates:
+        return [], []
+    scores = await services.reranker.rerank(state["question"], [s for s, _ in candidates])
+    ranked = sorted(zip(candidates, scores, strict=True), key=lambda cs: -cs[1])
+    qterms = terms(state["question"])
+    covered: set[str] = set()
+    chosen: list[tuple[str, Evidence, float]] = []
+    per_doc: dict[str, int] = {}
+    for (sentence, ev), score in ranked:
+        if len(chosen) >= ctx.max_answer_sentences or score < MIN_SENTENCE_SCORE:
+            break
+        sterms = term_set(sentence)
+        adds = coverage(qterms, sterms | covered) > coverage(qterms, covered)
+        if per_doc.get(ev["doc_id"], 0) >= 3 or (not adds and score < STRONG_SENTENCE_SCORE):
+            continue
+        chosen.append((sentence, ev, score))
+        covered |= sterms
+        per_doc[ev["doc_id"]] = per_doc.get(ev["doc_id"], 0) + 1
+    chosen.sort(key=lambda c: (-c[1]["authority"], -c[2]))
+    lines = [f"- {s} [src:{ev['source_id']}]" for s, ev, _ in chosen]
+    relevant = [(s, ev) for (s, ev), score in ranked if score >= MIN_SENTENCE_SCORE][:16]
+    return lines, relevant
+
+
+def conflict_lines(conflicts: list[Conflict]) -> list[str]:
+    """Conflicts in plain words, with both citations and which to trust."""
+    lines = []
+    for c in conflicts:
+        a, b = c["claims"]
+        lines.append(
+            f"Sources disagree: “{a['text']}” [src:{a['id']}] versus “{b['text']}” "
+            f"[src:{b['id']}]. Trust [src:{c['trust']}]: {c['reason']}."
+        )
+    return lines
+
+
+async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Write the answer; when the budget is spent, answer anyway and say what is missing."""
+    ctx = runtime.context
+    services = get_services("integrate")
+    budget = state["budget"]
+    forced = exhausted(budget) if state["verdict"]["action"] != "answer" else None
+    evidence = kept(state.get("evidence", []))
+    pool, notes = resolve_versions(by_authority(evidence))
+    model = chat_model_for(services, state)
+    lines, relevant = await extractive_answer(state, ctx, pool)
+    conflicts = find_conflicts(relevant)
+    tokens = 0
+    mode = "extractive"
+    if not pool:
+        body = NOTHING_FOUND
+    elif model is not None:
+        prompt = ctx.integrate_prompt.format(
+            question=state["question"],
+            conversation=conversation_of(state) or "none",
+            sources=render_evidence(pool[:12]),
+            notes="\n".join(notes + conflict_lines(conflicts)) or "none",
+            forced=FORCED_NOTE.format(reason=forced) if forced else "",
+        )
+        parts: list[str] = []
+        final: AIMessageChunk | None = None
+        async for chunk in model.astream(prompt):
+            text = chunk.content if isinstance(chunk.content, str) else ""
+            if text:
+                parts.append(text)
+                token: TokenEvent = {"event": "token", "text": text}
+                runtime.stream_writer(token)
+            final = chunk if final is None else final + chunk
+        body = "".join(parts).strip()
+        tokens = usage_tokens(final) if final is not None else 0
+        mode = "llm"
+    else:
+        body = "\n".join([EXTRACTIVE_HEADER, *lines]) if lines else NOTHING_FOUND
+    if mode == "extractive":
+        extra = conflict_lines(conflicts) + notes
+        if extra:
+            body += "\n\n" + "\n".join(extra)
+    unanswered = unanswered_of(state, ctx, forced, bool(pool))
+    if unanswered and mode == "extractive":
+        body += "\n\nMissing: " + " ".join(unanswered)
+    runtime.stream_writer(
+        node_event(
+            "integrate",
+            f"{mode} answer from {len(pool)} passages"
+            + (f", {len(conflicts)} conflict(s)" if conflicts else "")
+            + (f"; forced: {forced}" if forced else ""),
+            conflicts=len(conflicts),
+            notes=notes,
+        )
+    )
+    return {
+        "answer": body,
+        "mode": mode,
+        "conflicts": conflicts,
+        "unanswered": unanswered,
+        "notes": notes,
+        "forced_reason": forced,
+        "budget": spend(budget, now=now(), tokens=tokens),
+    }
+
+
+__all__ = ["integrate", "relevance"]

@@ -1,0 +1,58 @@
+"""Every prompt seekgraph sends to a chat model, as named constants with XML-tagged sections."""
+
+EXPAND_QUERY_PROMPT = """<role>You write search queries for an enterprise search engine.</role>
+<question>{question}</question>
+<conversation>{conversation}</conversation>
+<already_tried>{tried}</already_tried>
+<gaps>{gaps}</gaps>
+<task>Write up to {max_variants} complete natural-language search queries that together find
+everything needed to answer the question. Put queries for the gaps first. Do not repeat a
+query that was already tried. Resolve pronouns using the conversation.</task>"""
+
+GRADE_PROMPT = """<role>You judge whether passages help answer a question.</role>
+<question>{question}</question>
+<passages>
+{passages}
+</passages>
+<task>For every passage id, give a relevance score between 0 and 1: 1 means it directly
+answers part of the question, 0 means it is unrelated.</task>"""
+
+EVALUATE_PROMPT = """<role>You decide whether the evidence is enough to answer a question.</role>
+<question>{question}</question>
+<evidence>
+{evidence}
+</evidence>
+<documents_already_read>{read}</documents_already_read>
+<task>Judge relevance, completeness and freshness. Choose one action:
+"answer" when the evidence answers the question; "read" with the doc ids of at most
+{max_read} documents whose full text would likely hold the rest; "search" with gap questions
+for what is missing. Say briefly why.</task>"""
+
+INTEGRATE_PROMPT = """<role>You answer questions from company sources, citing every claim.</role>
+<question>{question}</question>
+<conversation>{conversation}</conversation>
+<sources>
+{sources}
+</sources>
+<notes>{notes}</notes>
+<rules>
+- Use only the sources. After every claim write its citation as [src:ID] with the source id.
+- Sources are listed by authority: knowledge base, then documents, then messages and notes.
+  Prefer the most authoritative, newest, non-deprecated source.
+- A deprecated source was replaced by a newer version: use the newer one and say so.
+- When sources disagree, say so, name both, and say which one to trust and why.
+- If something the question asks is not in the sources, say it plainly. Never invent a source.
+{forced}
+</rules>"""
+
+FORCED_NOTE = """- The search budget is spent ({reason}). Answer with what the sources show and list
+  what is still missing."""
+
+CHECK_ANSWER_PROMPT = """<role>You check an answer against its sources.</role>
+<question>{question}</question>
+<answer>{answer}</answer>
+<sources>
+{sources}
+</sources>
+<task>Is every claim in the answer supported by the cited source? Is the answer definitive
+(it answers the question, or says plainly what is missing)? List unsupported claims.</task>"""

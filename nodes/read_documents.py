@@ -1,0 +1,95 @@
+"""``read_documents``: fetch whole documents (permission-checked) and keep their best passages.
+
+Names found in what was read become bridge terms for the next search (multi-hop).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.context import Context
+from nodes.evidence import now, user_of
+from nodes.services import get_services
+from providers.text import STOPWORDS, display_words, term_set
+from state.budget import spend
+from state.events import node_event
+from state.models import Document, Evidence
+from state.schemas import SearchState
+
+PASSAGES_PER_DOCUMENT = 3
+
+
+def bridge_terms(question: str, documents: list[Document], limit: int = 5) -> list[str]:
+    """Capitalised names in the documents that the question does not mention."""
+    asked = term_set(question)
+    counts: Counter[str] = Counter()
+    for doc in documents:
+        for word in display_words(doc["text"]):
+            if word[:1].isupper() and word.lower() not in STOPWORDS and not term_set(word) & asked:
+                counts[word] += 1
+    return [w for w, _ in counts.most_common(limit)]
+
+
+async def read_documents(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Read the documents the verdict asked for and add their relevant passages."""
+    ctx = runtime.context
+    services = get_services("read_documents")
+    user = user_of(services, ctx)
+    round_ = state["budget"]["rounds"]
+    wanted = state["verdict"]["read_doc_ids"]
+    home = {ev["doc_id"]: ev["source"] for ev in state.get("evidence", [])}
+    # A replacement document lives in the same source as the deprecated one it replaces.
+    for ev in state.get("evidence", []):
+        if ev["superseded_by"]:
+            home.setdefault(ev["superseded_by"], ev["source"])
+    allowed_sources = {s.name for s in services.registry.select(ctx.sources)}
+    documents: list[Document] = []
+    for doc_id in wanted:
+        name = home.get(doc_id)
+        if name is None or name not in allowed_sources:
+            continue
+        doc = await services.registry.get(name).read(doc_id, user)
+        if doc is not None:  # None: gone, or not for this user — say nothing about which
+            documents.append(doc)
+    evidence: list[Evidence] = []
+    source = {s.name: s for s in services.registry.select(ctx.sources)}
+    for doc in documents:
+        chunks = doc["chunks"]
+        texts = [f"{doc['title']}. {c.get('heading', '')}. {c['text']}" for c in chunks]
+        scores = await services.reranker.rerank(state["question"], texts)
+        ranked = sorted(zip(chunks, scores, strict=True), key=lambda cs: -cs[1])
+        for i, (chunk, score) in enumerate(ranked[:PASSAGES_PER_DOCUMENT]):
+            if i > 0 and score < ctx.rerank_min_score:  # the best passage is always kept
+                break
+            heading = chunk.get("heading", "")
+            evidence.append({
+                "source_id": chunk["chunk_id"], "doc_id": doc["doc_id"], "source": doc["source"],
+                "kind": doc["kind"], "authority": source[doc["source"]].authority,
+                "title": doc["title"],
+                "snippet": f"{heading}: {chunk['text']}" if heading else chunk["text"],
+                "score": score, "url": doc["url"], "updated_at": doc["updated_at"],
+                "version": doc["version"], "deprecated": doc["deprecated"],
+                "superseded_by": doc["superseded_by"], "query": state["question"],
+                "scores": {"read": score}, "kept_by": "read", "queries": [state["question"]],
+                "round": round_,
+            })
+    bridges = bridge_terms(state["question"], documents)
+    titles = ", ".join(d["title"] for d in documents) or "nothing readable"
+    runtime.stream_writer(
+        node_event(
+            "read_documents",
+            f"read {len(documents)} of {len(wanted)} documents ({titles}); "
+            f"kept {len(evidence)} passages",
+            read=[d["doc_id"] for d in documents],
+            bridge_terms=bridges,
+        )
+    )
+    return {
+        "evidence": evidence,
+        "documents_read": list(wanted),
+        "bridge_terms": bridges,
+        "budget": spend(state["budget"], now=now()),
+    }

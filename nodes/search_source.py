@@ -1,0 +1,58 @@
+"""``search_source``: one query on one source — a ``Send`` branch of its own.
+
+Timeouts and retries are declared on the graph builder; when they are exhausted,
+``record_source_failure`` turns the error into a ``SourceFailure`` and the other
+branches go on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.errors import NodeError
+from langgraph.runtime import Runtime
+
+from nodes.context import Context
+from nodes.evidence import user_of
+from nodes.services import get_services
+from state.events import ErrorEvent, SourcesEvent
+from state.models import SourceFailure
+from state.schemas import SearchBranch
+
+
+async def search_source(state: SearchBranch, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Search one source for one query variant, as the run's user."""
+    services = get_services("search_source")
+    source = services.registry.get(state["source"])
+    user = user_of(services, runtime.context)
+    hits = await source.search(state["query"], user, runtime.context.search_k)
+    event: SourcesEvent = {
+        "event": "sources",
+        "source": source.name,
+        "query": state["query"],
+        "titles": list(dict.fromkeys(h["title"] for h in hits)),
+    }
+    runtime.stream_writer(event)
+    return {"hits": hits}
+
+
+def record_source_failure(state: SearchBranch, error: NodeError) -> dict[str, Any]:
+    """Error handler of ``search_source``: the failure becomes data in state."""
+    exc = error.error
+    failure: SourceFailure = {
+        "source": state["source"],
+        "query": state["query"],
+        "error": type(exc).__name__,
+        "message": str(exc)[:300],
+        "round": state["round"],
+    }
+    return {"source_failures": [failure]}
+
+
+def failure_event(failure: SourceFailure) -> ErrorEvent:
+    """The stream event announcing a failed source."""
+    return {
+        "event": "error",
+        "node": "search_source",
+        "message": f"source {failure['source']} failed: {failure['error']}",
+    }

@@ -1,0 +1,1 @@
+"""Models: text analysis, embeddings, rerankers and the chat-model factory."""

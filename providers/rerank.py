@@ -1,0 +1,50 @@
+"""Rerankers: score (query, passage) pairs in [0, 1]. The local one needs no network."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from providers.embeddings import Embedder, aembed_passages, aembed_queries, calibrate_cosine
+from providers.text import coverage, term_set, terms
+
+#: e5-small cosines: unrelated pairs sit near 0.70-0.80, relevant ones near 0.85-0.90.
+COSINE_LOW = 0.78
+COSINE_HIGH = 0.90
+
+
+class Reranker(Protocol):
+    """Scores passages against a query."""
+
+    name: str
+
+    async def rerank(self, query: str, passages: list[str]) -> list[float]:
+        """One score in [0, 1] per passage, higher is more relevant."""
+        ...
+
+
+class LocalReranker:
+    """Bi-encoder cosine (calibrated) blended with the share of query terms a passage contains.
+
+    Not a cross-encoder (none ships offline); the blend keeps exact-term matches, which
+    bi-encoders blur, and the calibration makes scores comparable to fixed thresholds.
+    """
+
+    name = "local"
+
+    def __init__(self, embedder: Embedder, dense_weight: float = 0.5) -> None:
+        self.embedder = embedder
+        self.dense_weight = dense_weight
+
+    async def rerank(self, query: str, passages: list[str]) -> list[float]:
+        """Blend calibrated cosine and term coverage."""
+        if not passages:
+            return []
+        qv = await aembed_queries(self.embedder, [query])
+        pv = await aembed_passages(self.embedder, passages)
+        dense = calibrate_cosine(pv @ qv[0], COSINE_LOW, COSINE_HIGH)
+        qterms = terms(query)
+        lexical = np.array([coverage(qterms, term_set(p)) for p in passages], dtype=np.float32)
+        blended = self.dense_weight * dense + (1 - self.dense_weight) * lexical
+        return [round(float(x), 4) for x in blended]

@@ -1,0 +1,98 @@
+"""Text analysis shared by sources and nodes: terms, stems, sentences, numbers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+import snowballstemmer
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves please tell know need want get got use using used also may might must shall
+    let us anyone someone something thing things way new one""".split()
+)
+
+_WORD = re.compile(r"[0-9A-Za-z\u00C0-\u024F][0-9A-Za-z\u00C0-\u024F'_\-\.]*[0-9A-Za-z\u00C0-\u024F]|[0-9A-Za-z\u00C0-\u024F]|[\u3400-\u9FFF\uF900-\uFAFF]+")
+_CJK = re.compile(r"[\u3400-\u9FFF\uF900-\uFAFF]")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_NUMBER = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?\s?(?:%|usd|eur|days?|hours?|minutes?)?", re.I)
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> snowballstemmer.stemmer:
+    return snowballstemmer.stemmer("english")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens; a run of CJK characters becomes its character bigrams."""
+    out: list[str] = []
+    for token in _WORD.findall(text):
+        if _CJK.match(token):
+            out.extend(token if len(token) == 1 else [token[i : i + 2] for i in range(len(token) - 1)])
+        else:
+            out.append(token.lower().strip("'.-_"))
+    return [w for w in out if w]
+
+
+def stem(word: str) -> str:
+    """The English Snowball stem of a lower-cased word (CJK tokens unchanged)."""
+    if _CJK.match(word):
+        return word
+    return str(_stemmer().stemWord(word))
+
+
+def terms(text: str) -> list[str]:
+    """Content terms: words without stopwords, stemmed, in order (duplicates kept)."""
+    return [stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or _CJK.match(w))]
+
+
+def term_set(text: str) -> set[str]:
+    """The distinct content terms of ``text``."""
+    return set(terms(text))
+
+
+def coverage(question_terms: Iterable[str], text_terms: set[str]) -> float:
+    """Fraction of the question's distinct terms that occur in ``text_terms``."""
+    wanted = set(question_terms)
+    if not wanted:
+        return 0.0
+    return len(wanted & text_terms) / len(wanted)
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences and list items, dropping Markdown markers and blanks."""
+    out = []
+    for part in _SENTENCE_END.split(text):
+        cleaned = re.sub(r"^\s*(?:[#>*\-+]+|\d+[.)])\s*", "", part).strip()
+        if len(cleaned) >= 3:
+            out.append(cleaned)
+    return out
+
+
+def numbers(text: str) -> set[str]:
+    """Normalised numeric values with their unit, e.g. ``$50`` or ``90 days``."""
+    found = set()
+    for match in _NUMBER.findall(text):
+        value = match.strip().lower().replace(",", "")
+        if value.rstrip("%").strip("$€£¥").replace(".", "", 1).isdigit() and len(value) <= 2:
+            continue  # bare one- or two-digit numbers are usually list markers or dates
+        found.add(value)
+    return found
+
+
+def display_words(text: str) -> list[str]:
+    """Distinct original-case words of ``text`` without stopwords, in order."""
+    seen: dict[str, str] = {}
+    for token in _WORD.findall(text):
+        low = token.lower()
+        if low not in STOPWORDS and len(low) > 1 and low not in seen:
+            seen[low] = token
+    return list(seen.values())

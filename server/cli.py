@@ -1,0 +1,244 @@
+"""The ``seekgraph`` command line: ask a question, show a thread's history, draw the graph."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import uuid
+from collections.abc import Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.context import Context
+from graph.search import build_search_graph
+from nodes.services import Services, set_services
+from server.bootstrap import build_services
+from server.settings import Settings
+from sources.registry import UnknownSourceError, UnknownUserError
+from sources.workspace import WorkspaceError
+from state.models import AUTHORITY_LABELS
+
+
+class CliError(Exception):
+    """A problem the person can fix; printed as one line, exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="seekgraph", description="Ask questions over every source you may see."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    ask = sub.add_parser("ask", help="answer a question with citations")
+    ask.add_argument("question")
+    ask.add_argument("--user", help="who is asking (permissions follow this user)")
+    ask.add_argument("--thread", help="continue this thread (a new one is created otherwise)")
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument("--mode", choices=["auto", "llm", "extractive"], default="auto")
+    ask.add_argument("--source", action="append", default=[], help="search only this source")
+    ask.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
+    history = sub.add_parser("history", help="print the state after every node of a thread")
+    history.add_argument("--thread", required=True)
+    history.add_argument("--user")
+    history.add_argument("--json", action="store_true")
+    history.add_argument("--workspace")
+    sub.add_parser("diagram", help="print the search graph as a Mermaid diagram")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = Settings()
+    if getattr(args, "workspace", None):
+        settings = settings.model_copy(update={"workspace": args.workspace})
+    return settings
+
+
+def _user(args: argparse.Namespace, settings: Settings, services: Services) -> str:
+    name = args.user or settings.user
+    known = ", ".join(u.name for u in services.registry.users())
+    if not name:
+        raise CliError(f"say who is asking with --user NAME (users here: {known})")
+    try:
+        services.registry.user(name)
+    except UnknownUserError:
+        raise CliError(f"unknown user {name!r} (users here: {known})") from None
+    return str(name)
+
+
+@asynccontextmanager
+async def _compiled(settings: Settings) -> Any:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
+        yield build_search_graph().compile(checkpointer=saver, name="seekgraph-search")
+
+
+async def _owner(graph: CompiledStateGraph[Any, Any, Any, Any], thread: str) -> str | None:
+    snapshot = await graph.aget_state({"configurable": {"thread_id": thread}})
+    if not snapshot.values:
+        return None
+    return str(snapshot.metadata.get("owner")) if snapshot.metadata else None
+
+
+def _print_event(event: dict[str, Any]) -> None:
+    if event.get("event") == "node":
+        print(f"[{event['node']}] {event['summary']}", file=sys.stderr, flush=True)
+    elif event.get("event") == "error":
+        print(f"[{event['node']}] error: {event['message']}", file=sys.stderr, flush=True)
+
+
+async def ask(args: argparse.Namespace) -> int:
+    """Run the search graph for one question and print the answer."""
+    question = args.question.strip()
+    if not question:
+        raise CliError("the question is empty; ask something, e.g. seekgraph ask \"How do I…?\"")
+    settings = _settings(args)
+    try:
+        services, report = build_services(settings)
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    if report and report.indexed and not args.json:
+        print(
+            f"[index] {report.indexed} documents, {report.chunks} chunks indexed in "
+            f"{report.seconds:.1f} s",
+            file=sys.stderr,
+        )
+    set_services(services)
+    user = _user(args, settings, services)
+    try:
+        services.registry.select(args.source)
+    except UnknownSourceError as exc:
+        raise CliError(str(exc.args[0])) from None
+    context = Context(user=user, mode=args.mode, sources=tuple(args.source))
+    thread = args.thread or str(uuid.uuid4())
+    config: dict[str, Any] = {"configurable": {"thread_id": thread}, "metadata": {"owner": user}}
+    async with _compiled(settings) as graph:
+        if args.thread:
+            owner = await _owner(graph, thread)
+            if owner is not None and owner != user:
+                raise CliError(f"no thread {thread!r} for user {user!r}")
+        try:
+            async for mode, chunk in graph.astream(
+                {"question": question},
+                config,  # type: ignore[arg-type]
+                context=context,
+                stream_mode=["custom"],
+                durability="sync",
+            ):
+                if not args.json and mode == "custom":
+                    _print_event(chunk)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        values = (await graph.aget_state(config)).values  # type: ignore[arg-type]
+    _print_answer(values, thread, args.json)
+    return 0
+
+
+def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
+    citations = values.get("citations", [])
+    if as_json:
+        out = {
+            "answer": values.get("answer", ""),
+            "mode": values.get("mode"),
+            "citations": [
+                {k: c[k] for k in ("id", "title", "source", "kind", "doc_id", "url", "updated_at")}
+                for c in citations
+            ],
+            "conflicts": values.get("conflicts", []),
+            "unanswered": values.get("unanswered", []),
+            "notes": values.get("notes", []),
+            "thread_id": thread,
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return
+    print(f"\nAnswer ({values.get('mode')} mode):\n")
+    print(values.get("answer", ""))
+    if citations:
+        print("\nCitations:")
+        for c in citations:
+            tier = AUTHORITY_LABELS.get(c["authority"], "")
+            when = (c.get("updated_at") or "")[:10]
+            url = f" <{c['url']}>" if c.get("url") else ""
+            print(f"  [src:{c['id']}] {c['title']} — {c['source']} ({tier}{', ' + when if when else ''}){url}")
+        print("\nSources: " + ", ".join(dict.fromkeys(c["source"] for c in citations)))
+    print(f"\nThread: {thread} (continue with --thread {thread})")
+
+
+async def history(args: argparse.Namespace) -> int:
+    """Print the checkpointed state after every node of a thread, oldest first."""
+    settings = _settings(args)
+    try:
+        services, _ = build_services(settings)
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    user = _user(args, settings, services)
+    config: dict[str, Any] = {"configurable": {"thread_id": args.thread}}
+    async with _compiled(settings) as graph:
+        owner = await _owner(graph, args.thread)
+        if owner != user:
+            raise CliError(f"no thread {args.thread!r} for user {user!r}")
+        steps = [s async for s in graph.aget_state_history(config)]  # type: ignore[arg-type]
+    steps.reverse()
+    records = []
+    for snap in steps:
+        writes = (snap.metadata or {}).get("writes") or {}
+        record = {
+            "step": (snap.metadata or {}).get("step"),
+            "node": ", ".join(writes) if isinstance(writes, dict) else "",
+            "next": list(snap.next),
+            "created_at": snap.created_at,
+            "values": _summarise(snap.values),
+        }
+        records.append(record)
+    if args.json:
+        print(json.dumps(records, ensure_ascii=False, indent=2, default=str))
+        return 0
+    for r in records:
+        print(f"step {r['step']}: next {', '.join(r['next']) or 'END'}")
+        for key, value in r["values"].items():
+            print(f"    {key}: {value}")
+    return 0
+
+
+def _summarise(values: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("question", "mode", "variants", "verdict", "documents_read", "answer_check"):
+        if key in values:
+            out[key] = values[key]
+    if "evidence" in values:
+        out["evidence"] = [
+            {"id": e["source_id"], "kept_by": e["kept_by"], "scores": e["scores"]}
+            for e in values["evidence"]
+        ]
+    if "budget" in values:
+        b = values["budget"]
+        out["budget"] = {k: b[k] for k in ("rounds", "tokens_used", "bad_attempts")}
+    if values.get("answer"):
+        out["answer"] = values["answer"]
+    if values.get("source_failures"):
+        out["source_failures"] = values["source_failures"]
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``seekgraph`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "ask":
+            return asyncio.run(ask(args))
+        if args.command == "history":
+            return asyncio.run(history(args))
+        print(build_search_graph().compile().get_graph().draw_mermaid())
+        return 0
+    except CliError as exc:
+        print(f"seekgraph: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

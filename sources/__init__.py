@@ -1,0 +1,1 @@
+"""Where knowledge comes from: the Source protocol, registry, indexes, ingestion and ACLs."""

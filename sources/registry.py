@@ -1,0 +1,61 @@
+"""The registry of sources a run may search, and the users known to the workspace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sources.base import Source, User
+
+
+class UnknownSourceError(KeyError):
+    """A source name that is not registered."""
+
+
+class UnknownUserError(KeyError):
+    """A user name the workspace does not know."""
+
+
+class SourceRegistry:
+    """Named sources plus the directory of users (identity → groups)."""
+
+    def __init__(self, sources: Iterable[Source] = (), users: Iterable[User] = ()) -> None:
+        self._sources: dict[str, Source] = {}
+        self._users: dict[str, User] = {}
+        for source in sources:
+            self.add(source)
+        for user in users:
+            self._users[user.name] = user
+
+    def add(self, source: Source) -> None:
+        """Register ``source`` under its name (a second one with that name replaces it)."""
+        self._sources[source.name] = source
+
+    def get(self, name: str) -> Source:
+        """The source called ``name``."""
+        try:
+            return self._sources[name]
+        except KeyError:
+            known = ", ".join(sorted(self._sources)) or "none"
+            raise UnknownSourceError(f"unknown source {name!r}; known sources: {known}") from None
+
+    def names(self) -> list[str]:
+        """Registered source names, in registration order."""
+        return list(self._sources)
+
+    def select(self, names: Iterable[str] = ()) -> list[Source]:
+        """The sources named (all of them when ``names`` is empty)."""
+        wanted = list(names)
+        if not wanted:
+            return list(self._sources.values())
+        return [self.get(n) for n in wanted]
+
+    def user(self, name: str) -> User:
+        """The user called ``name``; unknown names are refused (fail closed)."""
+        try:
+            return self._users[name]
+        except KeyError:
+            raise UnknownUserError(f"unknown user {name!r}") from None
+
+    def users(self) -> list[User]:
+        """Every known user."""
+        return list(self._users.values())

@@ -1,0 +1,1 @@
+"""What flows through seekgraph: schemas, evidence models, events and reducers (no I/O)."""

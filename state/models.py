@@ -1,0 +1,144 @@
+"""Plain-data models carried in graph state: hits, evidence, citations, documents, errors.
+
+Everything here is a TypedDict so checkpoints hold plain JSON-like data and come back
+unchanged from any checkpointer.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from typing_extensions import NotRequired, TypedDict
+
+SourceKind = Literal["kb", "docs", "messages", "notes", "web", "other"]
+
+#: Authority tier per kind of source: knowledge base > documents > messages / notes.
+AUTHORITY_BY_KIND: dict[str, int] = {
+    "kb": 3,
+    "docs": 2,
+    "messages": 1,
+    "notes": 1,
+    "web": 1,
+    "other": 1,
+}
+
+AUTHORITY_LABELS: dict[int, str] = {3: "knowledge base", 2: "document", 1: "message or note"}
+
+KIND_LABELS: dict[str, str] = {
+    "kb": "knowledge base",
+    "docs": "document",
+    "messages": "message",
+    "notes": "meeting note",
+    "web": "web page",
+    "other": "source",
+}
+
+
+class Hit(TypedDict):
+    """One passage returned by a source for one query."""
+
+    source_id: str
+    """Stable id of the passage, unique across sources and rounds (``<source>:<chunk>``)."""
+    doc_id: str
+    """Id of the whole document the passage belongs to (pass it to ``Source.read``)."""
+    source: str
+    kind: str
+    authority: int
+    title: str
+    snippet: str
+    score: float
+    """Retrieval score in [0, 1] as reported by the source."""
+    url: str | None
+    updated_at: str | None
+    version: str | None
+    deprecated: bool
+    superseded_by: str | None
+    """Doc id of the document that replaces this one, when it is deprecated."""
+    query: str
+
+
+class Evidence(Hit):
+    """A hit that survived filtering, with the score of every stage that saw it."""
+
+    scores: dict[str, float]
+    """Score per stage: ``retrieval``, ``rerank``, ``grade``, ``read``."""
+    kept_by: str
+    """The stage that decided to keep it: ``fastpass``, ``rerank``, ``grade``, ``read``, ``none``."""
+    queries: list[str]
+    round: int
+
+
+class Citation(TypedDict):
+    """A source cited by the answer, as shown to the person."""
+
+    id: str
+    title: str
+    source: str
+    kind: str
+    doc_id: str
+    authority: int
+    url: str | None
+    updated_at: str | None
+    snippet: str
+
+
+class Conflict(TypedDict):
+    """Two sources that disagree, and which one to trust."""
+
+    topic: str
+    claims: list[dict[str, str]]
+    """Each claim: ``id`` (citation), ``text``, ``kind``, ``updated_at``."""
+    trust: str
+    """Citation id of the claim to trust."""
+    reason: str
+
+
+class Chunk(TypedDict):
+    """A passage of a document as stored by a source."""
+
+    chunk_id: str
+    text: str
+    heading: NotRequired[str]
+
+
+class Document(TypedDict):
+    """A whole document, as returned by ``Source.read`` (never stored in state)."""
+
+    doc_id: str
+    source: str
+    kind: str
+    title: str
+    text: str
+    url: str | None
+    updated_at: str | None
+    version: str | None
+    deprecated: bool
+    superseded_by: str | None
+    chunks: list[Chunk]
+
+
+class SourceFailure(TypedDict):
+    """A source that could not answer one query: failures are data, not crashes."""
+
+    source: str
+    query: str
+    error: str
+    """Exception class name, e.g. ``NodeTimeoutError`` or ``ConnectionError``."""
+    message: str
+    round: int
+
+
+class ImageRef(TypedDict):
+    """An image attached to the question, stored outside the checkpoints."""
+
+    sha256: str
+    media_type: str
+    bytes: int
+
+
+class Turn(TypedDict):
+    """One finished question and answer in a thread."""
+
+    question: str
+    answer: str
+    mode: str

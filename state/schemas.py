@@ -1,0 +1,87 @@
+"""The graph's public contract (input and output) and its internal search state."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from typing_extensions import NotRequired, TypedDict
+
+from state.budget import Budget
+from state.models import Citation, Conflict, Evidence, Hit, ImageRef, SourceFailure, Turn
+from state.reducers import add_failures, add_hits, merge_evidence, union_strings
+
+
+class InputState(TypedDict):
+    """What a caller sends: the question and, optionally, references to stored images."""
+
+    question: str
+    images: NotRequired[list[ImageRef]]
+
+
+class OutputState(TypedDict):
+    """What a caller gets back."""
+
+    answer: str
+    mode: str
+    """``llm`` or ``extractive``: which strategy wrote the answer."""
+    citations: list[Citation]
+    conflicts: list[Conflict]
+    unanswered: list[str]
+    """What the sources did not cover, failed sources, and why the search stopped."""
+    notes: list[str]
+    """Version notes, e.g. a deprecated guide replaced by its newer version."""
+
+
+class Verdict(TypedDict):
+    """What ``evaluate`` decided and why."""
+
+    action: str
+    """``answer``, ``read`` or ``search``."""
+    reason: str
+    coverage: float
+    missing: list[str]
+    read_doc_ids: list[str]
+    gap_questions: list[str]
+
+
+class AnswerCheck(TypedDict):
+    """What ``check_answer`` found."""
+
+    ok: bool
+    unknown_citations: list[str]
+    reason: str
+
+
+class SearchState(InputState, OutputState):
+    """Everything the search loop keeps between nodes (checkpointed after each one)."""
+
+    model: str | None
+    sources: list[str]
+    """Names of the sources this run searches (chosen by ``prepare``)."""
+    budget: Budget
+    variants: list[str]
+    """The query variants of the current round, gap questions first, original last."""
+    tried_queries: Annotated[list[str], union_strings]
+    hits: Annotated[list[Hit], add_hits]
+    """Raw hits of the current round, from every parallel branch; cleared by the filter."""
+    evidence: Annotated[list[Evidence], merge_evidence]
+    source_failures: Annotated[list[SourceFailure], add_failures]
+    filter_log: list[dict[str, Any]]
+    """Per round: hits in, and hits kept by each stage."""
+    verdict: Verdict
+    documents_read: Annotated[list[str], union_strings]
+    bridge_terms: list[str]
+    """Entities seen in documents read, used to bridge to the next search (multi-hop)."""
+    answer_check: AnswerCheck
+    forced_reason: str | None
+    """Set when the budget ran out and the answer was written from what was found."""
+    turns: Annotated[list[Turn], operator.add]
+
+
+class SearchBranch(TypedDict):
+    """The private payload of one ``search_source`` branch (one query on one source)."""
+
+    query: str
+    source: str
+    round: int
