@@ -39,8 +39,11 @@ class Context:
     )
     max_variants: int = field(default=3, metadata=_d("Most query variants per round."))
     variant_similarity_threshold: float = field(
-        default=0.95,
-        metadata=_d("Drop a variant whose embedding cosine to a tried query is at least this."),
+        default=0.985,
+        metadata=_d(
+            "Drop a variant whose embedding cosine to a tried query is at least this "
+            "(e5-small: paraphrases ≥ 0.99, keyword and feedback variants 0.94–0.98)."
+        ),
     )
     search_k: int = field(default=6, metadata=_d("Passages asked of each source per query."))
     fastpass_enabled: bool = field(default=True, metadata=_d("Enable the FastPass stage."))

@@ -58,6 +58,38 @@ def extractive_variants(state: SearchState) -> list[str]:
     return candidates
 
 
+async def pick_variants(
+    candidates: list[str], question: str, tried: list[str], ctx: Context
+) -> tuple[list[str], list[str]]:
+    """New variants in FIFO order (gaps first, original last), near-duplicates dropped.
+
+    The original question is judged first so a variant close to it never crowds it out.
+    """
+    services = get_services("expand_query")
+    seen = {q.strip().lower() for q in tried}
+    fresh: list[str] = []
+    for q in candidates:
+        q = " ".join(q.split())
+        if q and q.lower() not in seen:
+            seen.add(q.lower())
+            fresh.append(q)
+    if not fresh:
+        return [], []
+    priority = sorted(fresh, key=lambda q: q != question)  # stable: original first
+    vectors = await aembed_queries(services.embedder, [*tried, *priority])
+    chosen = list(vectors[: len(tried)])
+    keep: set[str] = set()
+    dropped: list[str] = []
+    for q, v in zip(priority, vectors[len(tried) :], strict=True):
+        close = max((float(np.dot(v, c)) for c in chosen), default=0.0)
+        if close >= ctx.variant_similarity_threshold or len(keep) >= ctx.max_variants:
+            dropped.append(q)
+            continue
+        keep.add(q)
+        chosen.append(v)
+    return [q for q in fresh if q in keep], dropped
+
+
 async def expand_query(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Choose the query variants of a new round."""
     ctx = runtime.context
@@ -83,32 +115,9 @@ async def expand_query(state: SearchState, runtime: Runtime[Context]) -> dict[st
     else:
         candidates = extractive_variants(state)
 
-    tried = list(state.get("tried_queries", []))
-    seen = {q.strip().lower() for q in tried}
-    fresh: list[str] = []
-    for q in candidates:
-        q = " ".join(q.split())
-        if q and q.lower() not in seen:
-            seen.add(q.lower())
-            fresh.append(q)
-    dropped: list[str] = []
-    if fresh:
-        vectors = await aembed_queries(services.embedder, [*tried, *fresh])
-        chosen_vecs = list(vectors[: len(tried)])
-        keep: list[str] = []
-        # The original question is the last candidate: protect it from being crowded out.
-        must = {state["question"]}
-        for q, v in zip(fresh, vectors[len(tried) :], strict=True):
-            close = max((float(np.dot(v, c)) for c in chosen_vecs), default=0.0)
-            if close >= ctx.variant_similarity_threshold:
-                dropped.append(q)
-                continue
-            keep.append(q)
-            chosen_vecs.append(v)
-        if len(keep) > ctx.max_variants:
-            head = [q for q in keep if q not in must][: ctx.max_variants - len(must & set(keep))]
-            keep = [q for q in keep if q in head or q in must]
-        fresh = keep
+    fresh, dropped = await pick_variants(
+        candidates, state["question"], list(state.get("tried_queries", [])), ctx
+    )
     budget = spend(state["budget"], now=now(), tokens=tokens, rounds=1)
     summary = (
         f"round {budget['rounds']}: {len(fresh)} queries ({strategy})"

@@ -17,7 +17,7 @@ STOPWORDS = frozenset(
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself
     yourselves please tell know need want get got use using used also may might must shall
-    let us anyone someone something thing things way new one""".split()
+    let us anyone someone something thing things way new one per every via""".split()
 )
 
 _WORD = re.compile(r"[0-9A-Za-z\u00C0-\u024F][0-9A-Za-z\u00C0-\u024F'_\-\.]*[0-9A-Za-z\u00C0-\u024F]|[0-9A-Za-z\u00C0-\u024F]|[\u3400-\u9FFF\uF900-\uFAFF]+")

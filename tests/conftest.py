@@ -1,0 +1,133 @@
+"""Shared fixtures: the real offline embedder, in-memory sources, services, and graph runs."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.context import Context
+from graph.search import build_search_graph
+from nodes.services import Services, use_services
+from providers.embeddings import E5Embedder
+from providers.rerank import LocalReranker
+from sources.base import User
+from sources.memory import InMemorySource, MemoryDocument
+from sources.registry import SourceRegistry
+
+ALICE = User("alice", frozenset({"everyone", "security"}))
+BOB = User("bob", frozenset({"everyone"}))
+
+
+@pytest.fixture(scope="session")
+def embedder() -> E5Embedder:
+    return E5Embedder()
+
+
+def kb_docs() -> list[MemoryDocument]:
+    return [
+        MemoryDocument(
+            "kb/vpn", "Connecting to the VPN",
+            "Install the WireGuard client from Self Service.\n\n"
+            "Request a VPN profile in the IT portal; import the .conf file into WireGuard.",
+            acl=["group:everyone"], updated_at="2026-04-02",
+        ),
+        MemoryDocument(
+            "kb/sso-old", "SSO setup with OneLogin",
+            "Open the OneLogin admin portal and add a SAML app for single sign-on.",
+            acl=["group:everyone"], updated_at="2025-02-10", deprecated=True,
+            superseded_by="kb/sso-new",
+        ),
+        MemoryDocument(
+            "kb/sso-new", "SSO setup with Okta",
+            "Okta replaced OneLogin in October.\n\n"
+            "In the Okta admin console choose Create App Integration, then SAML 2.0.",
+            acl=["group:everyone"], updated_at="2026-10-28",
+        ),
+        MemoryDocument(
+            "kb/travel", "Travel policy",
+            "While travelling the daily meal allowance is $50 per person.",
+            acl=["group:everyone"], updated_at="2026-01-15",
+        ),
+        MemoryDocument(
+            "kb/secret", "Nightjar findings",
+            "The Nightjar console password is orchid-42.",
+            acl=["group:security"], updated_at="2026-11-08",
+        ),
+    ]
+
+
+def chat_docs() -> list[MemoryDocument]:
+    return [
+        MemoryDocument(
+            "chat/m2", "#finance — dana",
+            "From 1 November the daily meal allowance for business travel is $75 per person.",
+            acl=["group:everyone"], updated_at="2026-11-03T08:30:00Z",
+        ),
+        MemoryDocument(
+            "chat/m3", "#it-help — sam",
+            "The VPN gateway moved to vpn2.fernhill.example for every new laptop.",
+            acl=["group:everyone"], updated_at="2026-11-10T14:05:00Z",
+        ),
+    ]
+
+
+def make_services(
+    embedder: E5Embedder,
+    sources: list[Any] | None = None,
+    chat_model: BaseChatModel | None = None,
+) -> Services:
+    if sources is None:
+        sources = [InMemorySource("kb", "kb", kb_docs()), InMemorySource("chat", "messages", chat_docs())]
+    registry = SourceRegistry(sources=sources, users=[ALICE, BOB])
+    return Services(
+        registry=registry,
+        embedder=embedder,
+        reranker=LocalReranker(embedder),
+        chat_model=chat_model,
+        model_name="fake" if chat_model is not None else None,
+    )
+
+
+@pytest.fixture
+def services(embedder: E5Embedder) -> Iterator[Services]:
+    with use_services(make_services(embedder)) as s:
+        yield s
+
+
+class Run:
+    """A finished graph run: its output, its custom events and its checkpoint history."""
+
+    def __init__(self, output: dict[str, Any], events: list[dict[str, Any]], state: Any, history: list[Any]):
+        self.output = output
+        self.events = events
+        self.state = state
+        self.history = history
+
+    def nodes(self) -> list[str]:
+        return [e["node"] for e in self.events if e.get("event") == "node"]
+
+    def node_events(self, name: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("event") == "node" and e["node"] == name]
+
+
+async def run_graph(question: str, context: Context, thread: str | None = None, saver: Any = None) -> Run:
+    saver = saver or InMemorySaver()
+    graph = build_search_graph(source_timeout=1.0).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": thread or str(uuid.uuid4())}}
+    events: list[dict[str, Any]] = []
+    output: dict[str, Any] = {}
+    async for mode, chunk in graph.astream(
+        {"question": question}, config, context=context, stream_mode=["custom", "values"]
+    ):
+        if mode == "custom":
+            events.append(chunk)
+        else:
+            output = chunk
+    state = await graph.aget_state(config)
+    history = [s async for s in graph.aget_state_history(config)]
+    return Run(output, events, state, history)
