@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from langgraph.graph import END
 from langgraph.types import Send
 
 from state.budget import exhausted
@@ -37,5 +36,5 @@ def route_after_evaluate(
 def route_after_check_answer(state: SearchState) -> Literal["expand_query", "__end__"]:
     """Finish when the answer stands or the budget is spent; otherwise one more round."""
     if state["answer_check"]["ok"] or exhausted(state["budget"]):
-        return END
+        return "__end__"
     return "expand_query"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
@@ -24,7 +22,9 @@ SOURCE_TIMEOUT = 10.0
 
 
 def _retryable(exc: Exception) -> bool:
-    return isinstance(exc, ConnectionError | TimeoutError) or type(exc).__name__ == "NodeTimeoutError"
+    return (
+        isinstance(exc, ConnectionError | TimeoutError) or type(exc).__name__ == "NodeTimeoutError"
+    )
 
 
 def build_search_graph(
@@ -51,7 +51,9 @@ def build_search_graph(
 
     builder.add_edge(START, "prepare")
     builder.add_edge("prepare", "expand_query")
-    builder.add_conditional_edges("expand_query", fan_out_expand_query, ["search_source", "filter_results"])
+    builder.add_conditional_edges(
+        "expand_query", fan_out_expand_query, ["search_source", "filter_results"]
+    )
     builder.add_edge("search_source", "filter_results")
     builder.add_edge("filter_results", "evaluate")
     builder.add_conditional_edges(

@@ -24,9 +24,15 @@ from state.schemas import AnswerCheck, SearchState
 def citation_of(ev: Evidence) -> Citation:
     """How a piece of evidence is shown as a citation."""
     return {
-        "id": ev["source_id"], "title": ev["title"], "source": ev["source"], "kind": ev["kind"],
-        "doc_id": ev["doc_id"], "authority": ev["authority"], "url": ev["url"],
-        "updated_at": ev["updated_at"], "snippet": ev["snippet"],
+        "id": ev["source_id"],
+        "title": ev["title"],
+        "source": ev["source"],
+        "kind": ev["kind"],
+        "doc_id": ev["doc_id"],
+        "authority": ev["authority"],
+        "url": ev["url"],
+        "updated_at": ev["updated_at"],
+        "snippet": ev["snippet"],
     }
 
 
@@ -45,8 +51,10 @@ async def check_answer(state: SearchState, runtime: Runtime[Context]) -> dict[st
     unknown = [c for c in cited if c not in evidence]
     answer = strip_unknown(answer, set(evidence))
     ok = not unknown
-    reason = "every citation names retrieved evidence" if ok else (
-        f"{len(unknown)} citation(s) name no retrieved evidence: {', '.join(unknown)}"
+    reason = (
+        "every citation names retrieved evidence"
+        if ok
+        else (f"{len(unknown)} citation(s) name no retrieved evidence: {', '.join(unknown)}")
     )
     nothing = not evidence
     if ok and not nothing and not cited_ids(answer):
@@ -70,7 +78,9 @@ async def check_answer(state: SearchState, runtime: Runtime[Context]) -> dict[st
     final = ok or exhausted(budget) is not None
     check: AnswerCheck = {"ok": ok, "unknown_citations": unknown, "reason": reason}
     citations = [citation_of(evidence[c]) for c in cited_ids(answer)]
-    verdict = "accepted" if ok else ("kept (budget spent)" if final else "rejected; searching again")
+    verdict = (
+        "accepted" if ok else ("kept (budget spent)" if final else "rejected; searching again")
+    )
     runtime.stream_writer(node_event("check_answer", f"answer {verdict}: {reason}", **check))
     update: dict[str, Any] = {
         "answer": answer,

@@ -47,17 +47,25 @@ class Context:
     )
     search_k: int = field(default=6, metadata=_d("Passages asked of each source per query."))
     fastpass_enabled: bool = field(default=True, metadata=_d("Enable the FastPass stage."))
-    fastpass_max_hits: int = field(default=2, metadata=_d("FastPass applies to at most this many hits."))
+    fastpass_max_hits: int = field(
+        default=2, metadata=_d("FastPass applies to at most this many hits.")
+    )
     fastpass_min_score: float = field(
         default=0.7, metadata=_d("FastPass keeps hits untouched when all score at least this.")
     )
     rerank_enabled: bool = field(default=True, metadata=_d("Enable the rerank stage."))
-    rerank_min_score: float = field(default=0.3, metadata=_d("Rerank keeps hits scoring at least this."))
-    rerank_top_k: int = field(default=8, metadata=_d("Rerank keeps at most this many hits a round."))
+    rerank_min_score: float = field(
+        default=0.3, metadata=_d("Rerank keeps hits scoring at least this.")
+    )
+    rerank_top_k: int = field(
+        default=8, metadata=_d("Rerank keeps at most this many hits a round.")
+    )
     grading_enabled: bool = field(default=True, metadata=_d("Enable LLM grading (LLM mode only)."))
     grading_batch_size: int = field(default=10, metadata=_d("Passages per LLM grading call."))
     grading_timeout: float = field(default=30.0, metadata=_d("Seconds before grading gives up."))
-    grading_min_score: float = field(default=0.5, metadata=_d("LLM grading keeps hits at least this."))
+    grading_min_score: float = field(
+        default=0.5, metadata=_d("LLM grading keeps hits at least this.")
+    )
     coverage_threshold: float = field(
         default=0.75, metadata=_d("Share of question terms the evidence must cover to answer.")
     )

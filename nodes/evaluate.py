@@ -51,8 +51,12 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
     cov = round(coverage(qterms, text_terms), 3)
     missing = missing_words(state["question"], evidence)
     verdict: Verdict = {
-        "action": "answer", "reason": "", "coverage": cov, "missing": missing,
-        "read_doc_ids": [], "gap_questions": [],
+        "action": "answer",
+        "reason": "",
+        "coverage": cov,
+        "missing": missing,
+        "read_doc_ids": [],
+        "gap_questions": [],
     }
     replacements = stale_replacements(state, evidence)
     if replacements:
@@ -79,7 +83,11 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
             "reason": f"evidence covers {cov:.0%}; reading the best documents in full",
         }
         return verdict
-    gaps = [" ".join(missing)] if missing and len(missing) < len(display_words(state["question"])) else []
+    gaps = (
+        [" ".join(missing)]
+        if missing and len(missing) < len(display_words(state["question"]))
+        else []
+    )
     verdict |= {
         "action": "search",
         "gap_questions": gaps,
@@ -97,8 +105,11 @@ async def evaluate(state: SearchState, runtime: Runtime[Context]) -> dict[str, A
     verdict = coverage_verdict(state, ctx)
     tokens = 0
     strategy = "coverage"
-    if model is not None and not (verdict["action"] == "read" and verdict["read_doc_ids"]
-                                  and verdict["reason"].startswith("a deprecated")):
+    if model is not None and not (
+        verdict["action"] == "read"
+        and verdict["read_doc_ids"]
+        and verdict["reason"].startswith("a deprecated")
+    ):
         evidence = by_authority(kept(state.get("evidence", [])))[:12]
         prompt = ctx.evaluate_prompt.format(
             question=state["question"],
@@ -123,7 +134,9 @@ async def evaluate(state: SearchState, runtime: Runtime[Context]) -> dict[str, A
         except Exception as exc:  # noqa: BLE001 - any model failure degrades to coverage
             strategy = f"coverage (model failed: {type(exc).__name__})"
     round_ = state["budget"]["rounds"]
-    new = [ev for ev in state.get("evidence", []) if ev["round"] == round_ and ev["kept_by"] != "none"]
+    new = [
+        ev for ev in state.get("evidence", []) if ev["round"] == round_ and ev["kept_by"] != "none"
+    ]
     bad = 1 if not new and verdict["action"] != "answer" and not state.get("documents_read") else 0
     budget = spend(state["budget"], now=now(), tokens=tokens, bad_attempts=bad)
     spent = exhausted(budget) if verdict["action"] != "answer" else None

@@ -7,7 +7,6 @@ documents read. Variants whose embedding is too close to a query already tried a
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -28,16 +27,16 @@ from state.schemas import SearchState
 def feedback_terms(state: SearchState, limit: int = 3) -> list[str]:
     """Words frequent in the best evidence and absent from the question (RM-style feedback)."""
     question_terms = term_set(state["question"])
-    weights: Counter[str] = Counter()
+    weights: dict[str, float] = {}
     shown: dict[str, str] = {}
     for ev in sorted(kept(state.get("evidence", [])), key=relevance, reverse=True)[:5]:
         for word in display_words(f"{ev['title']} {ev['snippet']}"):
             key = stem(word.lower())
             if key in question_terms or word.lower() in STOPWORDS or word.isdigit():
                 continue
-            weights[key] += relevance(ev)
+            weights[key] = weights.get(key, 0.0) + relevance(ev)
             shown.setdefault(key, word)
-    return [shown[k] for k, _ in weights.most_common(limit)]
+    return [shown[k] for k in sorted(weights, key=lambda k: -weights[k])[:limit]]
 
 
 def extractive_variants(state: SearchState) -> list[str]:

@@ -14,8 +14,8 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.decisions import Grades
 from nodes.evidence import chat_model_for, now
-from nodes.services import get_services
 from nodes.search_source import failure_event
+from nodes.services import get_services
 from providers.chat import ainvoke_structured
 from state.budget import spend
 from state.events import node_event

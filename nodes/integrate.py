@@ -43,14 +43,21 @@ MIN_SENTENCE_SCORE = 0.3
 #: Sentences scoring at least this are quoted even when they add no new question term.
 STRONG_SENTENCE_SCORE = 0.35
 
-_MONEY = re.compile(r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?)\b", re.I)
+_MONEY = re.compile(
+    r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?)\b", re.I
+)
 _HOST = re.compile(r"\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+\.[a-z]{2,}\b", re.I)
-_QUANTITY = re.compile(r"\b\d+(?:\.\d+)?\s?(?:%|percent|days?|hours?|weeks?|months?|minutes?)", re.I)
+_QUANTITY = re.compile(
+    r"\b\d+(?:\.\d+)?\s?(?:%|percent|days?|hours?|weeks?|months?|minutes?)", re.I
+)
 
 
 def facts(text: str) -> dict[str, set[str]]:
     """Comparable facts in a sentence, by type: amounts of money, host names, quantities."""
-    norm = lambda s: re.sub(r"[\s,]", "", s.lower())  # noqa: E731
+
+    def norm(s: str) -> str:
+        return re.sub(r"[\s,]", "", s.lower())
+
     return {
         "money": {norm(m) for m in _MONEY.findall(text)},
         "host": {m.lower() for m in _HOST.findall(text)},
@@ -102,7 +109,9 @@ def find_conflicts(candidates: list[tuple[str, Evidence]]) -> list[Conflict]:
         seen_pairs.add(pair)  # type: ignore[arg-type]
         if ea["authority"] != eb["authority"]:
             trust, other = (ea, eb) if ea["authority"] > eb["authority"] else (eb, ea)
-            reason = f"the {KIND_LABELS.get(trust['kind'], 'source')} is the more authoritative source"
+            reason = (
+                f"the {KIND_LABELS.get(trust['kind'], 'source')} is the more authoritative source"
+            )
             if newer(other, trust):
                 reason += (
                     f", but the {KIND_LABELS.get(other['kind'], 'source')} is newer "
@@ -113,15 +122,22 @@ def find_conflicts(candidates: list[tuple[str, Evidence]]) -> list[Conflict]:
             trust, other = (ea, eb) if newer(ea, eb) or not newer(eb, ea) else (eb, ea)
             reason = "both sources have the same authority; the newer one is preferred"
         claims = [
-            {"id": e["source_id"], "text": s, "kind": e["kind"], "updated_at": e["updated_at"] or ""}
+            {
+                "id": e["source_id"],
+                "text": s,
+                "kind": e["kind"],
+                "updated_at": e["updated_at"] or "",
+            }
             for s, e in ((sa, ea), (sb, eb))
         ]
-        conflicts.append({
-            "topic": ", ".join(sorted(topic)[:4]),
-            "claims": claims,
-            "trust": trust["source_id"],
-            "reason": reason,
-        })
+        conflicts.append(
+            {
+                "topic": ", ".join(sorted(topic)[:4]),
+                "claims": claims,
+                "trust": trust["source_id"],
+                "reason": reason,
+            }
+        )
     return conflicts
 
 

@@ -67,8 +67,12 @@ async def prepare(state: SearchState, runtime: Runtime[Context]) -> dict[str, An
         "filter_log": [],
         "bridge_terms": [],
         "verdict": {
-            "action": "search", "reason": "nothing searched yet", "coverage": 0.0,
-            "missing": [], "read_doc_ids": [], "gap_questions": [],
+            "action": "search",
+            "reason": "nothing searched yet",
+            "coverage": 0.0,
+            "missing": [],
+            "read_doc_ids": [],
+            "gap_questions": [],
         },
         "answer": "",
         "citations": [],
@@ -79,7 +83,8 @@ async def prepare(state: SearchState, runtime: Runtime[Context]) -> dict[str, An
         "forced_reason": None,
     }
     runtime.stream_writer(
-        node_event("prepare", f"{mode} mode; searching {', '.join(sources)}", mode=mode,
-                   sources=sources)
+        node_event(
+            "prepare", f"{mode} mode; searching {', '.join(sources)}", mode=mode, sources=sources
+        )
     )
     return update

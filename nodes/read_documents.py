@@ -65,17 +65,28 @@ async def read_documents(state: SearchState, runtime: Runtime[Context]) -> dict[
             if i > 0 and score < ctx.rerank_min_score:  # the best passage is always kept
                 break
             heading = chunk.get("heading", "")
-            evidence.append({
-                "source_id": chunk["chunk_id"], "doc_id": doc["doc_id"], "source": doc["source"],
-                "kind": doc["kind"], "authority": source[doc["source"]].authority,
-                "title": doc["title"],
-                "snippet": f"{heading}: {chunk['text']}" if heading else chunk["text"],
-                "score": score, "url": doc["url"], "updated_at": doc["updated_at"],
-                "version": doc["version"], "deprecated": doc["deprecated"],
-                "superseded_by": doc["superseded_by"], "query": state["question"],
-                "scores": {"read": score}, "kept_by": "read", "queries": [state["question"]],
-                "round": round_,
-            })
+            evidence.append(
+                {
+                    "source_id": chunk["chunk_id"],
+                    "doc_id": doc["doc_id"],
+                    "source": doc["source"],
+                    "kind": doc["kind"],
+                    "authority": source[doc["source"]].authority,
+                    "title": doc["title"],
+                    "snippet": f"{heading}: {chunk['text']}" if heading else chunk["text"],
+                    "score": score,
+                    "url": doc["url"],
+                    "updated_at": doc["updated_at"],
+                    "version": doc["version"],
+                    "deprecated": doc["deprecated"],
+                    "superseded_by": doc["superseded_by"],
+                    "query": state["question"],
+                    "scores": {"read": score},
+                    "kept_by": "read",
+                    "queries": [state["question"]],
+                    "round": round_,
+                }
+            )
     bridges = bridge_terms(state["question"], documents)
     titles = ", ".join(d["title"] for d in documents) or "nothing readable"
     runtime.stream_writer(

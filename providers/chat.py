@@ -52,9 +52,7 @@ def usage_tokens(message: BaseMessage) -> int:
     return max(1, len(text) // 4)
 
 
-async def ainvoke_structured(
-    model: BaseChatModel, prompt: str, schema: type[M]
-) -> tuple[M, int]:
+async def ainvoke_structured(model: BaseChatModel, prompt: str, schema: type[M]) -> tuple[M, int]:
     """Ask for JSON matching ``schema``; return the parsed model and the tokens spent.
 
     Uses format instructions and a tolerant JSON parser (code fences are accepted) rather

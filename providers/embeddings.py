@@ -51,7 +51,7 @@ class E5Embedder:
         with self._lock:  # the C engine is not re-entrant
             model = self._get()
             out = model.encode(texts, is_query=is_query)  # type: ignore[attr-defined]
-        arr = np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+        arr: Vectors = np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
         return arr
 
     def embed_queries(self, texts: list[str]) -> Vectors:
@@ -80,4 +80,5 @@ def calibrate_cosine(cos: npt.NDArray[np.float32] | float, low: float, high: flo
     to absolute thresholds; this linear map makes them usable as scores.
     """
     arr = np.asarray(cos, dtype=np.float32)
-    return np.clip((arr - low) / (high - low), 0.0, 1.0).astype(np.float32)
+    out: Vectors = np.clip((arr - low) / (high - low), 0.0, 1.0).astype(np.float32)
+    return out

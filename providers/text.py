@@ -20,7 +20,9 @@ STOPWORDS = frozenset(
     let us anyone someone something thing things way new one per every via""".split()
 )
 
-_WORD = re.compile(r"[0-9A-Za-z\u00C0-\u024F][0-9A-Za-z\u00C0-\u024F'_\-\.]*[0-9A-Za-z\u00C0-\u024F]|[0-9A-Za-z\u00C0-\u024F]|[\u3400-\u9FFF\uF900-\uFAFF]+")
+_WORD = re.compile(
+    r"[0-9A-Za-z\u00C0-\u024F][0-9A-Za-z\u00C0-\u024F'_\-\.]*[0-9A-Za-z\u00C0-\u024F]|[0-9A-Za-z\u00C0-\u024F]|[\u3400-\u9FFF\uF900-\uFAFF]+"
+)
 _CJK = re.compile(r"[\u3400-\u9FFF\uF900-\uFAFF]")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _NUMBER = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?\s?(?:%|usd|eur|days?|hours?|minutes?)?", re.I)
@@ -36,7 +38,9 @@ def words(text: str) -> list[str]:
     out: list[str] = []
     for token in _WORD.findall(text):
         if _CJK.match(token):
-            out.extend(token if len(token) == 1 else [token[i : i + 2] for i in range(len(token) - 1)])
+            out.extend(
+                token if len(token) == 1 else [token[i : i + 2] for i in range(len(token) - 1)]
+            )
         else:
             out.append(token.lower().strip("'.-_"))
     return [w for w in out if w]

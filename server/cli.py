@@ -94,7 +94,7 @@ async def ask(args: argparse.Namespace) -> int:
     """Run the search graph for one question and print the answer."""
     question = args.question.strip()
     if not question:
-        raise CliError("the question is empty; ask something, e.g. seekgraph ask \"How do I…?\"")
+        raise CliError('the question is empty; ask something, e.g. seekgraph ask "How do I…?"')
     settings = _settings(args)
     try:
         services, report = build_services(settings)
@@ -123,7 +123,7 @@ async def ask(args: argparse.Namespace) -> int:
         try:
             async for mode, chunk in graph.astream(
                 {"question": question},
-                config,  # type: ignore[arg-type]
+                config,
                 context=context,
                 stream_mode=["custom"],
                 durability="sync",
@@ -132,7 +132,7 @@ async def ask(args: argparse.Namespace) -> int:
                     _print_event(chunk)
         except ValueError as exc:
             raise CliError(str(exc)) from None
-        values = (await graph.aget_state(config)).values  # type: ignore[arg-type]
+        values = (await graph.aget_state(config)).values
     _print_answer(values, thread, args.json)
     return 0
 
@@ -162,7 +162,10 @@ def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
             tier = AUTHORITY_LABELS.get(c["authority"], "")
             when = (c.get("updated_at") or "")[:10]
             url = f" <{c['url']}>" if c.get("url") else ""
-            print(f"  [src:{c['id']}] {c['title']} — {c['source']} ({tier}{', ' + when if when else ''}){url}")
+            print(
+                f"  [src:{c['id']}] {c['title']} — {c['source']} "
+                f"({tier}{', ' + when if when else ''}){url}"
+            )
         print("\nSources: " + ", ".join(dict.fromkeys(c["source"] for c in citations)))
     print(f"\nThread: {thread} (continue with --thread {thread})")
 
@@ -180,7 +183,7 @@ async def history(args: argparse.Namespace) -> int:
         owner = await _owner(graph, args.thread)
         if owner != user:
             raise CliError(f"no thread {args.thread!r} for user {user!r}")
-        steps = [s async for s in graph.aget_state_history(config)]  # type: ignore[arg-type]
+        steps = [s async for s in graph.aget_state_history(config)]
     steps.reverse()
     records = []
     for snap in steps:

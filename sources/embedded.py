@@ -76,8 +76,17 @@ class IndexedDocument:
     def content_hash(self) -> str:
         """Hash of everything that is indexed, so unchanged documents are skipped."""
         payload = json.dumps(
-            [self.title, self.text, sorted(self.acl), self.url, self.updated_at, self.version,
-             self.deprecated, self.superseded_by, [dict(c) for c in self.chunks]],
+            [
+                self.title,
+                self.text,
+                sorted(self.acl),
+                self.url,
+                self.updated_at,
+                self.version,
+                self.deprecated,
+                self.superseded_by,
+                [dict(c) for c in self.chunks],
+            ],
             sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()
@@ -141,18 +150,36 @@ class EmbeddedIndex:
                 self._delete_doc(d.doc_id)
                 self._conn.execute(
                     "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (d.doc_id, d.source, d.kind, d.title, d.text, d.url, d.updated_at, d.version,
-                     int(d.deprecated), d.superseded_by, d.content_hash, d.origin),
+                    (
+                        d.doc_id,
+                        d.source,
+                        d.kind,
+                        d.title,
+                        d.text,
+                        d.url,
+                        d.updated_at,
+                        d.version,
+                        int(d.deprecated),
+                        d.superseded_by,
+                        d.content_hash,
+                        d.origin,
+                    ),
                 )
                 self._conn.executemany(
                     "INSERT INTO acl VALUES (?, ?)", [(d.doc_id, p) for p in sorted(set(d.acl))]
                 )
-            for ((d, c), vec) in zip(all_chunks, vectors, strict=True):
+            for (d, c), vec in zip(all_chunks, vectors, strict=True):
                 cur = self._conn.execute(
                     "INSERT INTO chunks (chunk_id, doc_id, ord, heading, text, vector)"
                     " VALUES (?,?,?,?,?,?)",
-                    (c["chunk_id"], d.doc_id, written, c.get("heading", ""), c["text"],
-                     vec.astype(np.float32).tobytes()),
+                    (
+                        c["chunk_id"],
+                        d.doc_id,
+                        written,
+                        c.get("heading", ""),
+                        c["text"],
+                        vec.astype(np.float32).tobytes(),
+                    ),
                 )
                 self._conn.execute(
                     "INSERT INTO chunks_fts (rowid, title, heading, text) VALUES (?,?,?,?)",
@@ -179,7 +206,11 @@ class EmbeddedIndex:
     @staticmethod
     def _embed_text(doc: IndexedDocument, chunk: Chunk) -> str:
         heading = chunk.get("heading", "")
-        return f"{doc.title}. {heading}. {chunk['text']}" if heading else f"{doc.title}. {chunk['text']}"
+        return (
+            f"{doc.title}. {heading}. {chunk['text']}"
+            if heading
+            else f"{doc.title}. {chunk['text']}"
+        )
 
     def _embed_cached(self, texts: list[str]) -> list[np.ndarray]:
         hashes = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
@@ -193,7 +224,9 @@ class EmbeddedIndex:
                 ).fetchone()
                 if row is not None:
                     found[h] = np.frombuffer(row[0], dtype=np.float32)
-        missing = [(h, t) for h, t in dict(zip(hashes, texts, strict=True)).items() if h not in found]
+        missing = [
+            (h, t) for h, t in dict(zip(hashes, texts, strict=True)).items() if h not in found
+        ]
         batch = 32
         for start in range(0, len(missing), batch):
             part = missing[start : start + batch]
@@ -289,13 +322,24 @@ class EmbeddedIndex:
                 ).fetchone()
                 if r is None:
                     continue
-                hits.append({
-                    "source_id": r[0], "doc_id": r[1], "source": r[4], "kind": r[5],
-                    "authority": authority, "title": r[6],
-                    "snippet": f"{r[2]}: {r[3]}" if r[2] else r[3], "score": score,
-                    "url": r[7], "updated_at": r[8], "version": r[9], "deprecated": bool(r[10]),
-                    "superseded_by": r[11], "query": query,
-                })
+                hits.append(
+                    {
+                        "source_id": r[0],
+                        "doc_id": r[1],
+                        "source": r[4],
+                        "kind": r[5],
+                        "authority": authority,
+                        "title": r[6],
+                        "snippet": f"{r[2]}: {r[3]}" if r[2] else r[3],
+                        "score": score,
+                        "url": r[7],
+                        "updated_at": r[8],
+                        "version": r[9],
+                        "deprecated": bool(r[10]),
+                        "superseded_by": r[11],
+                        "query": query,
+                    }
+                )
         return hits
 
     def read(self, source: str, doc_id: str, user: User) -> Document | None:
@@ -308,9 +352,10 @@ class EmbeddedIndex:
             ).fetchone()
             if r is None:
                 return None
-            acl = {a[0] for a in self._conn.execute(
-                "SELECT principal FROM acl WHERE doc_id = ?", (doc_id,)
-            )}
+            acl = {
+                a[0]
+                for a in self._conn.execute("SELECT principal FROM acl WHERE doc_id = ?", (doc_id,))
+            }
             if not user.may_read(acl):
                 return None
             chunks = self._conn.execute(
@@ -318,8 +363,15 @@ class EmbeddedIndex:
                 (doc_id,),
             ).fetchall()
         return {
-            "doc_id": r[0], "source": r[1], "kind": r[2], "title": r[3], "text": r[4],
-            "url": r[5], "updated_at": r[6], "version": r[7], "deprecated": bool(r[8]),
+            "doc_id": r[0],
+            "source": r[1],
+            "kind": r[2],
+            "title": r[3],
+            "text": r[4],
+            "url": r[5],
+            "updated_at": r[6],
+            "version": r[7],
+            "deprecated": bool(r[8]),
             "superseded_by": r[9],
             "chunks": [{"chunk_id": c[0], "heading": c[1], "text": c[2]} for c in chunks],
         }
@@ -336,7 +388,8 @@ class EmbeddedIndex:
                 ).fetchone()[0]
                 c = self._conn.execute(
                     "SELECT count(*) FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
-                    " WHERE d.source = ?", (source,)
+                    " WHERE d.source = ?",
+                    (source,),
                 ).fetchone()[0]
         return int(d), int(c)
 

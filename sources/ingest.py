@@ -72,14 +72,16 @@ def read_markdown_folder(
     ``superseded_by`` (a file stem in the same source), ``url``, ``acl`` (principals such as
     ``group:engineering`` or ``user:alice``), ``attendees`` (meeting notes: user names).
     """
-    for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in {".md", ".markdown", ".txt"}):
+    for path in sorted(
+        p for p in root.rglob("*") if p.suffix.lower() in {".md", ".markdown", ".txt"}
+    ):
         rel = path.relative_to(root).with_suffix("").as_posix()
         doc_id = f"{source}/{rel}"
         try:
             post = frontmatter.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise IngestError(f"{path}: cannot read front matter: {exc}") from exc
-        meta = dict(post.metadata)
+        meta: dict[str, Any] = dict(post.metadata)
         body = post.content
         title = str(meta.get("title") or _first_heading(body) or path.stem.replace("-", " "))
         acl = [str(a) for a in meta.get("acl", default_acl)]

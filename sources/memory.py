@@ -34,7 +34,7 @@ class MemoryDocument:
 
 
 class InMemorySource:
-    """A ``Source`` over a list of ``MemoryDocument``; ``fail_with`` / ``delay`` simulate outages."""
+    """A ``Source`` over ``MemoryDocument``s; ``fail_with`` and ``delay`` simulate outages."""
 
     def __init__(
         self,

@@ -82,7 +82,9 @@ def _documents(root: Path, spec: dict[str, Any], config: dict[str, Any]) -> list
     if not folder.is_dir():
         raise WorkspaceError(f"source {spec['name']!r}: folder {folder} does not exist")
     if spec.get("format") == "chat":
-        return list(read_chat_export(folder, spec["name"], spec["kind"], config.get("channels", {})))
+        return list(
+            read_chat_export(folder, spec["name"], spec["kind"], config.get("channels", {}))
+        )
     return list(read_markdown_folder(folder, spec["name"], spec["kind"], spec.get("acl", [])))
 
 

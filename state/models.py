@@ -6,9 +6,9 @@ unchanged from any checkpointer.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 SourceKind = Literal["kb", "docs", "messages", "notes", "web", "other"]
 
@@ -63,7 +63,7 @@ class Evidence(Hit):
     scores: dict[str, float]
     """Score per stage: ``retrieval``, ``rerank``, ``grade``, ``read``."""
     kept_by: str
-    """The stage that decided to keep it: ``fastpass``, ``rerank``, ``grade``, ``read``, ``none``."""
+    """The stage that kept it: ``fastpass``, ``rerank``, ``grade``, ``read`` (or ``none``)."""
     queries: list[str]
     round: int
 

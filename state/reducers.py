@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from typing_extensions import TypedDict
 
@@ -22,17 +22,21 @@ def replace(items: list[Any] | None = None) -> Replace:
     return {"replace": list(items or [])}
 
 
-def _is_replace(update: object) -> bool:
-    return isinstance(update, dict) and set(update) == {"replace"}
+def _replacement(update: object) -> list[Any] | None:
+    """The new list when ``update`` is a ``Replace``, else ``None``."""
+    if isinstance(update, dict) and set(update) == {"replace"}:
+        return list(update["replace"])
+    return None
 
 
 def add_or_reset(current: list[T] | None, update: list[T] | Replace | None) -> list[T]:
     """Append ``update`` to ``current``; a ``Replace`` update starts over."""
     if update is None:
         return list(current or [])
-    if _is_replace(update):
-        return list(update["replace"])  # type: ignore[index]
-    return [*(current or []), *update]  # type: ignore[misc]
+    fresh = _replacement(update)
+    if fresh is not None:
+        return fresh
+    return [*(current or []), *cast(list[T], update)]
 
 
 def add_hits(current: list[Hit] | None, update: list[Hit] | Replace | None) -> list[Hit]:
@@ -74,12 +78,9 @@ def merge_evidence(
     """
     if update is None:
         return list(current or [])
-    if _is_replace(update):
-        base: list[Evidence] = []
-        items: list[Evidence] = list(update["replace"])  # type: ignore[index]
-    else:
-        base = list(current or [])
-        items = list(update)  # type: ignore[arg-type]
+    fresh = _replacement(update)
+    base: list[Evidence] = [] if fresh is not None else list(current or [])
+    items: list[Evidence] = fresh if fresh is not None else list(cast(list[Evidence], update))
     index = {ev["source_id"]: i for i, ev in enumerate(base)}
     for ev in items:
         at = index.get(ev["source_id"])
@@ -95,10 +96,11 @@ def union_strings(current: list[str] | None, update: list[str] | Replace | None)
     """Ordered union of strings (queries tried, documents read); ``replace()`` resets."""
     if update is None:
         return list(current or [])
-    if _is_replace(update):
-        return list(dict.fromkeys(update["replace"]))  # type: ignore[index]
+    fresh = _replacement(update)
+    if fresh is not None:
+        return list(dict.fromkeys(fresh))
     seen = list(current or [])
-    for item in update:  # type: ignore[union-attr]
+    for item in cast(list[str], update):
         if item not in seen:
             seen.append(item)
     return seen

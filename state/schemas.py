@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from state.budget import Budget
 from state.models import Citation, Conflict, Evidence, Hit, ImageRef, SourceFailure, Turn

@@ -31,32 +31,43 @@ def embedder() -> E5Embedder:
 def kb_docs() -> list[MemoryDocument]:
     return [
         MemoryDocument(
-            "kb/vpn", "Connecting to the VPN",
+            "kb/vpn",
+            "Connecting to the VPN",
             "Install the WireGuard client from Self Service.\n\n"
             "Request a VPN profile in the IT portal; import the .conf file into WireGuard.",
-            acl=["group:everyone"], updated_at="2026-04-02",
+            acl=["group:everyone"],
+            updated_at="2026-04-02",
         ),
         MemoryDocument(
-            "kb/sso-old", "SSO setup with OneLogin",
+            "kb/sso-old",
+            "SSO setup with OneLogin",
             "Open the OneLogin admin portal and add a SAML app for single sign-on.",
-            acl=["group:everyone"], updated_at="2025-02-10", deprecated=True,
+            acl=["group:everyone"],
+            updated_at="2025-02-10",
+            deprecated=True,
             superseded_by="kb/sso-new",
         ),
         MemoryDocument(
-            "kb/sso-new", "SSO setup with Okta",
+            "kb/sso-new",
+            "SSO setup with Okta",
             "Okta replaced OneLogin in October.\n\n"
             "In the Okta admin console choose Create App Integration, then SAML 2.0.",
-            acl=["group:everyone"], updated_at="2026-10-28",
+            acl=["group:everyone"],
+            updated_at="2026-10-28",
         ),
         MemoryDocument(
-            "kb/travel", "Travel policy",
+            "kb/travel",
+            "Travel policy",
             "While travelling the daily meal allowance is $50 per person.",
-            acl=["group:everyone"], updated_at="2026-01-15",
+            acl=["group:everyone"],
+            updated_at="2026-01-15",
         ),
         MemoryDocument(
-            "kb/secret", "Nightjar findings",
+            "kb/secret",
+            "Nightjar findings",
             "The Nightjar console password is orchid-42.",
-            acl=["group:security"], updated_at="2026-11-08",
+            acl=["group:security"],
+            updated_at="2026-11-08",
         ),
     ]
 
@@ -64,14 +75,18 @@ def kb_docs() -> list[MemoryDocument]:
 def chat_docs() -> list[MemoryDocument]:
     return [
         MemoryDocument(
-            "chat/m2", "#finance — dana",
+            "chat/m2",
+            "#finance — dana",
             "From 1 November the daily meal allowance for business travel is $75 per person.",
-            acl=["group:everyone"], updated_at="2026-11-03T08:30:00Z",
+            acl=["group:everyone"],
+            updated_at="2026-11-03T08:30:00Z",
         ),
         MemoryDocument(
-            "chat/m3", "#it-help — sam",
+            "chat/m3",
+            "#it-help — sam",
             "The VPN gateway moved to vpn2.fernhill.example for every new laptop.",
-            acl=["group:everyone"], updated_at="2026-11-10T14:05:00Z",
+            acl=["group:everyone"],
+            updated_at="2026-11-10T14:05:00Z",
         ),
     ]
 
@@ -82,7 +97,10 @@ def make_services(
     chat_model: BaseChatModel | None = None,
 ) -> Services:
     if sources is None:
-        sources = [InMemorySource("kb", "kb", kb_docs()), InMemorySource("chat", "messages", chat_docs())]
+        sources = [
+            InMemorySource("kb", "kb", kb_docs()),
+            InMemorySource("chat", "messages", chat_docs()),
+        ]
     registry = SourceRegistry(sources=sources, users=[ALICE, BOB])
     return Services(
         registry=registry,
@@ -102,7 +120,9 @@ def services(embedder: E5Embedder) -> Iterator[Services]:
 class Run:
     """A finished graph run: its output, its custom events and its checkpoint history."""
 
-    def __init__(self, output: dict[str, Any], events: list[dict[str, Any]], state: Any, history: list[Any]):
+    def __init__(
+        self, output: dict[str, Any], events: list[dict[str, Any]], state: Any, history: list[Any]
+    ):
         self.output = output
         self.events = events
         self.state = state
@@ -115,7 +135,9 @@ class Run:
         return [e for e in self.events if e.get("event") == "node" and e["node"] == name]
 
 
-async def run_graph(question: str, context: Context, thread: str | None = None, saver: Any = None) -> Run:
+async def run_graph(
+    question: str, context: Context, thread: str | None = None, saver: Any = None
+) -> Run:
     saver = saver or InMemorySaver()
     graph = build_search_graph(source_timeout=1.0).compile(checkpointer=saver)
     config = {"configurable": {"thread_id": thread or str(uuid.uuid4())}}

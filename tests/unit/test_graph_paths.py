@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
@@ -12,8 +11,6 @@ from graph.context import Context
 from nodes.services import use_services
 from sources.memory import InMemorySource, MemoryDocument
 from tests.conftest import chat_docs, kb_docs, make_services, run_graph
-
-pytestmark = pytest.mark.asyncio
 
 
 async def test_answered_in_the_first_round(services) -> None:
@@ -31,7 +28,8 @@ async def test_answered_in_the_first_round(services) -> None:
 
 async def test_reads_documents_then_answers(embedder) -> None:
     handbook = MemoryDocument(
-        "kb/oncall", "Handbook",
+        "kb/oncall",
+        "Handbook",
         "The on-call engineer carries the pager for one week.\n\n"
         "Handover happens every Monday at 09:00.",
         acl=["group:everyone"],
@@ -103,10 +101,18 @@ async def test_source_timeout_is_retried_then_recorded(embedder) -> None:
 
 
 async def test_fastpass_keeps_few_strong_hits_and_skips_later_stages(embedder) -> None:
-    only = InMemorySource("kb", "kb", [
-        MemoryDocument("kb/vpn", "Connecting to the VPN", "Install the WireGuard VPN client.",
-                       acl=["group:everyone"])
-    ])
+    only = InMemorySource(
+        "kb",
+        "kb",
+        [
+            MemoryDocument(
+                "kb/vpn",
+                "Connecting to the VPN",
+                "Install the WireGuard VPN client.",
+                acl=["group:everyone"],
+            )
+        ],
+    )
     with use_services(make_services(embedder, [only])):
         run = await run_graph("WireGuard VPN client", Context(user="bob", max_variants=1))
     log = run.state.values["filter_log"][0]
@@ -117,10 +123,18 @@ async def test_fastpass_keeps_few_strong_hits_and_skips_later_stages(embedder) -
 
 
 async def test_fastpass_switched_off_uses_rerank(embedder) -> None:
-    only = InMemorySource("kb", "kb", [
-        MemoryDocument("kb/vpn", "Connecting to the VPN", "Install the WireGuard VPN client.",
-                       acl=["group:everyone"])
-    ])
+    only = InMemorySource(
+        "kb",
+        "kb",
+        [
+            MemoryDocument(
+                "kb/vpn",
+                "Connecting to the VPN",
+                "Install the WireGuard VPN client.",
+                acl=["group:everyone"],
+            )
+        ],
+    )
     with use_services(make_services(embedder, [only])):
         run = await run_graph("WireGuard VPN client", Context(user="bob", fastpass_enabled=False))
     ev = run.state.values["evidence"][0]
@@ -128,7 +142,9 @@ async def test_fastpass_switched_off_uses_rerank(embedder) -> None:
 
 
 async def test_deprecated_guide_is_replaced_by_its_newer_version(services) -> None:
-    run = await run_graph("How do I add a SAML app for single sign-on in OneLogin?", Context(user="bob"))
+    run = await run_graph(
+        "How do I add a SAML app for single sign-on in OneLogin?", Context(user="bob")
+    )
     out = run.output
     cited_docs = {c["doc_id"] for c in out["citations"]}
     assert "kb/sso-new" in cited_docs
@@ -154,7 +170,7 @@ async def test_llm_citation_to_unknown_id_is_rejected_and_retried(embedder) -> N
     model = llm(
         '{"queries": ["WireGuard VPN client install"]}',
         '{"grades": [{"id": "kb/vpn#0", "score": 0.9}, {"id": "kb/vpn#1", "score": 0.8}]}',
-        '{"action": "answer", "reason": "the KB covers it", "read_doc_ids": [], "gap_questions": []}',
+        '{"action": "answer", "reason": "KB covers it", "read_doc_ids": [], "gap_questions": []}',
         "Install WireGuard from Self Service [src:kb/invented#9].",
         # second round
         '{"queries": ["WireGuard Self Service"]}',  # finds nothing new: no grading call
@@ -163,8 +179,9 @@ async def test_llm_citation_to_unknown_id_is_rejected_and_retried(embedder) -> N
         '{"supported": true, "definitive": true, "problems": []}',
     )
     with use_services(make_services(embedder, chat_model=model)):
-        run = await run_graph("How do I install the VPN client?",
-                              Context(user="bob", fastpass_enabled=False))
+        run = await run_graph(
+            "How do I install the VPN client?", Context(user="bob", fastpass_enabled=False)
+        )
     checks = run.node_events("check_answer")
     assert len(checks) == 2
     assert checks[0]["detail"]["unknown_citations"] == ["kb/invented#9"]
@@ -185,8 +202,10 @@ async def test_unknown_citation_is_stripped_when_no_budget_is_left(embedder) -> 
         "Install WireGuard [src:kb/vpn#0] and ask Carol [src:made/up#1].",
     )
     with use_services(make_services(embedder, chat_model=model)):
-        run = await run_graph("How do I install the VPN client?",
-                              Context(user="bob", max_rounds=1, fastpass_enabled=False))
+        run = await run_graph(
+            "How do I install the VPN client?",
+            Context(user="bob", max_rounds=1, fastpass_enabled=False),
+        )
     out = run.output
     assert "[src:made/up#1]" not in out["answer"]
     assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
@@ -200,8 +219,15 @@ async def test_history_shows_every_node_and_survives_as_checkpoints(services) ->
         writers |= set(writes) if isinstance(writes, dict) else set()
     steps = [s.next for s in run.history]
     flat = {n for step in steps for n in step}
-    assert {"prepare", "expand_query", "search_source", "filter_results", "evaluate",
-            "integrate", "check_answer"} <= flat
+    assert {
+        "prepare",
+        "expand_query",
+        "search_source",
+        "filter_results",
+        "evaluate",
+        "integrate",
+        "check_answer",
+    } <= flat
 
 
 async def test_second_question_in_a_thread_starts_fresh_but_keeps_turns(services) -> None:
@@ -212,7 +238,8 @@ async def test_second_question_in_a_thread_starts_fresh_but_keeps_turns(services
     run = await run_graph("What is the daily meal allowance?", Context(user="bob"), "t1", saver)
     values = run.state.values
     assert [t["question"] for t in values["turns"]] == [
-        "How do I install the WireGuard VPN client?", "What is the daily meal allowance?"
+        "How do I install the WireGuard VPN client?",
+        "What is the daily meal allowance?",
     ]
     assert not any(e["doc_id"] == "kb/vpn" for e in values["evidence"])
     assert values["budget"]["rounds"] == 1

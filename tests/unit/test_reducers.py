@@ -2,20 +2,42 @@ from state.models import Evidence
 from state.reducers import add_failures, add_hits, merge_evidence, replace, union_strings
 
 
-def ev(source_id: str, source: str = "kb", score: float = 0.5, query: str = "q", round_: int = 1,
-       kept_by: str = "rerank", **scores: float) -> Evidence:
+def ev(
+    source_id: str,
+    source: str = "kb",
+    score: float = 0.5,
+    query: str = "q",
+    round_: int = 1,
+    kept_by: str = "rerank",
+    **scores: float,
+) -> Evidence:
     return {
-        "source_id": source_id, "doc_id": source_id.split("#")[0], "source": source, "kind": "kb",
-        "authority": 3, "title": "t", "snippet": "s", "score": score, "url": None,
-        "updated_at": None, "version": None, "deprecated": False, "superseded_by": None,
-        "query": query, "scores": {"retrieval": score, **scores}, "kept_by": kept_by,
-        "queries": [query], "round": round_,
+        "source_id": source_id,
+        "doc_id": source_id.split("#")[0],
+        "source": source,
+        "kind": "kb",
+        "authority": 3,
+        "title": "t",
+        "snippet": "s",
+        "score": score,
+        "url": None,
+        "updated_at": None,
+        "version": None,
+        "deprecated": False,
+        "superseded_by": None,
+        "query": query,
+        "scores": {"retrieval": score, **scores},
+        "kept_by": kept_by,
+        "queries": [query],
+        "round": round_,
     }
 
 
 def test_merge_evidence_deduplicates_by_source_id_across_rounds() -> None:
     first = merge_evidence([], [ev("kb/a#0", query="vpn"), ev("kb/b#0")])
-    merged = merge_evidence(first, [ev("kb/a#0", score=0.9, query="wireguard", round_=2, rerank=0.8)])
+    merged = merge_evidence(
+        first, [ev("kb/a#0", score=0.9, query="wireguard", round_=2, rerank=0.8)]
+    )
     assert [e["source_id"] for e in merged] == ["kb/a#0", "kb/b#0"]
     a = merged[0]
     assert a["queries"] == ["vpn", "wireguard"]
@@ -30,7 +52,9 @@ def test_merge_evidence_found_again_does_not_unkeep() -> None:
 
 def test_merge_evidence_replace_starts_over() -> None:
     assert merge_evidence([ev("kb/a#0")], replace()) == []
-    assert [e["source_id"] for e in merge_evidence([ev("kb/a#0")], replace([ev("kb/c#0")]))] == ["kb/c#0"]
+    assert [e["source_id"] for e in merge_evidence([ev("kb/a#0")], replace([ev("kb/c#0")]))] == [
+        "kb/c#0"
+    ]
 
 
 def test_add_hits_appends_parallel_branches_and_resets() -> None:

@@ -10,10 +10,17 @@ def state(**over: Any) -> Any:
     base = {
         "sources": ["kb", "chat"],
         "variants": ["gap question", "original"],
-        "budget": new_budget(now=100.0, max_rounds=3, max_tokens=1000, max_seconds=60,
-                             max_bad_attempts=2),
-        "verdict": {"action": "search", "reason": "", "coverage": 0.0, "missing": [],
-                    "read_doc_ids": [], "gap_questions": []},
+        "budget": new_budget(
+            now=100.0, max_rounds=3, max_tokens=1000, max_seconds=60, max_bad_attempts=2
+        ),
+        "verdict": {
+            "action": "search",
+            "reason": "",
+            "coverage": 0.0,
+            "missing": [],
+            "read_doc_ids": [],
+            "gap_questions": [],
+        },
         "answer_check": {"ok": True, "unknown_citations": [], "reason": ""},
     }
     base.update(over)
@@ -24,8 +31,10 @@ def test_fan_out_sends_one_branch_per_variant_and_source() -> None:
     sends = fan_out_expand_query(state())
     assert isinstance(sends, list)
     assert [(s.node, s.arg["query"], s.arg["source"]) for s in sends] == [
-        ("search_source", "gap question", "kb"), ("search_source", "gap question", "chat"),
-        ("search_source", "original", "kb"), ("search_source", "original", "chat"),
+        ("search_source", "gap question", "kb"),
+        ("search_source", "gap question", "chat"),
+        ("search_source", "original", "kb"),
+        ("search_source", "original", "chat"),
     ]
 
 
@@ -36,8 +45,14 @@ def test_fan_out_without_variants_goes_straight_to_the_filter() -> None:
 def test_route_after_evaluate_follows_the_verdict() -> None:
     v = state()["verdict"]
     assert route_after_evaluate(state(verdict={**v, "action": "answer"})) == "integrate"
-    assert route_after_evaluate(state(verdict={**v, "action": "read", "read_doc_ids": ["kb/a"]})) == "read_documents"
-    assert route_after_evaluate(state(verdict={**v, "action": "read", "read_doc_ids": []})) == "expand_query"
+    assert (
+        route_after_evaluate(state(verdict={**v, "action": "read", "read_doc_ids": ["kb/a"]}))
+        == "read_documents"
+    )
+    assert (
+        route_after_evaluate(state(verdict={**v, "action": "read", "read_doc_ids": []}))
+        == "expand_query"
+    )
     assert route_after_evaluate(state()) == "expand_query"
 
 
