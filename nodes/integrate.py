@@ -165,7 +165,10 @@ async def extractive_answer(
     candidates = [(s, ev) for ev in pool[:8] for s in sentences(ev["snippet"])]
     if not candidates:
         return [], []
-    scores = await services.reranker.rerank(state["question"], [s for s, _ in candidates])
+    # A sentence is judged with its document's title: "it found X" needs the topic beside it.
+    scores = await services.reranker.rerank(
+        state["question"], [f"{ev['title']}. {s}" for s, ev in candidates]
+    )
     ranked = sorted(zip(candidates, scores, strict=True), key=lambda cs: -cs[1])
     qterms = terms(state["question"])
     covered: set[str] = set()
@@ -181,6 +184,9 @@ async def extractive_answer(
         chosen.append((sentence, ev, score))
         covered |= sterms
         per_doc[ev["doc_id"]] = per_doc.get(ev["doc_id"], 0) + 1
+    if not chosen:
+        # The evidence passed the filter, so quote its best sentence rather than nothing.
+        chosen = [(s, ev, score) for (s, ev), score in ranked[:1]]
     chosen.sort(key=lambda c: (-c[1]["authority"], -c[2]))
     lines = [f"- {s} [src:{ev['source_id']}]" for s, ev, _ in chosen]
     relevant = [(s, ev) for (s, ev), score in ranked if score >= MIN_SENTENCE_SCORE][:16]

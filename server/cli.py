@@ -100,18 +100,18 @@ async def ask(args: argparse.Namespace) -> int:
         services, report = build_services(settings)
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
-    if report and report.indexed and not args.json:
-        print(
-            f"[index] {report.indexed} documents, {report.chunks} chunks indexed in "
-            f"{report.seconds:.1f} s",
-            file=sys.stderr,
-        )
     set_services(services)
     user = _user(args, settings, services)
     try:
         services.registry.select(args.source)
     except UnknownSourceError as exc:
         raise CliError(str(exc.args[0])) from None
+    if report and report.indexed and not args.json:
+        print(
+            f"[index] {report.indexed} documents, {report.chunks} chunks indexed in "
+            f"{report.seconds:.1f} s",
+            file=sys.stderr,
+        )
     context = Context(user=user, mode=args.mode, sources=tuple(args.source))
     thread = args.thread or str(uuid.uuid4())
     config: dict[str, Any] = {"configurable": {"thread_id": thread}, "metadata": {"owner": user}}

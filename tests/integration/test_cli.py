@@ -1,0 +1,96 @@
+"""The ``seekgraph`` command end to end, as a separate process, in extractive mode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.integration.conftest import RESTRICTED_MARKERS, cli
+
+
+def test_ask_prints_progress_then_the_answer_with_citations(tmp_path: Path) -> None:
+    done = cli(
+        "ask", "How do I set up SSO for a new application?", "--user", "bob", data_dir=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    nodes = [line.split("]")[0][1:] for line in progress]
+    assert nodes[:1] == ["index"] and "prepare" in nodes and nodes[-1] == "check_answer"
+    assert any("queries" in line for line in progress if line.startswith("[expand_query]"))
+    assert "Answer (extractive mode):" in done.stdout
+    assert "[src:kb/sso-setup-okta#" in done.stdout
+    assert "Citations:" in done.stdout and "Thread: " in done.stdout
+
+
+def test_json_output_and_thread_history(tmp_path: Path) -> None:
+    done = cli(
+        "ask", "What is the daily meal allowance?", "--user", "bob", "--json", data_dir=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert set(out) >= {"answer", "mode", "citations", "conflicts", "unanswered", "thread_id"}
+    assert out["mode"] == "extractive"
+    assert {"id", "title", "source", "kind", "doc_id"} <= set(out["citations"][0])
+    assert out["conflicts"]
+    thread = out["thread_id"]
+
+    again = cli(
+        "ask",
+        "And where do I book hotels?",
+        "--user",
+        "bob",
+        "--thread",
+        thread,
+        "--json",
+        data_dir=tmp_path,
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["thread_id"] == thread
+
+    hist = cli("history", "--thread", thread, "--user", "bob", "--json", data_dir=tmp_path)
+    assert hist.returncode == 0, hist.stderr
+    steps = json.loads(hist.stdout)
+    questions = {s["values"].get("question") for s in steps}
+    assert {"What is the daily meal allowance?", "And where do I book hotels?"} <= questions
+    assert any(s["values"].get("verdict") for s in steps)
+
+    other = cli("history", "--thread", thread, "--user", "alice", data_dir=tmp_path)
+    assert other.returncode == 2
+    assert other.stdout == "" and "meal" not in other.stderr
+    hijack = cli("ask", "hello?", "--user", "alice", "--thread", thread, data_dir=tmp_path)
+    assert hijack.returncode == 2 and "no thread" in hijack.stderr
+
+
+def test_restricted_question_leaves_no_trace_in_bobs_output_or_history(tmp_path: Path) -> None:
+    done = cli(
+        "ask",
+        "Project Nightjar — penetration test findings",
+        "--user",
+        "bob",
+        "--json",
+        data_dir=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    thread = json.loads(done.stdout)["thread_id"]
+    hist = cli("history", "--thread", thread, "--user", "bob", "--json", data_dir=tmp_path)
+    seen = (done.stdout + done.stderr + hist.stdout + hist.stderr).lower()
+    for marker in RESTRICTED_MARKERS:
+        assert marker.lower() not in seen, marker
+
+
+def test_bad_input_gets_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
+    cases = [
+        (("ask", "vpn?", "--user", "mallory"), "unknown user 'mallory'"),
+        (("ask", "   ", "--user", "bob"), "question is empty"),
+        (("ask", "vpn?"), "--user NAME"),
+        (
+            ("ask", "vpn?", "--user", "bob", "--workspace", str(tmp_path / "nope")),
+            "not a readable folder",
+        ),
+        (("ask", "vpn?", "--user", "bob", "--source", "wiki"), "unknown source 'wiki'"),
+    ]
+    for args, message in cases:
+        done = cli(*args, data_dir=tmp_path)
+        assert done.returncode == 2, (args, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (args, done.stderr)

@@ -1,0 +1,66 @@
+"""The bundled demo workspace through the real embedded index: the questions it was made for."""
+
+from __future__ import annotations
+
+import json
+
+from graph.context import Context
+from tests.conftest import run_graph
+from tests.integration.conftest import RESTRICTED_MARKERS
+
+
+async def test_best_answer_combines_the_knowledge_base_with_a_chat_message(demo) -> None:
+    run = await run_graph("How do I connect to the VPN from a new laptop?", Context(user="bob"))
+    sources = {c["source"] for c in run.output["citations"]}
+    assert {"kb", "chat"} <= sources
+    assert "vpn2.fernhill.example" in run.output["answer"]
+    assert "kb/vpn-access" in {c["doc_id"] for c in run.output["citations"]}
+
+
+async def test_a_message_contradicting_the_knowledge_base_is_called_out(demo) -> None:
+    run = await run_graph("What is the daily meal allowance when travelling?", Context(user="bob"))
+    [conflict] = run.output["conflicts"]
+    ids = {c["id"] for c in conflict["claims"]}
+    assert ids == {"kb/travel-expenses#0", "chat/finance-announcements/m002#0"}
+    assert conflict["trust"] == "kb/travel-expenses#0"
+    assert "newer" in conflict["reason"]
+    assert "$50" in run.output["answer"] and "$75" in run.output["answer"]
+
+
+async def test_deprecated_sso_guide_gives_way_to_its_replacement(demo) -> None:
+    run = await run_graph("How do I set up SSO for a new application?", Context(user="alice"))
+    docs = {c["doc_id"] for c in run.output["citations"]}
+    assert "kb/sso-setup-okta" in docs
+    assert "kb/sso-setup-onelogin" not in docs
+    assert any("OneLogin" in n and "deprecated" in n for n in run.output["notes"])
+
+
+async def test_restricted_documents_never_reach_a_user_without_access(demo) -> None:
+    questions = [
+        "What did the Project Nightjar penetration test find?",
+        "Project Nightjar — penetration test findings",  # the restricted title, verbatim
+        "What is the fleet console maintenance password?",
+        "Where is the firmware signing key kept?",
+    ]
+    for question in questions:
+        run = await run_graph(question, Context(user="bob", max_rounds=2))
+        seen = json.dumps(
+            [
+                run.output,
+                run.events,
+                [s.values for s in run.history],
+                [s.metadata for s in run.history],
+            ],
+            default=str,
+        )
+        for marker in RESTRICTED_MARKERS:
+            assert marker.lower() not in seen.lower(), (question, marker)
+        assert not any(c["doc_id"].startswith("docs/security") for c in run.output["citations"])
+
+
+async def test_the_same_question_reaches_the_restricted_documents_for_alice(demo) -> None:
+    run = await run_graph(
+        "What did the Project Nightjar penetration test find?", Context(user="alice")
+    )
+    docs = {c["doc_id"] for c in run.output["citations"]}
+    assert "docs/security/nightjar-pentest" in docs

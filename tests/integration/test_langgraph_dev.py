@@ -1,0 +1,56 @@
+"""LangGraph Studio's server (``langgraph dev``) loads the graph and completes a run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.integration.conftest import BIN, REPO, free_port
+
+
+def test_langgraph_dev_serves_the_search_graph(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "SEEKGRAPH_DATA_DIR": str(tmp_path)}
+    log = open(tmp_path / "dev.log", "w")  # noqa: SIM115 - closed in finally
+    proc = subprocess.Popen(
+        [str(BIN / "langgraph"), "dev", "--port", str(port), "--no-browser", "--no-reload"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{base}/ok", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, (tmp_path / "dev.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, "langgraph dev did not start"
+            time.sleep(0.5)
+        assistants = httpx.post(f"{base}/assistants/search", json={}, timeout=10).json()
+        assert "search" in {a["graph_id"] for a in assistants}
+        run = httpx.post(
+            f"{base}/runs/wait",
+            json={
+                "assistant_id": "search",
+                "input": {"question": "How do I set up SSO for a new application?"},
+                "context": {"user": "alice"},
+            },
+            timeout=120,
+        )
+        assert run.status_code == 200, run.text
+        out = run.json()
+        assert out["mode"] == "extractive"
+        assert any(c["doc_id"] == "kb/sso-setup-okta" for c in out["citations"])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()
