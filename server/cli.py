@@ -9,6 +9,7 @@ import sys
 import uuid
 from collections.abc import Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -53,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
 def _settings(args: argparse.Namespace) -> Settings:
     settings = Settings()
     if getattr(args, "workspace", None):
-        settings = settings.model_copy(update={"workspace": args.workspace})
+        settings = settings.model_copy(update={"workspace": Path(args.workspace)})
     return settings
 
 
