@@ -11,6 +11,7 @@ from graph.context import Context
 from nodes.services import use_services
 from sources.memory import InMemorySource, MemoryDocument
 from tests.conftest import chat_docs, kb_docs, make_services, run_graph
+from tests.factories import single_doc_source
 
 
 async def test_answered_in_the_first_round(services) -> None:
@@ -101,18 +102,7 @@ async def test_source_timeout_is_retried_then_recorded(embedder) -> None:
 
 
 async def test_fastpass_keeps_few_strong_hits_and_skips_later_stages(embedder) -> None:
-    only = InMemorySource(
-        "kb",
-        "kb",
-        [
-            MemoryDocument(
-                "kb/vpn",
-                "Connecting to the VPN",
-                "Install the WireGuard VPN client.",
-                acl=["group:everyone"],
-            )
-        ],
-    )
+    only = single_doc_source()
     with use_services(make_services(embedder, [only])):
         run = await run_graph("WireGuard VPN client", Context(user="bob", max_variants=1))
     log = run.state.values["filter_log"][0]
@@ -123,18 +113,7 @@ async def test_fastpass_keeps_few_strong_hits_and_skips_later_stages(embedder) -
 
 
 async def test_fastpass_switched_off_uses_rerank(embedder) -> None:
-    only = InMemorySource(
-        "kb",
-        "kb",
-        [
-            MemoryDocument(
-                "kb/vpn",
-                "Connecting to the VPN",
-                "Install the WireGuard VPN client.",
-                acl=["group:everyone"],
-            )
-        ],
-    )
+    only = single_doc_source()
     with use_services(make_services(embedder, [only])):
         run = await run_graph("WireGuard VPN client", Context(user="bob", fastpass_enabled=False))
     ev = run.state.values["evidence"][0]

@@ -20,8 +20,8 @@ from nodes.read_documents import read_documents
 from nodes.search_source import search_source
 from nodes.services import use_services
 from sources.registry import UnknownSourceError, UnknownUserError
-from state.budget import new_budget
 from tests.conftest import make_services
+from tests.factories import make_evidence, make_hit, make_state
 
 
 def rt(**ctx: Any) -> tuple[Runtime[Context], list[dict[str, Any]]]:
@@ -30,74 +30,19 @@ def rt(**ctx: Any) -> tuple[Runtime[Context], list[dict[str, Any]]]:
     return Runtime(context=Context(**ctx), stream_writer=events.append), events
 
 
-def hit(
-    source_id: str, score: float, snippet: str, title: str = "T", **over: Any
-) -> dict[str, Any]:
-    h = {
-        "source_id": source_id,
-        "doc_id": source_id.split("#")[0],
-        "source": source_id.split("/")[0],
-        "kind": "kb",
-        "authority": 3,
-        "title": title,
-        "snippet": snippet,
-        "score": score,
-        "url": None,
-        "updated_at": None,
-        "version": None,
-        "deprecated": False,
-        "superseded_by": None,
-        "query": "q",
-    }
-    h.update(over)
-    return h
+def hit(source_id: str, score: float, snippet: str) -> Any:
+    return make_hit(source_id, score, snippet)
 
 
-def evidence(source_id: str, snippet: str, kept_by: str = "rerank", round_: int = 1, **over: Any):
-    e = hit(source_id, 0.8, snippet, **over)
-    e.update(
-        {
-            "scores": {"retrieval": 0.8, "rerank": 0.8},
-            "kept_by": kept_by,
-            "queries": ["q"],
-            "round": round_,
-        }
-    )
-    return e
+def evidence(source_id: str, snippet: str, **over: Any) -> Any:
+    return make_evidence(source_id, snippet, **over)
 
 
-def base_state(question: str, **over: Any) -> dict[str, Any]:
-    s: dict[str, Any] = {
-        "question": question,
-        "mode": "extractive",
-        "model": None,
-        "sources": ["kb", "chat"],
-        "budget": new_budget(
-            now=1e12, max_rounds=3, max_tokens=1000, max_seconds=60, max_bad_attempts=2
-        )
-        | {"rounds": 1},
-        "variants": [],
-        "tried_queries": [],
-        "hits": [],
-        "evidence": [],
-        "source_failures": [],
-        "filter_log": [],
-        "documents_read": [],
-        "bridge_terms": [],
-        "turns": [],
-        "verdict": {
-            "action": "search",
-            "reason": "",
-            "coverage": 0.0,
-            "missing": [],
-            "read_doc_ids": [],
-            "gap_questions": [],
-        },
-        "answer": "",
-        "answer_check": {"ok": False, "unknown_citations": [], "reason": ""},
-    }
-    s.update(over)
-    return s
+def base_state(question: str, **over: Any) -> Any:
+    state = make_state(question, **over)
+    state["budget"] = {**state["budget"], "rounds": 1}
+    state.setdefault("answer_check", {"ok": False, "unknown_citations": [], "reason": ""})
+    return state
 
 
 async def test_prepare_refuses_empty_question_unknown_user_and_unknown_source(services) -> None:

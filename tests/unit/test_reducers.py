@@ -1,36 +1,19 @@
 from state.models import Evidence
 from state.reducers import add_failures, add_hits, merge_evidence, replace, union_strings
+from tests.factories import make_evidence
 
 
 def ev(
     source_id: str,
-    source: str = "kb",
     score: float = 0.5,
     query: str = "q",
     round_: int = 1,
     kept_by: str = "rerank",
     **scores: float,
 ) -> Evidence:
-    return {
-        "source_id": source_id,
-        "doc_id": source_id.split("#")[0],
-        "source": source,
-        "kind": "kb",
-        "authority": 3,
-        "title": "t",
-        "snippet": "s",
-        "score": score,
-        "url": None,
-        "updated_at": None,
-        "version": None,
-        "deprecated": False,
-        "superseded_by": None,
-        "query": query,
-        "scores": {"retrieval": score, **scores},
-        "kept_by": kept_by,
-        "queries": [query],
-        "round": round_,
-    }
+    return make_evidence(
+        source_id, score=score, query=query, round_=round_, kept_by=kept_by, scores=scores
+    )
 
 
 def test_merge_evidence_deduplicates_by_source_id_across_rounds() -> None:

@@ -4,27 +4,14 @@ from langgraph.graph import END
 
 from graph.routing import fan_out_expand_query, route_after_check_answer, route_after_evaluate
 from state.budget import exhausted, new_budget, spend
+from tests.factories import make_state
 
 
 def state(**over: Any) -> Any:
-    base = {
-        "sources": ["kb", "chat"],
-        "variants": ["gap question", "original"],
-        "budget": new_budget(
-            now=100.0, max_rounds=3, max_tokens=1000, max_seconds=60, max_bad_attempts=2
-        ),
-        "verdict": {
-            "action": "search",
-            "reason": "",
-            "coverage": 0.0,
-            "missing": [],
-            "read_doc_ids": [],
-            "gap_questions": [],
-        },
-        "answer_check": {"ok": True, "unknown_citations": [], "reason": ""},
-    }
-    base.update(over)
-    return base
+    budget = new_budget(
+        now=100.0, max_rounds=3, max_tokens=1000, max_seconds=60, max_bad_attempts=2
+    )
+    return make_state(**({"variants": ["gap question", "original"], "budget": budget} | over))
 
 
 def test_fan_out_sends_one_branch_per_variant_and_source() -> None:
