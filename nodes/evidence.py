@@ -28,8 +28,15 @@ def user_of(services: Services, context: Context) -> User:
 
 
 def chat_model_for(services: Services, state: SearchState) -> BaseChatModel | None:
-    """The chat model chosen by ``prepare`` for this run, or ``None`` in extractive mode."""
+    """The chat model chosen by ``prepare``; ``None`` in extractive mode or once tokens run out.
+
+    With the token budget spent, nodes fall back to their extractive strategies, so the run
+    still answers without spending more.
+    """
     if state.get("mode") != "llm":
+        return None
+    budget = state.get("budget")
+    if budget and budget["tokens_used"] >= budget["max_tokens"]:
         return None
     name = state.get("model")
     if name and name in services.chat_models:

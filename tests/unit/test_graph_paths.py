@@ -222,3 +222,62 @@ async def test_second_question_in_a_thread_starts_fresh_but_keeps_turns(services
     ]
     assert not any(e["doc_id"] == "kb/vpn" for e in values["evidence"])
     assert values["budget"]["rounds"] == 1
+
+
+async def test_time_budget_forces_an_answer(services) -> None:
+    run = await run_graph(
+        "What is the Zanzibar parking rule for meal allowance claims?",
+        Context(user="bob", max_seconds=0.0),
+    )
+    assert run.state.values["forced_reason"].startswith("time budget spent")
+    assert run.nodes().count("expand_query") == 1
+    assert run.output["answer"]
+
+
+async def test_token_budget_stops_an_llm_run(embedder) -> None:
+    model = llm(
+        '{"queries": ["WireGuard VPN client install and every other detail you can find"]}',
+        '{"grades": [{"id": "kb/vpn#0", "score": 0.9}]}',
+        "Install the WireGuard client from Self Service [src:kb/vpn#0].",
+        '{"supported": true, "definitive": true, "problems": []}',
+    )
+    with use_services(make_services(embedder, chat_model=model)):
+        run = await run_graph(
+            "How do I install the VPN client, and what is the Zanzibar parking rule?",
+            Context(user="bob", max_tokens=10, fastpass_enabled=False),
+        )
+    values = run.state.values
+    assert values["forced_reason"].startswith("token budget spent")
+    assert run.nodes().count("expand_query") == 1
+    # No model call after the budget ran out: the answer is extractive and says why.
+    assert values["mode"] == "extractive"
+    assert any("token budget spent" in u for u in values["unanswered"])
+    assert "[src:kb/vpn#0]" in values["answer"]
+
+
+async def test_budget_and_evidence_survive_a_resume_from_the_checkpoint(services) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graph.search import build_search_graph
+
+    saver = InMemorySaver()
+    config = {"configurable": {"thread_id": "resume"}}
+    ctx = Context(user="bob", max_rounds=2)
+    question = "What is the meal allowance and the Zanzibar parking rule?"
+    stopped = build_search_graph().compile(checkpointer=saver, interrupt_after=["evaluate"])
+    await stopped.ainvoke({"question": question}, config, context=ctx)
+    paused = await stopped.aget_state(config)
+    assert paused.next  # interrupted with work left
+    budget = paused.values["budget"]
+    evidence = [e["source_id"] for e in paused.values["evidence"]]
+    assert budget["rounds"] == 1 and evidence
+
+    # A new graph object (as after a restart) continues from the checkpoint.
+    resumed = build_search_graph().compile(checkpointer=saver)
+    await resumed.ainvoke(None, config, context=ctx)
+    final = await resumed.aget_state(config)
+    assert final.tasks == ()
+    assert final.values["budget"]["started_at"] == budget["started_at"]
+    assert final.values["budget"]["rounds"] == 2  # counted on from 1, not reset
+    assert set(evidence) <= {e["source_id"] for e in final.values["evidence"]}
+    assert final.values["forced_reason"] == "all 2 search rounds used"
