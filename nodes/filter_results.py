@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
@@ -45,19 +46,16 @@ def unique_hits(hits: list[Hit]) -> list[Hit]:
 
 
 async def grade(
-    state: SearchState, ctx: Context, candidates: list[Evidence]
+    model: BaseChatModel, question: str, ctx: Context, candidates: list[Evidence]
 ) -> tuple[dict[str, float], int]:
     """LLM relevance grades per ``source_id``, in batches of ``grading_batch_size``."""
-    services = get_services("filter_results")
-    model = chat_model_for(services, state)
-    assert model is not None, "filter_results: grading needs a chat model"
 
     async def one(batch: list[Evidence]) -> tuple[dict[str, float], int]:
         passages = "\n".join(
             f'<passage id="{ev["source_id"]}">{ev["title"]}: {ev["snippet"][:800]}</passage>'
             for ev in batch
         )
-        prompt = ctx.grade_prompt.format(question=state["question"], passages=passages)
+        prompt = ctx.grade_prompt.format(question=question, passages=passages)
         result, tokens = await ainvoke_structured(model, prompt, Grades)
         return {g.id: g.score for g in result.grades}, tokens
 
@@ -110,9 +108,10 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
             for ev in pool:
                 ev["kept_by"] = "rerank"
             log["rerank"] = len(pool)
-        if ctx.grading_enabled and pool and state.get("mode") == "llm":
+        model = chat_model_for(services, state)
+        if ctx.grading_enabled and pool and model is not None:
             try:
-                grades, tokens = await grade(state, ctx, pool)
+                grades, tokens = await grade(model, state["question"], ctx, pool)
                 for ev in pool:
                     ev["scores"]["grade"] = grades.get(ev["source_id"], 0.0)
                 pool = [ev for ev in pool if ev["scores"]["grade"] >= ctx.grading_min_score]
