@@ -22,7 +22,7 @@ from server.bootstrap import build_services
 from server.settings import Settings
 from sources.registry import UnknownSourceError, UnknownUserError
 from sources.workspace import WorkspaceError
-from state.models import AUTHORITY_LABELS
+from state.models import KIND_LABELS
 
 
 class CliError(Exception):
@@ -160,7 +160,7 @@ def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
     if citations:
         print("\nCitations:")
         for c in citations:
-            tier = AUTHORITY_LABELS.get(c["authority"], "")
+            tier = KIND_LABELS.get(c["kind"], c["kind"])
             when = (c.get("updated_at") or "")[:10]
             url = f" <{c['url']}>" if c.get("url") else ""
             print(
