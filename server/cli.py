@@ -48,6 +48,14 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--json", action="store_true")
     history.add_argument("--workspace")
     sub.add_parser("diagram", help="print the search graph as a Mermaid diagram")
+    serve = sub.add_parser("serve", help="run the HTTP server (SSE streaming, resumable runs)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    keys = sub.add_parser("keys", help="manage API keys")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    add = keys_sub.add_parser("add", help="create an API key for a user (printed once)")
+    add.add_argument("--user", required=True)
+    add.add_argument("--file", help="keys file (default: SEEKGRAPH_API_KEYS_FILE)")
     return parser
 
 
@@ -227,6 +235,33 @@ def _summarise(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def serve(args: argparse.Namespace) -> int:
+    """Run the HTTP server with uvicorn."""
+    import uvicorn
+
+    from server.app import create_app
+
+    settings = Settings()
+    if not settings.redis_url:
+        print(
+            "seekgraph: no SEEKGRAPH_REDIS_URL — one instance, SQLite checkpoints", file=sys.stderr
+        )
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+def add_key(args: argparse.Namespace) -> int:
+    """Create an API key, store its hash, print the key once."""
+    from server.auth import add_key_to_file
+
+    settings = Settings()
+    path = Path(args.file) if args.file else settings.api_keys_file
+    if path is None:
+        raise CliError("say where keys are kept: --file PATH or SEEKGRAPH_API_KEYS_FILE")
+    print(add_key_to_file(path, args.user))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``seekgraph`` console script."""
     args = _parser().parse_args(argv)
@@ -235,6 +270,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(ask(args))
         if args.command == "history":
             return asyncio.run(history(args))
+        if args.command == "serve":
+            return serve(args)
+        if args.command == "keys":
+            return add_key(args)
         print(build_search_graph().compile().get_graph().draw_mermaid())
         return 0
     except CliError as exc:

@@ -30,6 +30,31 @@ class Settings(BaseSettings):
         default=None, description="Chat model name; unset means extractive mode (no LLM)."
     )
     llm_timeout: float = Field(default=60.0, description="Seconds per model call.")
+    redis_url: str | None = Field(
+        default=None,
+        description="Redis 8 / Redis Stack URL for checkpoints, locks and routing; unset means "
+        "one instance on SQLite checkpoints.",
+    )
+    api_keys_file: Path | None = Field(
+        default=None, description="JSON file mapping SHA-256 of API keys to user names."
+    )
+    instance_url: str | None = Field(
+        default=None,
+        description="This instance's base URL as other instances reach it (for forwarding).",
+    )
+    internal_token: SecretStr | None = Field(
+        default=None, description="Shared secret instances use to forward streams to each other."
+    )
+    max_question_chars: int = Field(default=4000, description="Longest question accepted.")
+    max_images: int = Field(default=6, description="Most images per question.")
+    max_image_bytes: int = Field(default=5_000_000, description="Largest image accepted, bytes.")
+    heartbeat_seconds: float = Field(default=10.0, description="SSE heartbeat comment interval.")
+    lock_ttl_ms: int = Field(
+        default=30_000, description="Run lock expiry; refreshed every third of it while running."
+    )
+    checkpoint_ttl_minutes: int | None = Field(
+        default=None, description="Expire Redis checkpoints after this many idle minutes."
+    )
 
     @property
     def checkpoint_path(self) -> Path:

@@ -1,0 +1,54 @@
+"""Request and response bodies of the HTTP API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ThreadOut(BaseModel):
+    """A thread owned by the caller."""
+
+    thread_id: str
+    owner: str
+
+
+class RunRequest(BaseModel):
+    """Start a run on a thread."""
+
+    question: str = Field(description="The question to answer.")
+    images: list[str] = Field(
+        default_factory=list, description="Base64 images (or data: URLs); PNG, JPEG, WebP, GIF."
+    )
+    sources: list[str] = Field(default_factory=list, description="Sources to search; all if empty.")
+    mode: str = Field(default="auto", pattern="^(auto|llm|extractive)$")
+    max_rounds: int | None = Field(default=None, ge=1, le=10)
+
+
+class Problem(BaseModel):
+    """An error: what went wrong and what to fix."""
+
+    detail: str
+    run_id: str | None = None
+
+
+class StateOut(BaseModel):
+    """A thread's latest checkpoint."""
+
+    thread_id: str
+    values: dict[str, Any]
+    next: list[str]
+    pending_tasks: int
+    checkpoint_id: str | None
+
+
+class HistoryItem(BaseModel):
+    """The state after one step of a run."""
+
+    checkpoint_id: str | None
+    step: int | None
+    wrote: list[str]
+    next: list[str]
+    created_at: str | None
+    summary: dict[str, Any]

@@ -1,0 +1,122 @@
+"""The FastAPI application: threads, resumable SSE runs, state and history, health."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import redis.asyncio as aioredis
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.search import build_search_graph
+from nodes.services import Services, set_services
+from server.auth import ApiKeyStore
+from server.bootstrap import build_services
+from server.coordination import Coordinator, LocalCoordinator, RedisCoordinator
+from server.fencing import FencedRedisSaver, FencedSqliteSaver
+from server.runs import RunManager
+from server.settings import Settings
+
+log = logging.getLogger("seekgraph.server")
+
+
+@dataclass
+class AppState:
+    """Everything the routes share, built once at start-up."""
+
+    settings: Settings
+    services: Services
+    graph: CompiledStateGraph[Any, Any, Any, Any]
+    coordinator: Coordinator
+    runs: RunManager
+    keys: ApiKeyStore
+    http: httpx.AsyncClient
+    instance: str
+    images_dir: Path
+    backend: str
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app; nothing is opened until the lifespan starts."""
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        services, _ = await asyncio.to_thread(build_services, settings)
+        set_services(services)
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        instance = settings.instance_url or "local"
+        async with AsyncExitStack() as stack:
+            redis_client = None
+            if settings.redis_url:
+                redis_client = aioredis.from_url(settings.redis_url, socket_timeout=5)
+                ttl = (
+                    {"default_ttl": settings.checkpoint_ttl_minutes, "refresh_on_read": True}
+                    if settings.checkpoint_ttl_minutes
+                    else None
+                )
+                saver: Any = FencedRedisSaver(redis_client=redis_client, ttl=ttl)
+                await saver.asetup()
+                coordinator: Coordinator = RedisCoordinator(redis_client)
+                backend = "redis"
+            else:
+                saver = await stack.enter_async_context(
+                    FencedSqliteSaver.from_conn_string(str(settings.data_dir / "server.sqlite"))
+                )
+                coordinator = LocalCoordinator()
+                backend = "sqlite"
+                log.warning(
+                    "no SEEKGRAPH_REDIS_URL: running as a single instance on SQLite checkpoints"
+                )
+            graph = build_search_graph().compile(checkpointer=saver, name="seekgraph-search")
+            http = await stack.enter_async_context(httpx.AsyncClient(timeout=None))
+            runs = RunManager(graph, coordinator, instance, settings.lock_ttl_ms)
+            app.state.seekgraph = AppState(
+                settings=settings,
+                services=services,
+                graph=graph,
+                coordinator=coordinator,
+                runs=runs,
+                keys=ApiKeyStore(settings.api_keys_file, redis_client),
+                http=http,
+                instance=instance,
+                images_dir=settings.data_dir / "images",
+                backend=backend,
+            )
+            try:
+                yield
+            finally:
+                await runs.shutdown()
+                await coordinator.close()
+
+    app = FastAPI(
+        title="seekgraph",
+        summary="Answers from every source you may see, with citations it can prove.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}"
+            for e in exc.errors()
+        )
+        return JSONResponse(status_code=422, content={"detail": f"invalid request: {problems}"})
+
+    from server.routes import health, internal, runs, threads
+
+    app.include_router(health.router)
+    app.include_router(threads.router)
+    app.include_router(runs.router)
+    app.include_router(internal.router)
+    return app

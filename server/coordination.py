@@ -1,0 +1,276 @@
+"""What instances share: thread owners, the one-run-per-thread lock, and the routing table.
+
+``RedisCoordinator`` serves several instances; ``LocalCoordinator`` serves one process (the
+SQLite set-up). Redis holds routing and locks only; it is not an event bus.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import redis.asyncio as aioredis
+
+# Compare-and-set scripts: only the holder's token may refresh or release the lock.
+_REFRESH = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a thread's live run is: the instance's base URL and the run id."""
+
+    instance: str
+    run_id: str
+
+
+class Coordinator(Protocol):
+    """Shared bookkeeping between instances."""
+
+    async def ping(self) -> None:
+        """Raise when the shared store is unreachable."""
+        ...
+
+    async def create_thread(self, thread_id: str, owner: str) -> bool:
+        """Record a new thread; False when it already exists."""
+        ...
+
+    async def owner(self, thread_id: str) -> str | None:
+        """The user who owns the thread, or None."""
+        ...
+
+    async def threads_of(self, owner: str) -> list[str]:
+        """Thread ids owned by ``owner``, newest first."""
+        ...
+
+    async def set_last_run(self, thread_id: str, run_id: str, context: dict[str, Any]) -> None:
+        """Remember the thread's latest run and its per-run settings (to continue it)."""
+        ...
+
+    async def last_run(self, thread_id: str) -> tuple[str, dict[str, Any]] | None:
+        """The thread's latest run id and its per-run settings."""
+        ...
+
+    async def acquire(self, thread_id: str, token: str, ttl_ms: int) -> bool:
+        """Take the thread's run lock (``SET NX PX``)."""
+        ...
+
+    async def refresh(self, thread_id: str, token: str, ttl_ms: int) -> bool:
+        """Extend the lock while ``token`` still holds it."""
+        ...
+
+    async def release(self, thread_id: str, token: str) -> None:
+        """Drop the lock if ``token`` holds it."""
+        ...
+
+    async def holder(self, thread_id: str) -> str | None:
+        """The token holding the lock, or None."""
+        ...
+
+    async def set_route(self, thread_id: str, route: Route, ttl_ms: int) -> None:
+        """Publish where the live run is, expiring unless refreshed."""
+        ...
+
+    async def route(self, thread_id: str) -> Route | None:
+        """Where the live run is, if its instance is still refreshing the entry."""
+        ...
+
+    async def clear_route(self, thread_id: str, run_id: str) -> None:
+        """Remove the route of a finished run."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class RedisCoordinator:
+    """Coordination through Redis keys under ``prefix``."""
+
+    def __init__(self, client: aioredis.Redis, prefix: str = "seekgraph") -> None:
+        self.r = client
+        self.p = prefix
+
+    def _k(self, *parts: str) -> str:
+        return ":".join([self.p, *parts])
+
+    async def ping(self) -> None:
+        """Raise when Redis does not answer."""
+        await self.r.ping()
+
+    async def create_thread(self, thread_id: str, owner: str) -> bool:
+        """Record a thread with its owner (atomically, first writer wins)."""
+        created = await self.r.hsetnx(self._k("thread", thread_id), "owner", owner)
+        if created:
+            now = time.time()
+            await self.r.hset(self._k("thread", thread_id), "created_at", str(now))
+            await self.r.zadd(self._k("user-threads", owner), {thread_id: now})
+        return bool(created)
+
+    async def owner(self, thread_id: str) -> str | None:
+        """The thread's owner."""
+        value = await self.r.hget(self._k("thread", thread_id), "owner")
+        return _text(value) if value is not None else None
+
+    async def threads_of(self, owner: str) -> list[str]:
+        """Threads of ``owner``, newest first."""
+        ids = await self.r.zrevrange(self._k("user-threads", owner), 0, 199)
+        return [_text(i) for i in ids]
+
+    async def set_last_run(self, thread_id: str, run_id: str, context: dict[str, Any]) -> None:
+        """Remember the latest run."""
+        await self.r.hset(
+            self._k("thread", thread_id),
+            mapping={"last_run": run_id, "last_context": json.dumps(context)},
+        )
+
+    async def last_run(self, thread_id: str) -> tuple[str, dict[str, Any]] | None:
+        """The latest run."""
+        run_id, context = await self.r.hmget(
+            self._k("thread", thread_id), ["last_run", "last_context"]
+        )
+        if run_id is None:
+            return None
+        return _text(run_id), json.loads(context or b"{}")
+
+    async def acquire(self, thread_id: str, token: str, ttl_ms: int) -> bool:
+        """``SET lock token NX PX ttl``."""
+        return bool(await self.r.set(self._k("lock", thread_id), token, nx=True, px=ttl_ms))
+
+    async def refresh(self, thread_id: str, token: str, ttl_ms: int) -> bool:
+        """Extend the lock only while we hold it."""
+        return bool(await self.r.eval(_REFRESH, 1, self._k("lock", thread_id), token, ttl_ms))
+
+    async def release(self, thread_id: str, token: str) -> None:
+        """Delete the lock only if we hold it."""
+        await self.r.eval(_RELEASE, 1, self._k("lock", thread_id), token)
+
+    async def holder(self, thread_id: str) -> str | None:
+        """The current lock token."""
+        value = await self.r.get(self._k("lock", thread_id))
+        return _text(value) if value is not None else None
+
+    async def set_route(self, thread_id: str, route: Route, ttl_ms: int) -> None:
+        """Publish the origin of the live run."""
+        await self.r.set(self._k("route", thread_id), f"{route.run_id} {route.instance}", px=ttl_ms)
+
+    async def route(self, thread_id: str) -> Route | None:
+        """The origin of the live run."""
+        value = await self.r.get(self._k("route", thread_id))
+        if value is None:
+            return None
+        run_id, instance = _text(value).split(" ", 1)
+        return Route(instance=instance, run_id=run_id)
+
+    async def clear_route(self, thread_id: str, run_id: str) -> None:
+        """Remove the route if it still names ``run_id``."""
+        current = await self.route(thread_id)
+        if current is not None and current.run_id == run_id:
+            await self.r.delete(self._k("route", thread_id))
+
+    async def close(self) -> None:
+        """Close the connection pool."""
+        await self.r.aclose()
+
+
+class LocalCoordinator:
+    """The same bookkeeping in memory, for a single instance without Redis."""
+
+    def __init__(self) -> None:
+        self._threads: dict[str, dict[str, Any]] = {}
+        self._locks: dict[str, tuple[str, float]] = {}
+        self._routes: dict[str, tuple[Route, float]] = {}
+
+    async def ping(self) -> None:
+        """Always reachable."""
+
+    async def create_thread(self, thread_id: str, owner: str) -> bool:
+        """Record a thread."""
+        if thread_id in self._threads:
+            return False
+        self._threads[thread_id] = {"owner": owner, "created_at": time.time(), "last_run": None}
+        return True
+
+    async def owner(self, thread_id: str) -> str | None:
+        """The owner."""
+        info = self._threads.get(thread_id)
+        return None if info is None else str(info["owner"])
+
+    async def threads_of(self, owner: str) -> list[str]:
+        """Threads of ``owner``, newest first."""
+        mine = [(i["created_at"], t) for t, i in self._threads.items() if i["owner"] == owner]
+        return [t for _, t in sorted(mine, reverse=True)]
+
+    async def set_last_run(self, thread_id: str, run_id: str, context: dict[str, Any]) -> None:
+        """Remember the latest run."""
+        self._threads[thread_id]["last_run"] = (run_id, context)
+
+    async def last_run(self, thread_id: str) -> tuple[str, dict[str, Any]] | None:
+        """The latest run."""
+        info = self._threads.get(thread_id)
+        return None if info is None else info["last_run"]
+
+    def _live_lock(self, thread_id: str) -> str | None:
+        held = self._locks.get(thread_id)
+        if held is None or held[1] < time.monotonic():
+            return None
+        return held[0]
+
+    async def acquire(self, thread_id: str, token: str, ttl_ms: int) -> bool:
+        """Take the lock if free or expired."""
+        if self._live_lock(thread_id) is not None:
+            return False
+        self._locks[thread_id] = (token, time.monotonic() + ttl_ms / 1000)
+        return True
+
+    async def refresh(self, thread_id: str, token: str, ttl_ms: int) -> bool:
+        """Extend our lock."""
+        if self._live_lock(thread_id) != token:
+            return False
+        self._locks[thread_id] = (token, time.monotonic() + ttl_ms / 1000)
+        return True
+
+    async def release(self, thread_id: str, token: str) -> None:
+        """Drop our lock."""
+        if self._live_lock(thread_id) == token:
+            del self._locks[thread_id]
+
+    async def holder(self, thread_id: str) -> str | None:
+        """The lock token."""
+        return self._live_lock(thread_id)
+
+    async def set_route(self, thread_id: str, route: Route, ttl_ms: int) -> None:
+        """Remember the route."""
+        self._routes[thread_id] = (route, time.monotonic() + ttl_ms / 1000)
+
+    async def route(self, thread_id: str) -> Route | None:
+        """The route, unless expired."""
+        held = self._routes.get(thread_id)
+        if held is None or held[1] < time.monotonic():
+            return None
+        return held[0]
+
+    async def clear_route(self, thread_id: str, run_id: str) -> None:
+        """Drop the route of a finished run."""
+        held = self._routes.get(thread_id)
+        if held is not None and held[0].run_id == run_id:
+            del self._routes[thread_id]
+
+    async def close(self) -> None:
+        """Nothing to close."""

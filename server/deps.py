@@ -1,0 +1,65 @@
+"""Typed dependencies: the shared app state, the caller, and a thread the caller owns."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Path, Request
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from server.app import AppState
+from sources.base import User
+from sources.registry import UnknownUserError
+
+STORE_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+def get_app_state(request: Request) -> AppState:
+    """The state built at start-up."""
+    state: AppState = request.app.state.seekgraph
+    return state
+
+
+AppDep = Annotated[AppState, Depends(get_app_state)]
+
+
+async def current_user(request: Request, app: AppDep) -> User:
+    """The user of the bearer API key; 401 without a valid one."""
+    header = request.headers.get("authorization", "")
+    scheme, _, key = header.partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        raise HTTPException(
+            401,
+            "send an API key: Authorization: Bearer <key>",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    try:
+        name = await app.keys.user_for(key.strip())
+    except STORE_DOWN:
+        raise HTTPException(503, "the key store is unreachable; try again shortly") from None
+    if name is None:
+        raise HTTPException(401, "unknown API key", headers={"WWW-Authenticate": "Bearer"})
+    try:
+        return app.services.registry.user(name)
+    except UnknownUserError:
+        raise HTTPException(403, "this key's user is not known to the workspace") from None
+
+
+UserDep = Annotated[User, Depends(current_user)]
+
+
+async def owned_thread(
+    app: AppDep, user: UserDep, thread_id: Annotated[str, Path(max_length=100)]
+) -> str:
+    """The thread id, when the caller owns it; 404 otherwise (whether or not it exists)."""
+    try:
+        owner = await app.coordinator.owner(thread_id)
+    except STORE_DOWN:
+        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
+    if owner != user.name:
+        raise HTTPException(404, f"no thread {thread_id}")
+    return thread_id
+
+
+ThreadDep = Annotated[str, Depends(owned_thread)]

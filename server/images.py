@@ -1,0 +1,58 @@
+"""Images attached to questions: checked by content, stored once by SHA-256, outside checkpoints."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from pathlib import Path
+
+from state.models import ImageRef
+
+
+class ImageError(ValueError):
+    """An image that cannot be accepted; the message says which and why."""
+
+
+def sniff(data: bytes) -> str | None:
+    """The media type from the file's first bytes (never from its name)."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def accept_images(
+    encoded: list[str], store: Path, owner: str, max_images: int, max_bytes: int
+) -> list[ImageRef]:
+    """Decode, check and store images; the store is per owner so nobody sees another's."""
+    if len(encoded) > max_images:
+        raise ImageError(f"{len(encoded)} images attached; at most {max_images} are allowed")
+    refs: list[ImageRef] = []
+    blobs: list[tuple[str, bytes]] = []
+    for i, item in enumerate(encoded, start=1):
+        payload = item.split(",", 1)[1] if item.startswith("data:") else item
+        try:
+            data = base64.b64decode(payload, validate=True)
+        except (binascii.Error, ValueError):
+            raise ImageError(f"image {i} is not valid base64") from None
+        if len(data) > max_bytes:
+            raise ImageError(f"image {i} has {len(data)} bytes; the limit is {max_bytes}")
+        media = sniff(data)
+        if media is None:
+            raise ImageError(f"image {i} is not a PNG, JPEG, WebP or GIF image")
+        digest = hashlib.sha256(data).hexdigest()
+        blobs.append((digest, data))
+        refs.append({"sha256": digest, "media_type": media, "bytes": len(data)})
+    folder = store / hashlib.sha256(owner.encode()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    for digest, data in blobs:  # written only once everything was accepted
+        path = folder / digest
+        if not path.exists():
+            path.write_bytes(data)
+    return refs

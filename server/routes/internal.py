@@ -1,0 +1,31 @@
+"""Instance-to-instance forwarding of a live run's stream (shared-secret protected)."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated
+
+from fastapi import APIRouter, Header, HTTPException
+from fastapi.responses import StreamingResponse
+
+from server.deps import AppDep
+from server.routes.runs import INTERNAL_HEADER, sse
+from server.sse import handle_frames
+
+router = APIRouter(prefix="/internal", include_in_schema=False)
+
+
+@router.get("/threads/{thread_id}/stream")
+async def internal_stream(
+    app: AppDep,
+    thread_id: str,
+    token: Annotated[str | None, Header(alias=INTERNAL_HEADER)] = None,
+) -> StreamingResponse:
+    """The live run's snapshot and events, for the instance the client reconnected to."""
+    secret = app.settings.internal_token
+    if secret is None or token is None or not hmac.compare_digest(token, secret.get_secret_value()):
+        raise HTTPException(403, "forbidden")
+    handle = app.runs.live(thread_id)
+    if handle is None or handle.done:
+        raise HTTPException(404, "no live run here")
+    return sse(app, handle_frames(handle, snapshot=True), handle.run_id)

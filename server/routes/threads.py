@@ -1,0 +1,102 @@
+"""Threads: create, list, and read their checkpointed state and history."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+
+from server.api_models import HistoryItem, StateOut, ThreadOut
+from server.deps import STORE_DOWN, AppDep, ThreadDep, UserDep
+
+router = APIRouter(prefix="/threads", tags=["threads"])
+
+
+@router.post("", status_code=201)
+async def create_thread(app: AppDep, user: UserDep) -> ThreadOut:
+    """A new thread owned by the caller."""
+    thread_id = uuid.uuid4().hex
+    try:
+        await app.coordinator.create_thread(thread_id, user.name)
+    except STORE_DOWN:
+        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
+    return ThreadOut(thread_id=thread_id, owner=user.name)
+
+
+@router.get("")
+async def list_threads(app: AppDep, user: UserDep) -> list[ThreadOut]:
+    """The caller's threads, newest first."""
+    try:
+        ids = await app.coordinator.threads_of(user.name)
+    except STORE_DOWN:
+        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
+    return [ThreadOut(thread_id=t, owner=user.name) for t in ids]
+
+
+def summarise(values: dict[str, Any]) -> dict[str, Any]:
+    """What a person wants to see of one checkpoint."""
+    out: dict[str, Any] = {
+        k: values[k]
+        for k in (
+            "question",
+            "mode",
+            "variants",
+            "verdict",
+            "documents_read",
+            "answer_check",
+            "forced_reason",
+            "answer",
+            "source_failures",
+            "filter_log",
+        )
+        if values.get(k) not in (None, [], "")
+    }
+    if values.get("evidence"):
+        out["evidence"] = [
+            {
+                "id": e["source_id"],
+                "title": e["title"],
+                "kept_by": e["kept_by"],
+                "scores": e["scores"],
+            }
+            for e in values["evidence"]
+        ]
+    if "budget" in values:
+        b = values["budget"]
+        out["budget"] = {k: b[k] for k in ("rounds", "max_rounds", "tokens_used", "bad_attempts")}
+    return out
+
+
+@router.get("/{thread_id}/state")
+async def thread_state(app: AppDep, thread_id: ThreadDep) -> StateOut:
+    """The latest checkpoint of the thread."""
+    snap = await app.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    return StateOut(
+        thread_id=thread_id,
+        values=snap.values or {},
+        next=list(snap.next),
+        pending_tasks=len(snap.tasks),
+        checkpoint_id=(snap.config or {}).get("configurable", {}).get("checkpoint_id"),
+    )
+
+
+@router.get("/{thread_id}/history")
+async def thread_history(app: AppDep, thread_id: ThreadDep) -> list[HistoryItem]:
+    """The state after every step, oldest first: what each node decided and why."""
+    items: list[HistoryItem] = []
+    async for snap in app.graph.aget_state_history({"configurable": {"thread_id": thread_id}}):
+        meta = snap.metadata or {}
+        writes = meta.get("writes")
+        items.append(
+            HistoryItem(
+                checkpoint_id=(snap.config or {}).get("configurable", {}).get("checkpoint_id"),
+                step=meta.get("step"),
+                wrote=list(writes) if isinstance(writes, dict) else [],
+                next=list(snap.next),
+                created_at=snap.created_at,
+                summary=summarise(snap.values or {}),
+            )
+        )
+    items.reverse()
+    return items

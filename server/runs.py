@@ -1,0 +1,308 @@
+"""Live runs on this instance: each run's numbered events, its folded snapshot, its lock.
+
+A ``RunHandle`` keeps every event of a run (ids ``run:seq``) and a folded view of them (the
+snapshot a reconnecting client receives instead of a replay). ``RunManager`` drives the graph
+for a run in a background task: it holds the thread's lock (refreshed by a heartbeat, checked
+before every checkpoint write), publishes the route to this instance, and releases both at
+the end, whatever happens to the client's connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from graph.context import Context
+from server.coordination import Coordinator, Route
+from server.fencing import FENCE, Fence, LostLockError
+
+log = logging.getLogger("seekgraph.runs")
+
+OUTPUT_KEYS = ("answer", "mode", "citations", "conflicts", "unanswered", "notes")
+#: Context fields a continued run must reuse (the rest keep their defaults).
+RUN_SETTINGS = ("user", "mode", "sources", "max_rounds")
+
+
+def context_to_dict(context: Context) -> dict[str, Any]:
+    """The per-run settings worth keeping to continue the run elsewhere."""
+    return {
+        k: list(v) if isinstance(v, tuple) else v
+        for k, v in ((k, getattr(context, k)) for k in RUN_SETTINGS)
+    }
+
+
+def context_from_dict(data: dict[str, Any]) -> Context:
+    """Rebuild a run's ``Context`` from ``context_to_dict``."""
+    kwargs = {k: data[k] for k in RUN_SETTINGS if k in data}
+    if "sources" in kwargs:
+        kwargs["sources"] = tuple(kwargs["sources"])
+    return Context(**kwargs)
+
+
+@dataclass
+class Event:
+    """One numbered event of a run."""
+
+    seq: int
+    type: str
+    data: dict[str, Any]
+
+
+def empty_fold(run_id: str, thread_id: str) -> dict[str, Any]:
+    """The snapshot of a run that has shown nothing yet."""
+    return {
+        "run_id": run_id,
+        "thread_id": thread_id,
+        "status": "running",
+        "steps": [],
+        "sources": [],
+        "answer": "",
+        "citations": [],
+        "conflicts": [],
+        "unanswered": [],
+        "notes": [],
+        "mode": None,
+        "errors": [],
+    }
+
+
+@dataclass
+class RunHandle:
+    """A run's events, their folded snapshot, and who waits for more."""
+
+    run_id: str
+    thread_id: str
+    owner: str
+    seq: int = 0
+    events: list[Event] = field(default_factory=list)
+    fold: dict[str, Any] = field(default_factory=dict)
+    done: bool = False
+    lost_lock: bool = False
+    finished_at: float | None = None
+    task: asyncio.Task[None] | None = None
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        if not self.fold:
+            self.fold = empty_fold(self.run_id, self.thread_id)
+
+    def emit(self, type_: str, data: dict[str, Any]) -> Event:
+        """Number an event, fold it into the snapshot and wake the followers."""
+        self.seq += 1
+        event = Event(self.seq, type_, data)
+        self.events.append(event)
+        fold_event(self.fold, event)
+        self._changed.set()
+        self._changed = asyncio.Event()
+        return event
+
+    def snapshot(self) -> Event:
+        """Everything so far as one event, numbered with the latest sequence number."""
+        return Event(self.seq, "snapshot", {**self.fold, "seq": self.seq})
+
+    def finish(self) -> None:
+        """Mark the run done and wake the followers."""
+        self.done = True
+        self.finished_at = time.monotonic()
+        self._changed.set()
+
+    async def follow(self, after: int) -> AsyncIterator[Event]:
+        """Events numbered after ``after``, live, until the run ends."""
+        while True:
+            waiter = self._changed
+            for event in self.events[max(0, after - self.first_seq) :]:
+                if event.seq > after:
+                    after = event.seq
+                    yield event
+            if self.done and after >= self.seq:
+                return
+            await waiter.wait()
+
+    @property
+    def first_seq(self) -> int:
+        """Sequence number before this handle's first event (a takeover continues numbering)."""
+        return self.events[0].seq - 1 if self.events else self.seq
+
+
+def fold_event(fold: dict[str, Any], event: Event) -> None:
+    """Fold one event into a snapshot."""
+    data = event.data
+    if event.type == "node":
+        fold["steps"].append({"node": data["node"], "summary": data["summary"]})
+    elif event.type == "sources":
+        fold["sources"] = list(dict.fromkeys([*fold["sources"], *data.get("titles", [])]))
+    elif event.type == "token":
+        fold["answer"] += data["text"]
+    elif event.type == "answer":
+        for key in OUTPUT_KEYS:
+            fold[key] = data.get(key, fold.get(key))
+    elif event.type == "error":
+        fold["errors"].append(data.get("message", ""))
+    elif event.type == "end":
+        fold["status"] = data.get("status", "done")
+    elif event.type == "snapshot":
+        fold.update({k: v for k, v in data.items() if k != "seq"})
+
+
+class RunManager:
+    """Starts, drives and finds the live runs of this instance."""
+
+    def __init__(
+        self,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        coordinator: Coordinator,
+        instance: str,
+        lock_ttl_ms: int,
+        keep_finished_s: float = 600.0,
+    ) -> None:
+        self.graph = graph
+        self.coordinator = coordinator
+        self.instance = instance
+        self.lock_ttl_ms = lock_ttl_ms
+        self.keep_finished_s = keep_finished_s
+        self.runs: dict[str, RunHandle] = {}
+
+    @staticmethod
+    def new_run_id() -> str:
+        """A fresh run id."""
+        return uuid.uuid4().hex[:12]
+
+    def token(self, run_id: str) -> str:
+        """The lock value (fencing token) of a run on this instance."""
+        return f"{run_id}@{self.instance}"
+
+    def live(self, thread_id: str) -> RunHandle | None:
+        """The thread's run on this instance, live or recently finished."""
+        self._forget_old()
+        return self.runs.get(thread_id)
+
+    def _forget_old(self) -> None:
+        now = time.monotonic()
+        for thread_id, handle in list(self.runs.items()):
+            if handle.finished_at is not None and now - handle.finished_at > self.keep_finished_s:
+                del self.runs[thread_id]
+
+    async def try_lock(self, thread_id: str, run_id: str) -> bool:
+        """Take the thread's lock for ``run_id``."""
+        return await self.coordinator.acquire(thread_id, self.token(run_id), self.lock_ttl_ms)
+
+    def start(
+        self,
+        thread_id: str,
+        owner: str,
+        graph_input: dict[str, Any] | None,
+        context: Context,
+        run_id: str | None = None,
+        handle: RunHandle | None = None,
+    ) -> RunHandle:
+        """Drive a run whose lock is already held; ``graph_input=None`` continues a checkpoint."""
+        run_id = run_id or (handle.run_id if handle else uuid.uuid4().hex[:12])
+        handle = handle or RunHandle(run_id=run_id, thread_id=thread_id, owner=owner)
+        self.runs[thread_id] = handle
+        handle.task = asyncio.create_task(self._drive(handle, graph_input, context))
+        return handle
+
+    async def _keep_lock(self, handle: RunHandle, drive: asyncio.Task[None]) -> None:
+        token = self.token(handle.run_id)
+        route = Route(instance=self.instance, run_id=handle.run_id)
+        interval = self.lock_ttl_ms / 3000
+        while True:
+            try:
+                await self.coordinator.set_route(handle.thread_id, route, self.lock_ttl_ms)
+                held = await self.coordinator.refresh(handle.thread_id, token, self.lock_ttl_ms)
+            except (RedisConnectionError, RedisTimeoutError, OSError):
+                held = True  # the store is down: the fence stops writes; keep going quietly
+            if not held:
+                log.warning("run %s lost the lock of thread %s", handle.run_id, handle.thread_id)
+                handle.lost_lock = True
+                drive.cancel()
+                return
+            await asyncio.sleep(interval)
+
+    async def _drive(
+        self, handle: RunHandle, graph_input: dict[str, Any] | None, context: Context
+    ) -> None:
+        token = self.token(handle.run_id)
+        FENCE.set(Fence(self.coordinator, handle.thread_id, token))
+        config: dict[str, Any] = {
+            "configurable": {"thread_id": handle.thread_id},
+            "metadata": {"owner": handle.owner, "run_id": handle.run_id},
+        }
+        keeper = asyncio.create_task(self._keep_lock(handle, asyncio.current_task()))  # type: ignore[arg-type]
+        status = "done"
+        try:
+            await self.coordinator.set_last_run(
+                handle.thread_id, handle.run_id, context_to_dict(context)
+            )
+            async for mode, chunk in self.graph.astream(  # type: ignore[call-overload]
+                graph_input,
+                config,
+                context=context,
+                stream_mode=["custom", "tasks"],
+                durability="sync",
+            ):
+                if mode == "tasks":
+                    if "input" in chunk and not chunk["name"].startswith("__"):
+                        handle.emit("node_start", {"node": chunk["name"]})
+                    continue
+                kind = chunk.get("event")
+                if kind in {"node", "sources", "token", "error"}:
+                    handle.emit(kind, {k: v for k, v in chunk.items() if k != "event"})
+            values = (await self.graph.aget_state(config)).values  # type: ignore[arg-type]
+            handle.emit("answer", {k: values.get(k) for k in OUTPUT_KEYS})
+        except asyncio.CancelledError:
+            if handle.lost_lock:
+                status = "lost"
+                handle.emit("error", {"message": "this run lost its thread lock; not continuing"})
+            else:
+                status = "interrupted"
+                handle.emit(
+                    "error",
+                    {
+                        "message": "this server is shutting down; the run can be resumed from its "
+                        "last saved step"
+                    },
+                )
+        except LostLockError as exc:
+            status = "lost"
+            handle.emit("error", {"message": str(exc)})
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            status = "interrupted"
+            log.error("checkpoint store unreachable during run %s: %s", handle.run_id, exc)
+            handle.emit(
+                "error",
+                {
+                    "message": "the checkpoint store is unreachable; the run stopped at its last "
+                    "saved step and can be resumed with GET /threads/{id}/stream"
+                },
+            )
+        except ValueError as exc:
+            status = "error"
+            handle.emit("error", {"message": str(exc)})
+        except Exception as exc:  # noqa: BLE001 - the client must hear about any failure
+            status = "error"
+            log.exception("run %s failed", handle.run_id)
+            handle.emit("error", {"message": f"the run failed ({type(exc).__name__})"})
+        finally:
+            keeper.cancel()
+            handle.emit("end", {"status": status})
+            handle.finish()
+            with contextlib.suppress(Exception):
+                await self.coordinator.clear_route(handle.thread_id, handle.run_id)
+                await self.coordinator.release(handle.thread_id, token)
+
+    async def shutdown(self) -> None:
+        """Cancel live runs (their checkpoints stay; another instance can continue them)."""
+        for handle in self.runs.values():
+            if handle.task is not None and not handle.done:
+                handle.task.cancel()

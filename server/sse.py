@@ -1,0 +1,82 @@
+"""The SSE wire format: ``id: run:seq``, ``event: <type>``, JSON ``data``; heartbeat comments."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from server.runs import Event, RunHandle
+
+HEARTBEAT = b": heartbeat\n\n"
+
+
+def frame(run_id: str, event: Event) -> bytes:
+    """One SSE frame."""
+    data = json.dumps(event.data, ensure_ascii=False, separators=(",", ":"))
+    return f"id: {run_id}:{event.seq}\nevent: {event.type}\ndata: {data}\n\n".encode()
+
+
+def parse_last_event_id(value: str | None) -> tuple[str | None, int]:
+    """``run:seq`` → (run id, seq); anything else → (None, 0)."""
+    if not value or ":" not in value:
+        return None, 0
+    run_id, _, seq = value.rpartition(":")
+    return (run_id, int(seq)) if seq.isdigit() else (None, 0)
+
+
+async def handle_frames(handle: RunHandle, snapshot: bool, after: int = 0) -> AsyncIterator[bytes]:
+    """A run's frames: optionally one snapshot first, then every later event, live."""
+    if snapshot:
+        snap = handle.snapshot()
+        after = snap.seq
+        yield frame(handle.run_id, snap)
+    async for event in handle.follow(after):
+        yield frame(handle.run_id, event)
+
+
+async def with_heartbeats(frames: AsyncIterator[bytes], interval: float) -> AsyncIterator[bytes]:
+    """Interleave a comment heartbeat whenever ``interval`` seconds pass without a frame."""
+    queue: asyncio.Queue[bytes | None | BaseException] = asyncio.Queue(maxsize=256)
+
+    async def pump() -> None:
+        try:
+            async for item in frames:
+                await queue.put(item)
+            await queue.put(None)
+        except Exception as exc:  # noqa: BLE001 - handed to the consumer
+            await queue.put(exc)
+
+    task = asyncio.create_task(pump())
+    try:
+        while True:
+            try:
+                item = await asyncio.wait_for(queue.get(), timeout=interval)
+            except TimeoutError:
+                yield HEARTBEAT
+                continue
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+
+
+def error_frame(run_id: str, seq: int, message: str) -> bytes:
+    """An error frame outside a run's own numbering."""
+    return frame(run_id, Event(seq, "error", {"message": message}))
+
+
+def event_data(frame_bytes: bytes) -> dict[str, Any]:
+    """Parse one frame (tests and forwarding)."""
+    fields: dict[str, Any] = {}
+    for line in frame_bytes.decode().splitlines():
+        key, _, value = line.partition(": ")
+        fields[key] = value
+    return fields
