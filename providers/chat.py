@@ -39,8 +39,8 @@ def load_chat_model(config: ChatModelConfig) -> BaseChatModel:
     kwargs["api_key"] = SecretStr(config.api_key or "not-needed")
     if config.max_tokens:
         # llama.cpp ignores max_completion_tokens; send both.
-        kwargs["max_tokens"] = config.max_tokens
-        kwargs["model_kwargs"] = {"max_tokens": config.max_tokens}
+        kwargs["max_tokens"] = config.max_tokens  # sent as max_completion_tokens
+        kwargs["extra_body"] = {"max_tokens": config.max_tokens}
     return ChatOpenAI(**kwargs)
 
 

@@ -47,6 +47,7 @@ class HistoryItem(BaseModel):
     """The state after one step of a run."""
 
     checkpoint_id: str | None
+    parent_checkpoint_id: str | None
     step: int | None
     wrote: list[str]
     next: list[str]

@@ -19,6 +19,7 @@ from graph.context import Context
 from graph.search import build_search_graph
 from nodes.services import Services, set_services
 from server.bootstrap import build_services
+from server.history import steps_of
 from server.settings import Settings
 from sources.registry import UnknownSourceError, UnknownUserError
 from sources.workspace import WorkspaceError
@@ -187,19 +188,16 @@ async def history(args: argparse.Namespace) -> int:
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     user = _user(args, settings, services)
-    config: dict[str, Any] = {"configurable": {"thread_id": args.thread}}
     async with _compiled(settings) as graph:
         owner = await _owner(graph, args.thread)
         if owner != user:
             raise CliError(f"no thread {args.thread!r} for user {user!r}")
-        steps = [s async for s in graph.aget_state_history(config)]
-    steps.reverse()
-    records = []
-    for snap in steps:
-        writes = (snap.metadata or {}).get("writes") or {}
+        steps = await steps_of(graph, args.thread)
+    records: list[dict[str, Any]] = []
+    for snap, wrote in steps:
         record = {
             "step": (snap.metadata or {}).get("step"),
-            "node": ", ".join(writes) if isinstance(writes, dict) else "",
+            "node": ", ".join(wrote),
             "next": list(snap.next),
             "created_at": snap.created_at,
             "values": _summarise(snap.values),
@@ -209,7 +207,9 @@ async def history(args: argparse.Namespace) -> int:
         print(json.dumps(records, ensure_ascii=False, indent=2, default=str))
         return 0
     for r in records:
-        print(f"step {r['step']}: next {', '.join(r['next']) or 'END'}")
+        print(
+            f"step {r['step']} after {r['node'] or 'input'}: next {', '.join(r['next']) or 'END'}"
+        )
         for key, value in r["values"].items():
             print(f"    {key}: {value}")
     return 0

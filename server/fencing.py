@@ -12,10 +12,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.redis.aio import AsyncRedisSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langchain_core.runnables import RunnableConfig
 
 from server.coordination import Coordinator
 

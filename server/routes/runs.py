@@ -23,6 +23,7 @@ from graph.context import Context
 from server.api_models import Problem, RunRequest
 from server.app import AppState
 from server.deps import STORE_DOWN, AppDep, ThreadDep, UserDep
+from server.history import steps_of
 from server.images import ImageError, accept_images
 from server.runs import Event, RunHandle, context_from_dict
 from server.sse import error_frame, frame, handle_frames, parse_last_event_id, with_heartbeats
@@ -210,12 +211,7 @@ async def takeover_frames(
     last = await app.coordinator.last_run(thread_id)
     run_id, context = last if last is not None else ("none", {"user": owner})
     snap = await app.graph.aget_state(config)  # type: ignore[arg-type]
-    steps: list[str] = []
-    async for s in app.graph.aget_state_history(config):  # type: ignore[arg-type]
-        writes = (s.metadata or {}).get("writes")
-        if isinstance(writes, dict):
-            steps.extend(writes)
-    steps.reverse()
+    steps = [n for _, wrote in await steps_of(app.graph, thread_id) for n in wrote]
     handle = RunHandle(run_id=run_id, thread_id=thread_id, owner=owner, seq=seq)
     checkpoint_fold(handle, snap.values or {}, steps)
     if not snap.tasks:  # finished (or never started): the checkpoint is the whole story

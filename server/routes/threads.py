@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException
 
 from server.api_models import HistoryItem, StateOut, ThreadOut
 from server.deps import STORE_DOWN, AppDep, ThreadDep, UserDep
+from server.history import steps_of
 
 router = APIRouter(prefix="/threads", tags=["threads"])
 
@@ -68,6 +69,11 @@ def summarise(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _checkpoint_id(config: Any) -> str | None:
+    value = (config or {}).get("configurable", {}).get("checkpoint_id")
+    return None if value is None else str(value)
+
+
 @router.get("/{thread_id}/state")
 async def thread_state(app: AppDep, thread_id: ThreadDep) -> StateOut:
     """The latest checkpoint of the thread."""
@@ -77,7 +83,7 @@ async def thread_state(app: AppDep, thread_id: ThreadDep) -> StateOut:
         values=snap.values or {},
         next=list(snap.next),
         pending_tasks=len(snap.tasks),
-        checkpoint_id=(snap.config or {}).get("configurable", {}).get("checkpoint_id"),
+        checkpoint_id=_checkpoint_id(snap.config),
     )
 
 
@@ -85,18 +91,17 @@ async def thread_state(app: AppDep, thread_id: ThreadDep) -> StateOut:
 async def thread_history(app: AppDep, thread_id: ThreadDep) -> list[HistoryItem]:
     """The state after every step, oldest first: what each node decided and why."""
     items: list[HistoryItem] = []
-    async for snap in app.graph.aget_state_history({"configurable": {"thread_id": thread_id}}):
+    for snap, wrote in await steps_of(app.graph, thread_id):
         meta = snap.metadata or {}
-        writes = meta.get("writes")
         items.append(
             HistoryItem(
-                checkpoint_id=(snap.config or {}).get("configurable", {}).get("checkpoint_id"),
+                checkpoint_id=_checkpoint_id(snap.config),
+                parent_checkpoint_id=_checkpoint_id(snap.parent_config),
                 step=meta.get("step"),
-                wrote=list(writes) if isinstance(writes, dict) else [],
+                wrote=wrote,
                 next=list(snap.next),
                 created_at=snap.created_at,
                 summary=summarise(snap.values or {}),
             )
         )
-    items.reverse()
     return items

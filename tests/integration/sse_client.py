@@ -1,0 +1,82 @@
+"""A tiny SSE reader for tests: frames with id, event, data; comments counted separately."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+
+@dataclass
+class Frame:
+    id: str | None
+    event: str
+    data: dict[str, Any]
+
+    @property
+    def seq(self) -> int:
+        return int((self.id or "x:0").rsplit(":", 1)[1])
+
+
+@dataclass
+class Stream:
+    frames: list[Frame] = field(default_factory=list)
+    comments: int = 0
+    status: int = 0
+
+    def of(self, event: str) -> list[Frame]:
+        return [f for f in self.frames if f.event == event]
+
+    @property
+    def last_id(self) -> str | None:
+        ids = [f.id for f in self.frames if f.id]
+        return ids[-1] if ids else None
+
+
+def parse(lines: Iterator[str], stream: Stream) -> Iterator[Frame]:
+    fields: dict[str, str] = {}
+    for line in lines:
+        if line == "":
+            if "event" in fields or "data" in fields:
+                frame = Frame(
+                    fields.get("id"),
+                    fields.get("event", "message"),
+                    json.loads(fields.get("data", "{}")),
+                )
+                stream.frames.append(frame)
+                yield frame
+            fields = {}
+        elif line.startswith(":"):
+            stream.comments += 1
+        else:
+            key, _, value = line.partition(": ")
+            fields[key] = value
+
+
+def read(
+    client: httpx.Client,
+    method: str,
+    url: str,
+    *,
+    stop_after: int | None = None,
+    until: str | None = None,
+    **kwargs: Any,
+) -> Stream:
+    """Read an SSE response; stop (closing the connection) after ``stop_after`` frames or
+    at the first frame of type ``until``."""
+    stream = Stream()
+    with client.stream(method, url, timeout=httpx.Timeout(120, connect=5), **kwargs) as response:
+        stream.status = response.status_code
+        if response.status_code != 200:
+            response.read()
+            stream.frames.append(Frame(None, "http_error", response.json()))
+            return stream
+        for frame in parse(response.iter_lines(), stream):
+            if stop_after is not None and len(stream.frames) >= stop_after:
+                break
+            if until is not None and frame.event == until:
+                break
+    return stream

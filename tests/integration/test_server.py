@@ -1,0 +1,336 @@
+"""The HTTP server as real processes: two instances sharing one real Redis, a test model server.
+
+Covers resume on the same instance, forwarding to the origin, takeover after SIGKILL,
+the one-run-per-thread lock, heartbeats, isolation between users, and bad input.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from server.auth import add_key_to_file
+from tests.integration.processes import Proc, start_app, start_model_server, start_redis
+from tests.integration.sse_client import Stream, read
+
+LOCK_TTL_MS = 3000
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    tmp = tmp_path_factory.mktemp("server")
+    procs: list[Proc] = []
+    try:
+        redis_url = os.environ.get("SEEKGRAPH_TEST_REDIS_URL")  # started by .ci/run
+        if redis_url is None:
+            redis_proc, redis_url = start_redis(tmp)
+            procs.append(redis_proc)
+        model = start_model_server(tmp, delay=0.05, tokens=60, first_delay=1.6)
+        procs.append(model)
+        keys = tmp / "keys.json"
+        world = {
+            "tmp": tmp,
+            "redis_url": redis_url,
+            "model": model,
+            "alice": add_key_to_file(keys, "alice"),
+            "bob": add_key_to_file(keys, "bob"),
+            "env": {
+                "SEEKGRAPH_REDIS_URL": redis_url,
+                "SEEKGRAPH_API_KEYS_FILE": keys,
+                "SEEKGRAPH_INTERNAL_TOKEN": "test-internal-secret",
+                "SEEKGRAPH_LLM_MODEL": "test-model",
+                "SEEKGRAPH_LLM_BASE_URL": model.url + "/v1",
+                "SEEKGRAPH_LLM_API_KEY": "unused",
+                "SEEKGRAPH_HEARTBEAT_SECONDS": "0.5",
+                "SEEKGRAPH_LOCK_TTL_MS": LOCK_TTL_MS,
+            },
+        }
+        world["a"] = start_app(tmp, "a", world["env"])
+        procs.append(world["a"])
+        world["b"] = start_app(tmp, "b", world["env"])
+        procs.append(world["b"])
+        yield world
+    finally:
+        for p in reversed(procs):
+            p.stop()
+
+
+def auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def new_thread(client: httpx.Client, base: str, key: str) -> str:
+    r = client.post(f"{base}/threads", headers=auth(key))
+    assert r.status_code == 201, r.text
+    return r.json()["thread_id"]
+
+
+QUESTION = {"question": "How do I connect to the VPN from a new laptop?"}
+
+
+def answer_text(stream: Stream) -> str:
+    """What a client shows: the snapshot's answer replaced, then tokens appended."""
+    text = ""
+    for f in stream.frames:
+        if f.event == "snapshot":
+            text = f.data["answer"]
+        elif f.event == "token":
+            text += f.data["text"]
+    return text
+
+
+def assert_no_gaps(stream: Stream) -> None:
+    seqs = [f.seq for f in stream.frames if f.id]
+    assert seqs == sorted(set(seqs)), seqs
+    after_snapshot = seqs[1:] if stream.frames[0].event == "snapshot" else seqs
+    assert after_snapshot == list(range(after_snapshot[0], after_snapshot[0] + len(after_snapshot)))
+
+
+def test_a_run_streams_sse_with_ids_and_a_final_answer(world) -> None:
+    a = world["a"].url
+    with httpx.Client() as c:
+        thread = new_thread(c, a, world["alice"])
+        s = read(
+            c, "POST", f"{a}/threads/{thread}/runs", json=QUESTION, headers=auth(world["alice"])
+        )
+    assert s.status == 200
+    kinds = [f.event for f in s.frames]
+    assert kinds[0] == "node_start" and kinds[-1] == "end"
+    assert {"node", "sources", "token", "answer"} <= set(kinds)
+    run_id = s.frames[0].id.split(":")[0]
+    assert all(f.id.startswith(run_id + ":") for f in s.frames)
+    assert [f.seq for f in s.frames] == list(range(1, len(s.frames) + 1))
+    [answer] = s.of("answer")
+    assert answer.data["mode"] == "llm" and answer.data["citations"]
+    assert "".join(f.data["text"] for f in s.of("token")).strip() == answer.data["answer"]
+    assert s.of("end")[0].data["status"] == "done"
+
+
+def test_page_refresh_on_the_same_instance_gets_a_snapshot_then_live_events(world) -> None:
+    a = world["a"].url
+    with httpx.Client() as c:
+        thread = new_thread(c, a, world["alice"])
+        first = read(
+            c,
+            "POST",
+            f"{a}/threads/{thread}/runs",
+            json=QUESTION,
+            headers=auth(world["alice"]),
+            until="token",
+        )
+        seen = first.last_id
+        second = read(
+            c,
+            "GET",
+            f"{a}/threads/{thread}/stream",
+            headers={**auth(world["alice"]), "Last-Event-ID": seen},
+        )
+    assert second.frames[0].event == "snapshot"
+    assert second.frames[0].seq >= first.frames[-1].seq
+    assert_no_gaps(second)
+    final = second.of("answer")[0].data["answer"]
+    assert answer_text(second).strip() == final  # shown exactly once, complete
+    assert final.count("w10 ") == 1
+
+
+def test_reconnecting_to_another_instance_is_forwarded_to_the_origin(world) -> None:
+    a, b = world["a"].url, world["b"].url
+    with httpx.Client() as c:
+        thread = new_thread(c, a, world["alice"])
+        first = read(
+            c,
+            "POST",
+            f"{a}/threads/{thread}/runs",
+            json=QUESTION,
+            headers=auth(world["alice"]),
+            until="token",
+        )
+        second = read(
+            c,
+            "GET",
+            f"{b}/threads/{thread}/stream",
+            headers={**auth(world["alice"]), "Last-Event-ID": first.last_id},
+        )
+    run_id = first.frames[0].id.split(":")[0]
+    assert second.frames[0].event == "snapshot"
+    assert second.frames[0].id.startswith(run_id + ":")  # the origin's run, not a new one
+    assert not any(f.data.get("node") == "resume" for f in second.of("node"))
+    assert_no_gaps(second)
+    assert answer_text(second).strip() == second.of("answer")[0].data["answer"]
+
+
+def test_origin_killed_mid_run_is_continued_from_its_checkpoint(world) -> None:
+    tmp = world["tmp"]
+    origin: Proc = start_app(tmp, "doomed", world["env"])
+    b = world["b"].url
+    with httpx.Client() as c:
+        thread = new_thread(c, origin.url, world["alice"])
+        first = read(
+            c,
+            "POST",
+            f"{origin.url}/threads/{thread}/runs",
+            json=QUESTION,
+            headers=auth(world["alice"]),
+            until="token",
+        )
+        origin.kill()
+        # the dead holder's lock blocks a new run until it expires
+        blocked = c.post(f"{b}/threads/{thread}/runs", json=QUESTION, headers=auth(world["alice"]))
+        assert blocked.status_code == 409
+        second = read(
+            c,
+            "GET",
+            f"{b}/threads/{thread}/stream",
+            headers={**auth(world["alice"]), "Last-Event-ID": first.last_id},
+        )
+        history = c.get(f"{b}/threads/{thread}/history", headers=auth(world["alice"])).json()
+    assert second.frames[0].event == "snapshot"
+    assert second.frames[0].seq > first.frames[-1].seq
+    assert any(s["node"] == "resume" for s in second.frames[0].data["steps"])
+    answer = second.of("answer")[0].data
+    assert answer["citations"] and answer["answer"].endswith("].")
+    assert answer_text(second).strip() == answer["answer"]
+    assert second.of("end")[0].data["status"] == "done"
+    # one continuous history: every checkpoint's parent is the one before it
+    ids = [h["checkpoint_id"] for h in history]
+    parents = [h["parent_checkpoint_id"] for h in history]
+    assert parents[1:] == ids[:-1]
+    wrote = [n for h in history for n in h["wrote"]]
+    assert wrote.count("integrate") == 1 and wrote[-1] == "check_answer"
+
+
+def test_double_submit_gets_409_with_the_live_run(world) -> None:
+    a = world["a"].url
+    with httpx.Client() as c:
+        thread = new_thread(c, a, world["alice"])
+        with c.stream(
+            "POST",
+            f"{a}/threads/{thread}/runs",
+            json=QUESTION,
+            headers=auth(world["alice"]),
+            timeout=60,
+        ) as live:
+            run_id = live.headers["x-run-id"]
+            again = c.post(
+                f"{a}/threads/{thread}/runs", json=QUESTION, headers=auth(world["alice"])
+            )
+            elsewhere = c.post(
+                f"{world['b'].url}/threads/{thread}/runs",
+                json=QUESTION,
+                headers=auth(world["alice"]),
+            )
+            for _ in live.iter_lines():
+                pass
+    assert again.status_code == 409 and again.json()["run_id"] == run_id
+    assert elsewhere.status_code == 409 and elsewhere.json()["run_id"] == run_id
+    assert "GET /threads/" in again.json()["detail"]
+
+
+def test_heartbeats_arrive_while_a_slow_step_runs(world) -> None:
+    a = world["a"].url
+    key = auth(world["alice"])
+    with httpx.Client() as c:
+        thread = new_thread(c, a, world["alice"])
+        s = read(c, "POST", f"{a}/threads/{thread}/runs", json=QUESTION, headers=key)
+    # the model is silent for 1.6 s before its first answer token; heartbeats every 0.5 s
+    assert s.comments >= 2
+    assert s.of("end")[0].data["status"] == "done"
+
+
+def test_another_users_key_gets_404_everywhere(world) -> None:
+    a = world["a"].url
+    with httpx.Client() as c:
+        thread = new_thread(c, a, world["alice"])
+        read(c, "POST", f"{a}/threads/{thread}/runs", json=QUESTION, headers=auth(world["alice"]))
+        bob = auth(world["bob"])
+        for method, path in [
+            ("GET", "state"),
+            ("GET", "history"),
+            ("GET", "stream"),
+            ("POST", "runs"),
+        ]:
+            r = c.request(method, f"{a}/threads/{thread}/{path}", headers=bob, json=QUESTION)
+            assert r.status_code == 404, (path, r.status_code)
+            assert "VPN" not in r.text
+        assert thread not in [t["thread_id"] for t in c.get(f"{a}/threads", headers=bob).json()]
+        assert c.get(f"{a}/threads/{thread}/state", headers=auth(world["alice"])).status_code == 200
+        assert c.get(f"{a}/threads/{thread}/state").status_code == 401
+        assert c.get(f"{a}/threads/{thread}/state", headers=auth("sg_not_a_key")).status_code == 401
+
+
+def test_bad_input_is_refused_with_what_to_fix_and_changes_nothing(world) -> None:
+    a = world["a"].url
+    key = auth(world["alice"])
+    png_named_text = base64.b64encode(b"this is not an image").decode()
+    tiny_png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
+    with httpx.Client() as c:
+        thread = new_thread(c, a, world["alice"])
+        read(c, "POST", f"{a}/threads/{thread}/runs", json=QUESTION, headers=key)
+        before = c.get(f"{a}/threads/{thread}/state", headers=key).json()
+        cases = [
+            (b"{not json", "invalid request"),
+            (json.dumps({}).encode(), "question"),
+            (json.dumps({"question": "  "}).encode(), "question is empty"),
+            (json.dumps({"question": "x" * 5000}).encode(), "limit is 4000"),
+            (
+                json.dumps({"question": "vpn?", "sources": ["wiki"]}).encode(),
+                "unknown source 'wiki'",
+            ),
+            (
+                json.dumps({"question": "vpn?", "images": [png_named_text]}).encode(),
+                "not a PNG, JPEG, WebP or GIF",
+            ),
+            (json.dumps({"question": "vpn?", "images": ["%%%"]}).encode(), "not valid base64"),
+            (json.dumps({"question": "vpn?", "images": [tiny_png] * 7}).encode(), "at most 6"),
+        ]
+        for body, message in cases:
+            r = c.post(
+                f"{a}/threads/{thread}/runs",
+                content=body,
+                headers={**key, "content-type": "application/json"},
+            )
+            assert r.status_code == 422, (body[:40], r.status_code, r.text)
+            assert message in r.json()["detail"], (message, r.text)
+        unknown = c.post(f"{a}/threads/nope/runs", json=QUESTION, headers=key)
+        assert unknown.status_code == 404 and "no thread nope" in unknown.json()["detail"]
+        after = c.get(f"{a}/threads/{thread}/state", headers=key).json()
+    assert after["checkpoint_id"] == before["checkpoint_id"]
+
+
+def test_redis_unreachable_fails_readiness_and_new_runs_and_tells_live_clients(world) -> None:
+    tmp = world["tmp"] / "outage"
+    tmp.mkdir()
+    redis_proc, url = start_redis(tmp)
+    app = start_app(tmp, "outage", {**world["env"], "SEEKGRAPH_REDIS_URL": url})
+    try:
+        with httpx.Client() as c:
+            assert c.get(f"{app.url}/readyz").status_code == 200
+            thread = new_thread(c, app.url, world["alice"])
+            with c.stream(
+                "POST",
+                f"{app.url}/threads/{thread}/runs",
+                json=QUESTION,
+                headers=auth(world["alice"]),
+                timeout=60,
+            ) as live:
+                lines = live.iter_lines()
+                for line in lines:
+                    if line.startswith("event: token"):
+                        break
+                redis_proc.kill()
+                rest = "\n".join(lines)
+            assert "event: error" in rest and "unreachable" in rest
+            ready = c.get(f"{app.url}/readyz")
+            assert ready.status_code == 503 and "redis" in ready.json()["detail"]
+            r = c.post(
+                f"{app.url}/threads/{thread}/runs", json=QUESTION, headers=auth(world["alice"])
+            )
+            assert r.status_code == 503 and "unreachable" in r.json()["detail"]
+    finally:
+        app.stop()
+        redis_proc.stop()
