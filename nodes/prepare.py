@@ -46,7 +46,25 @@ async def prepare(state: SearchState, runtime: Runtime[Context]) -> dict[str, An
     if state.get("images") and mode == "extractive":
         notes.append("Images were attached but extractive mode cannot read them.")
     t = now()
-    update: dict[str, Any] = {
+    # What the previous question of the thread left behind is cleared; keys that are already
+    # empty are not written again, which keeps the first checkpoint of a thread small.
+    resets: dict[str, Any] = {
+        "variants": [],
+        "tried_queries": replace(),
+        "hits": replace(),
+        "evidence": replace(),
+        "source_failures": replace(),
+        "documents_read": replace(),
+        "filter_log": [],
+        "bridge_terms": [],
+        "answer": "",
+        "citations": [],
+        "conflicts": [],
+        "unanswered": [],
+        "forced_reason": None,
+    }
+    update: dict[str, Any] = {k: v for k, v in resets.items() if state.get(k)}
+    update |= {
         "question": question,
         "mode": mode,
         "sources": sources,
@@ -58,14 +76,6 @@ async def prepare(state: SearchState, runtime: Runtime[Context]) -> dict[str, An
             max_seconds=ctx.max_seconds,
             max_bad_attempts=ctx.max_bad_attempts,
         ),
-        "variants": [],
-        "tried_queries": replace(),
-        "hits": replace(),
-        "evidence": replace(),
-        "source_failures": replace(),
-        "documents_read": replace(),
-        "filter_log": [],
-        "bridge_terms": [],
         "verdict": {
             "action": "search",
             "reason": "nothing searched yet",
@@ -74,13 +84,7 @@ async def prepare(state: SearchState, runtime: Runtime[Context]) -> dict[str, An
             "read_doc_ids": [],
             "gap_questions": [],
         },
-        "answer": "",
-        "citations": [],
-        "conflicts": [],
-        "unanswered": [],
         "notes": notes,
-        "answer_check": {"ok": False, "unknown_citations": [], "reason": "not checked yet"},
-        "forced_reason": None,
     }
     runtime.stream_writer(
         node_event(

@@ -46,6 +46,7 @@ def words(text: str) -> list[str]:
     return [w for w in out if w]
 
 
+@lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """The English Snowball stem of a lower-cased word (CJK tokens unchanged)."""
     if _CJK.match(word):

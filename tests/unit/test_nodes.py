@@ -58,7 +58,10 @@ async def test_prepare_picks_the_mode_and_resets_the_previous_question(embedder)
     with use_services(make_services(embedder)):
         out = await prepare({"question": "vpn?"}, rt()[0])
         assert out["mode"] == "extractive" and out["sources"] == ["kb", "chat"]
-        assert out["evidence"] == {"replace": []}
+        assert "evidence" not in out  # nothing to clear on a new thread
+        previous = {"question": "vpn?", "evidence": [evidence("kb/vpn#0", "x")], "answer": "old"}
+        again = await prepare(previous, rt()[0])
+        assert again["evidence"] == {"replace": []} and again["answer"] == ""
         with pytest.raises(ValueError, match="no chat model"):
             await prepare({"question": "vpn?"}, rt(mode="llm")[0])
     model = GenericFakeChatModel(messages=iter([]))
