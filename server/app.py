@@ -58,7 +58,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         async with AsyncExitStack() as stack:
             redis_client = None
             if settings.redis_url:
-                redis_client = aioredis.from_url(settings.redis_url, socket_timeout=5)
+                # A blocking pool: a burst of requests waits for a free connection instead of
+                # failing (the default pool raises MaxConnectionsError past its limit).
+                pool = aioredis.BlockingConnectionPool.from_url(
+                    settings.redis_url, max_connections=64, timeout=10, socket_timeout=5
+                )
+                redis_client = aioredis.Redis(connection_pool=pool)
                 ttl = (
                     {"default_ttl": settings.checkpoint_ttl_minutes, "refresh_on_read": True}
                     if settings.checkpoint_ttl_minutes
@@ -72,7 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 saver = await stack.enter_async_context(
                     FencedSqliteSaver.from_conn_string(str(settings.data_dir / "server.sqlite"))
                 )
-                coordinator = LocalCoordinator()
+                coordinator = LocalCoordinator(settings.data_dir / "threads.json")
                 backend = "sqlite"
                 log.warning(
                     "no SEEKGRAPH_REDIS_URL: running as a single instance on SQLite checkpoints"

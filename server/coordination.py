@@ -6,9 +6,11 @@ SQLite set-up). Redis holds routing and locks only; it is not an event bus.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import redis.asyncio as aioredis
@@ -190,12 +192,32 @@ class RedisCoordinator:
 
 
 class LocalCoordinator:
-    """The same bookkeeping in memory, for a single instance without Redis."""
+    """The same bookkeeping for a single instance without Redis.
 
-    def __init__(self) -> None:
+    Locks and routes live in memory (they die with the process anyway); thread owners are
+    kept in a JSON file beside the SQLite checkpoints, so threads survive a restart.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
         self._threads: dict[str, dict[str, Any]] = {}
+        if path is not None and path.exists():
+            self._threads = json.loads(path.read_text(encoding="utf-8"))
         self._locks: dict[str, tuple[str, float]] = {}
         self._routes: dict[str, tuple[Route, float]] = {}
+
+    async def _save(self) -> None:
+        if self.path is None:
+            return
+        data = json.dumps(self._threads)
+        path = self.path
+
+        def write() -> None:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(data, encoding="utf-8")
+            tmp.replace(path)
+
+        await asyncio.to_thread(write)
 
     async def ping(self) -> None:
         """Always reachable."""
@@ -205,6 +227,7 @@ class LocalCoordinator:
         if thread_id in self._threads:
             return False
         self._threads[thread_id] = {"owner": owner, "created_at": time.time(), "last_run": None}
+        await self._save()
         return True
 
     async def owner(self, thread_id: str) -> str | None:
@@ -219,12 +242,16 @@ class LocalCoordinator:
 
     async def set_last_run(self, thread_id: str, run_id: str, context: dict[str, Any]) -> None:
         """Remember the latest run."""
-        self._threads[thread_id]["last_run"] = (run_id, context)
+        self._threads[thread_id]["last_run"] = [run_id, context]
+        await self._save()
 
     async def last_run(self, thread_id: str) -> tuple[str, dict[str, Any]] | None:
         """The latest run."""
         info = self._threads.get(thread_id)
-        return None if info is None else info["last_run"]
+        if info is None or not info["last_run"]:
+            return None
+        run_id, context = info["last_run"]
+        return str(run_id), dict(context)
 
     def _live_lock(self, thread_id: str) -> str | None:
         held = self._locks.get(thread_id)

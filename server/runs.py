@@ -275,6 +275,7 @@ class RunManager:
                 )
         except LostLockError as exc:
             status = "lost"
+            log.warning("run %s lost the lock: %s", handle.run_id, exc)
             handle.emit("error", {"message": str(exc)})
         except (RedisConnectionError, RedisTimeoutError) as exc:
             status = "interrupted"

@@ -153,11 +153,14 @@ async def open_forward(
     headers = {INTERNAL_HEADER: app.settings.internal_token.get_secret_value()}
     if lei:
         headers["Last-Event-ID"] = lei
+    # The origin sends a heartbeat at least every heartbeat interval: three missed in a row
+    # means it is paused or gone (a stopped process still accepts TCP connections).
+    silence = max(3 * app.settings.heartbeat_seconds, 1.0)
     request = app.http.build_request(
         "GET",
         f"{instance}/internal/threads/{thread_id}/stream",
         headers=headers,
-        timeout=httpx.Timeout(None, connect=2.0),
+        timeout=httpx.Timeout(silence, connect=2.0),
     )
     try:
         response = await app.http.send(request, stream=True)

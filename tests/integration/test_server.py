@@ -334,3 +334,73 @@ def test_redis_unreachable_fails_readiness_and_new_runs_and_tells_live_clients(w
     finally:
         app.stop()
         redis_proc.stop()
+
+
+def test_a_paused_holder_that_lost_its_lock_writes_nothing(world) -> None:
+    import signal
+    import time
+
+    holder: Proc = start_app(world["tmp"], "paused", world["env"])
+    b = world["b"].url
+    key = auth(world["alice"])
+    try:
+        with httpx.Client() as c:
+            thread = new_thread(c, holder.url, world["alice"])
+            first = read(
+                c,
+                "POST",
+                f"{holder.url}/threads/{thread}/runs",
+                json=QUESTION,
+                headers=key,
+                until="node_start",
+            )
+            holder.popen.send_signal(signal.SIGSTOP)  # paused, not dead
+            time.sleep(LOCK_TTL_MS / 1000 + 1)  # its lock and route expire
+            second = read(
+                c,
+                "GET",
+                f"{b}/threads/{thread}/stream",
+                headers={**key, "Last-Event-ID": first.last_id},
+            )
+            holder.popen.send_signal(signal.SIGCONT)
+            time.sleep(4)  # let the woken holder try to go on
+            history = c.get(f"{b}/threads/{thread}/history", headers=key).json()
+    finally:
+        holder.popen.send_signal(signal.SIGCONT)
+        holder.stop()
+    assert second.of("end")[0].data["status"] == "done"
+    ids = [h["checkpoint_id"] for h in history]
+    parents = [h["parent_checkpoint_id"] for h in history]
+    assert parents[1:] == ids[:-1], "the history forked: the paused holder wrote after all"
+    wrote = [n for h in history for n in h["wrote"]]
+    assert wrote.count("check_answer") == 1
+    assert "lost the lock" in holder.tail()  # it noticed, and stopped
+
+
+def test_without_redis_one_instance_runs_on_sqlite_and_keeps_threads(world, tmp_path) -> None:
+    env = {k: v for k, v in world["env"].items() if k != "SEEKGRAPH_REDIS_URL"}
+    env["SEEKGRAPH_DATA_DIR"] = tmp_path / "single"
+    solo = start_app(tmp_path, "solo", env)
+    key = auth(world["alice"])
+    try:
+        with httpx.Client() as c:
+            ready = c.get(f"{solo.url}/readyz").json()
+            assert ready["backend"] == "sqlite"
+            thread = new_thread(c, solo.url, world["alice"])
+            s = read(c, "POST", f"{solo.url}/threads/{thread}/runs", json=QUESTION, headers=key)
+            assert s.of("answer")[0].data["citations"]
+    finally:
+        solo.stop()
+    assert "single instance on SQLite" in solo.tail()
+    again = start_app(tmp_path, "solo", env)  # same data directory, restarted
+    try:
+        with httpx.Client() as c:
+            state = c.get(f"{again.url}/threads/{thread}/state", headers=key)
+            assert state.status_code == 200
+            assert state.json()["values"]["answer"] == s.of("answer")[0].data["answer"]
+            assert (
+                c.get(f"{again.url}/threads/{thread}/state", headers=auth(world["bob"])).status_code
+                == 404
+            )
+    finally:
+        again.stop()
