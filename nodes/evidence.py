@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
@@ -90,6 +91,18 @@ def render_evidence(evidence: Iterable[Evidence], limit_chars: int = 1200) -> st
             attrs += ' deprecated="true"'
         blocks.append(f"<source {attrs}>\n{ev['title']}\n{ev['snippet'][:limit_chars]}\n</source>")
     return "\n".join(blocks)
+
+
+def only_changed(state: SearchState, update: dict[str, Any]) -> dict[str, Any]:
+    """``update`` without the keys whose value is already in state.
+
+    Every key written is stored again in the next checkpoint; unchanged ones cost a write
+    and say nothing in the history.
+    """
+    return {k: v for k, v in update.items() if state.get(k, _MISSING) != v}
+
+
+_MISSING = object()
 
 
 def cited_ids(answer: str) -> list[str]:

@@ -135,9 +135,11 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
     for failure in failures:
         runtime.stream_writer(failure_event(failure))
     runtime.stream_writer(node_event("filter_results", summary, **log))
-    return {
+    update: dict[str, Any] = {
         "evidence": update_evidence,
         "hits": replace(),
         "filter_log": [*state.get("filter_log", []), log],
-        "budget": spend(state["budget"], now=now(), tokens=tokens),
     }
+    if tokens:
+        update["budget"] = spend(state["budget"], now=now(), tokens=tokens)
+    return update

@@ -23,6 +23,7 @@ from nodes.evidence import (
     kept,
     newer,
     now,
+    only_changed,
     relevance,
     render_evidence,
 )
@@ -259,15 +260,17 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
             notes=notes,
         )
     )
-    return {
+    update: dict[str, Any] = {
         "answer": body,
         "mode": mode,
         "conflicts": conflicts,
         "unanswered": unanswered,
         "notes": notes,
         "forced_reason": forced,
-        "budget": spend(budget, now=now(), tokens=tokens),
     }
+    if tokens:
+        update["budget"] = spend(budget, now=now(), tokens=tokens)
+    return only_changed(state, update)
 
 
 __all__ = ["integrate", "relevance"]

@@ -11,10 +11,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
-from nodes.evidence import now, user_of
+from nodes.evidence import user_of
 from nodes.services import get_services
 from providers.text import STOPWORDS, display_words, term_set
-from state.budget import spend
 from state.events import node_event
 from state.models import Document, Evidence
 from state.schemas import SearchState
@@ -98,9 +97,4 @@ async def read_documents(state: SearchState, runtime: Runtime[Context]) -> dict[
             bridge_terms=bridges,
         )
     )
-    return {
-        "evidence": evidence,
-        "documents_read": list(wanted),
-        "bridge_terms": bridges,
-        "budget": spend(state["budget"], now=now()),
-    }
+    return {"evidence": evidence, "documents_read": list(wanted), "bridge_terms": bridges}

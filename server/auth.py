@@ -67,3 +67,14 @@ def add_key_to_file(path: Path, user: str) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return key
+
+
+async def add_key_to_redis(url: str, user: str, redis_key: str = "seekgraph:apikeys") -> str:
+    """Create a key for ``user``, store its hash in Redis, and return the key (shown once)."""
+    key = new_key()
+    client = aioredis.from_url(url)
+    try:
+        await client.hset(redis_key, hash_key(key), user)
+    finally:
+        await client.aclose()
+    return key

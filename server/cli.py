@@ -57,6 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     add = keys_sub.add_parser("add", help="create an API key for a user (printed once)")
     add.add_argument("--user", required=True)
     add.add_argument("--file", help="keys file (default: SEEKGRAPH_API_KEYS_FILE)")
+    add.add_argument("--redis", action="store_true", help="store in Redis (SEEKGRAPH_REDIS_URL)")
     return parser
 
 
@@ -255,9 +256,16 @@ def add_key(args: argparse.Namespace) -> int:
     from server.auth import add_key_to_file
 
     settings = Settings()
+    if args.redis:
+        if not settings.redis_url:
+            raise CliError("--redis needs SEEKGRAPH_REDIS_URL")
+        from server.auth import add_key_to_redis
+
+        print(asyncio.run(add_key_to_redis(settings.redis_url, args.user)))
+        return 0
     path = Path(args.file) if args.file else settings.api_keys_file
     if path is None:
-        raise CliError("say where keys are kept: --file PATH or SEEKGRAPH_API_KEYS_FILE")
+        raise CliError("say where keys are kept: --file PATH, --redis or SEEKGRAPH_API_KEYS_FILE")
     print(add_key_to_file(path, args.user))
     return 0
 
