@@ -33,6 +33,8 @@ def citation_of(ev: Evidence) -> Citation:
         "url": ev["url"],
         "updated_at": ev["updated_at"],
         "snippet": ev["snippet"],
+        "deprecated": ev["deprecated"],
+        "superseded_by": ev["superseded_by"],
     }
 
 
@@ -77,7 +79,13 @@ async def check_answer(state: SearchState, runtime: Runtime[Context]) -> dict[st
     budget = spend(state["budget"], now=now(), tokens=tokens, bad_attempts=0 if ok else 1)
     final = ok or exhausted(budget) is not None
     check: AnswerCheck = {"ok": ok, "unknown_citations": unknown, "reason": reason}
-    citations = [citation_of(evidence[c]) for c in cited_ids(answer)]
+    # Conflicts and version notes cite sources too: the person must be able to open them.
+    shown = (
+        cited_ids(answer)
+        + [claim["id"] for conflict in state.get("conflicts", []) for claim in conflict["claims"]]
+        + [i for note in state.get("notes", []) for i in cited_ids(note)]
+    )
+    citations = [citation_of(evidence[c]) for c in dict.fromkeys(shown) if c in evidence]
     verdict = (
         "accepted" if ok else ("kept (budget spent)" if final else "rejected; searching again")
     )

@@ -61,9 +61,19 @@ def relevance(ev: Evidence) -> float:
 
 def by_authority(evidence: Iterable[Evidence]) -> list[Evidence]:
     """Evidence ordered by authority tier, then relevance, then recency."""
-    return sorted(
-        evidence, key=lambda ev: (-ev["authority"], -relevance(ev), -_ts(ev["updated_at"]))
-    )
+
+    def key(ev: Evidence) -> tuple[float, ...]:
+        s = ev["scores"]
+        # the most informed score first; the less informed ones break its ties
+        return (
+            -ev["authority"],
+            -relevance(ev),
+            -s.get("rerank", s.get("read", 0.0)),
+            -s.get("retrieval", ev["score"]),
+            -_ts(ev["updated_at"]),
+        )
+
+    return sorted(evidence, key=key)
 
 
 def _ts(value: str | None) -> float:

@@ -12,6 +12,23 @@ class ThreadOut(BaseModel):
 
     thread_id: str
     owner: str
+    title: str | None = None
+
+
+class SourceOut(BaseModel):
+    """A source the caller may search."""
+
+    name: str
+    kind: str
+    authority: int
+
+
+class MeOut(BaseModel):
+    """Who the API key belongs to, and what they may search."""
+
+    user: str
+    display_name: str
+    sources: list[SourceOut]
 
 
 class RunRequest(BaseModel):

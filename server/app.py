@@ -14,7 +14,8 @@ import httpx
 import redis.asyncio as aioredis
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.search import build_search_graph
@@ -118,10 +119,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         return JSONResponse(status_code=422, content={"detail": f"invalid request: {problems}"})
 
-    from server.routes import health, internal, runs, threads
+    from server.routes import health, internal, me, runs, threads
 
     app.include_router(health.router)
+    app.include_router(me.router)
     app.include_router(threads.router)
     app.include_router(runs.router)
     app.include_router(internal.router)
+
+    static = Path(__file__).parent / "static"
+    app.mount("/static", StaticFiles(directory=static), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(static / "index.html", headers={"Cache-Control": "no-cache"})
+
     return app

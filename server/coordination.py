@@ -57,6 +57,14 @@ class Coordinator(Protocol):
         """Thread ids owned by ``owner``, newest first."""
         ...
 
+    async def set_title(self, thread_id: str, title: str) -> None:
+        """Name the thread after its first question (kept once set)."""
+        ...
+
+    async def title(self, thread_id: str) -> str | None:
+        """The thread's title."""
+        ...
+
     async def set_last_run(self, thread_id: str, run_id: str, context: dict[str, Any]) -> None:
         """Remember the thread's latest run and its per-run settings (to continue it)."""
         ...
@@ -134,6 +142,15 @@ class RedisCoordinator:
         """Threads of ``owner``, newest first."""
         ids = await self.r.zrevrange(self._k("user-threads", owner), 0, 199)
         return [_text(i) for i in ids]
+
+    async def set_title(self, thread_id: str, title: str) -> None:
+        """Set the title if none yet."""
+        await self.r.hsetnx(self._k("thread", thread_id), "title", title)
+
+    async def title(self, thread_id: str) -> str | None:
+        """The title."""
+        value = await self.r.hget(self._k("thread", thread_id), "title")
+        return _text(value) if value is not None else None
 
     async def set_last_run(self, thread_id: str, run_id: str, context: dict[str, Any]) -> None:
         """Remember the latest run."""
@@ -239,6 +256,18 @@ class LocalCoordinator:
         """Threads of ``owner``, newest first."""
         mine = [(i["created_at"], t) for t, i in self._threads.items() if i["owner"] == owner]
         return [t for _, t in sorted(mine, reverse=True)]
+
+    async def set_title(self, thread_id: str, title: str) -> None:
+        """Set the title if none yet."""
+        info = self._threads.get(thread_id)
+        if info is not None and not info.get("title"):
+            info["title"] = title
+            await self._save()
+
+    async def title(self, thread_id: str) -> str | None:
+        """The title."""
+        info = self._threads.get(thread_id)
+        return None if info is None else info.get("title")
 
     async def set_last_run(self, thread_id: str, run_id: str, context: dict[str, Any]) -> None:
         """Remember the latest run."""

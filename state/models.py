@@ -80,6 +80,8 @@ class Citation(TypedDict):
     url: str | None
     updated_at: str | None
     snippet: str
+    deprecated: bool
+    superseded_by: str | None
 
 
 class Conflict(TypedDict):

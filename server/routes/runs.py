@@ -114,6 +114,7 @@ async def create_run(
     graph_input: dict[str, Any] = {"question": question}
     if images:
         graph_input["images"] = images
+    await app.coordinator.set_title(thread_id, question[:120])
     handle = app.runs.start(thread_id, user.name, graph_input, Context(**context_args), run_id)
     return sse(app, handle_frames(handle, snapshot=False), run_id)
 

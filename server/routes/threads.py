@@ -32,7 +32,9 @@ async def list_threads(app: AppDep, user: UserDep) -> list[ThreadOut]:
         ids = await app.coordinator.threads_of(user.name)
     except STORE_DOWN:
         raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
-    return [ThreadOut(thread_id=t, owner=user.name) for t in ids]
+    return [
+        ThreadOut(thread_id=t, owner=user.name, title=await app.coordinator.title(t)) for t in ids
+    ]
 
 
 def summarise(values: dict[str, Any]) -> dict[str, Any]:

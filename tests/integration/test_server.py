@@ -352,9 +352,10 @@ def test_a_paused_holder_that_lost_its_lock_writes_nothing(world) -> None:
                 f"{holder.url}/threads/{thread}/runs",
                 json=QUESTION,
                 headers=key,
-                until="node_start",
+                until="token",
             )
-            holder.popen.send_signal(signal.SIGSTOP)  # paused, not dead
+            # paused mid-answer (waiting on the model, no checkpoint write in flight)
+            holder.popen.send_signal(signal.SIGSTOP)
             time.sleep(LOCK_TTL_MS / 1000 + 1)  # its lock and route expire
             second = read(
                 c,

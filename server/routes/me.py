@@ -1,0 +1,20 @@
+"""The caller: who they are and which sources they may search."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from server.api_models import MeOut, SourceOut
+from server.deps import AppDep, UserDep
+
+router = APIRouter(tags=["me"])
+
+
+@router.get("/me")
+async def me(app: AppDep, user: UserDep) -> MeOut:
+    """The API key's user and the sources a run may search (each enforces its own ACLs)."""
+    sources = [
+        SourceOut(name=s.name, kind=s.kind, authority=s.authority)
+        for s in app.services.registry.select()
+    ]
+    return MeOut(user=user.name, display_name=user.display_name or user.name, sources=sources)

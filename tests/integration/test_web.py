@@ -1,0 +1,209 @@
+"""The web page in a real browser: Playwright driving Debian's Chromium, headless.
+
+A real server (Redis, the test model server streaming slowly) behind a real page. Screenshots
+of the main states go to ``bench/results/screenshots/`` for reviewers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from server.auth import add_key_to_file
+from tests.integration.conftest import REPO
+from tests.integration.processes import Proc, start_app, start_model_server, start_redis
+
+SHOTS = REPO / "bench" / "results" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+VPN = "How do I connect to the VPN from a new laptop?"
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    tmp = tmp_path_factory.mktemp("web")
+    procs: list[Proc] = []
+    try:
+        url = os.environ.get("SEEKGRAPH_TEST_REDIS_URL")
+        if url is None:
+            redis_proc, url = start_redis(tmp)
+            procs.append(redis_proc)
+        model = start_model_server(tmp, delay=0.04, tokens=60, first_delay=0.8)
+        procs.append(model)
+        keys = tmp / "keys.json"
+        site = {"alice": add_key_to_file(keys, "alice"), "bob": add_key_to_file(keys, "bob")}
+        app = start_app(
+            tmp,
+            "web",
+            {
+                "SEEKGRAPH_REDIS_URL": url,
+                "SEEKGRAPH_API_KEYS_FILE": keys,
+                "SEEKGRAPH_LLM_MODEL": "test-model",
+                "SEEKGRAPH_LLM_BASE_URL": model.url + "/v1",
+                "SEEKGRAPH_LLM_API_KEY": "unused",
+            },
+        )
+        procs.append(app)
+        site["url"] = app.url
+        yield site
+    finally:
+        for p in reversed(procs):
+            p.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    p = context.new_page()
+    yield p
+    context.close()
+
+
+def sign_in(page: Page, site: dict, user: str) -> None:
+    page.goto(site["url"] + "/")
+    page.get_by_label("Your API key").fill(site[user])
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#who")).to_contain_text(user.capitalize() if False else "Signed in as")
+
+
+def ask(page: Page, question: str) -> None:
+    page.get_by_label("Your question").fill(question)
+    page.get_by_role("button", name="Ask", exact=True).click()
+
+
+def wait_done(page: Page) -> None:
+    expect(page.locator("#progress-status")).to_have_text("(done)", timeout=60_000)
+
+
+def test_ask_shows_a_cited_answer_and_the_source_behind_a_citation(page: Page, site: dict) -> None:
+    sign_in(page, site, "alice")
+    ask(page, VPN)
+    expect(page.locator("#timeline li").first).to_be_visible(timeout=30_000)
+    page.screenshot(path=str(SHOTS / "streaming.png"))
+    wait_done(page)
+    cites = page.locator("#answer .cite")
+    expect(cites.first).to_be_visible()
+    cited = cites.first.get_attribute("data-cite") or ""
+    cites.first.click()
+    panel = page.locator("#source-panel")
+    expect(panel).to_be_visible()
+    # the panel shows the document the server says this citation is
+    auth = {"Authorization": f"Bearer {site['alice']}"}
+    thread = httpx.get(site["url"] + "/threads", headers=auth).json()[0]["thread_id"]
+    state = httpx.get(f"{site['url']}/threads/{thread}/state", headers=auth).json()
+    [citation] = [
+        c
+        for c in state["values"]["citations"]
+        if c["id"] == cited.replace("%2F", "/").replace("%23", "#")
+    ]
+    expect(page.locator("#source-title")).to_have_text(citation["title"])
+    assert panel.get_attribute("data-doc") == citation["doc_id"]
+    assert citation["doc_id"] == "kb/vpn-access"
+    expect(page.locator("#source-meta")).to_contain_text("knowledge base")
+    expect(page.locator("#source-link")).to_have_attribute(
+        "href", "https://kb.fernhill.example/it/vpn"
+    )
+    expect(page.locator("#progress summary")).to_contain_text("What I did")
+    page.screenshot(path=str(SHOTS / "answer-with-source.png"), full_page=True)
+
+
+def test_reload_mid_answer_completes_it_once(page: Page, site: dict) -> None:
+    sign_in(page, site, "alice")
+    ask(page, VPN)
+    expect(page.locator("#answer")).to_contain_text("w3", timeout=30_000)  # streaming
+    page.reload()
+    wait_done(page)
+    text = page.locator("#answer").inner_text()
+    for word in ("w0 ", "w10 ", "w59"):
+        assert text.count(word) == 1, (word, text)
+    assert text.startswith("Answer w0")
+    expect(page.locator("#answer .cite")).to_have_count(1)
+    page.screenshot(path=str(SHOTS / "after-reload.png"))
+
+
+def test_a_source_turned_off_is_never_cited(page: Page, site: dict) -> None:
+    sign_in(page, site, "alice")
+    page.get_by_role("checkbox", name="kb").uncheck()
+    ask(page, VPN)
+    wait_done(page)
+    cited = [c.get_attribute("data-cite") or "" for c in page.locator("#answer .cite").all()]
+    assert cited and not any(c.startswith("kb") for c in cited), cited
+    page.reload()  # remembered per browser
+    expect(page.get_by_role("checkbox", name="kb")).not_to_be_checked()
+    page.get_by_role("checkbox", name="kb").check()
+
+
+def test_a_non_image_named_png_is_refused_before_anything_is_sent(
+    page: Page, site: dict, tmp_path: Path
+) -> None:
+    sign_in(page, site, "bob")
+    fake = tmp_path / "screenshot.png"
+    fake.write_text("this is plain text, not a picture")
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url) if "/runs" in r.url else None)
+    page.locator("#images").set_input_files(str(fake))
+    expect(page.locator("#ask-error")).to_contain_text("is not a PNG, JPEG, WebP or GIF image")
+    expect(page.locator("#previews li")).to_have_count(0)
+    assert sent == []
+    page.screenshot(path=str(SHOTS / "image-refused.png"))
+
+
+def test_a_second_user_never_sees_the_first_users_threads(page: Page, site: dict) -> None:
+    sign_in(page, site, "alice")
+    ask(page, "What did the Project Nightjar penetration test find?")
+    wait_done(page)
+    expect(page.locator("#thread-list")).to_contain_text("Project Nightjar")
+    page.get_by_role("button", name="Sign out").click()
+    sign_in(page, site, "bob")
+    expect(page.locator("#thread-list")).not_to_contain_text("Project Nightjar")
+    listed = httpx.get(
+        site["url"] + "/threads", headers={"Authorization": f"Bearer {site['bob']}"}
+    ).json()
+    assert not any("Nightjar" in (t["title"] or "") for t in listed)
+
+
+def test_phone_sized_and_keyboard_only(browser: Browser, site: dict) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    try:
+        page.goto(site["url"] + "/")
+        page.keyboard.type(site["bob"])  # the key field has focus
+        page.keyboard.press("Enter")
+        expect(page.locator("#who")).to_contain_text("Signed in as")
+        page.locator("#question").focus()
+        page.keyboard.type("What is the daily meal allowance when travelling?")
+        page.keyboard.press("Control+Enter")
+        wait_done(page)
+        page.locator("#answer .cite").first.focus()
+        page.keyboard.press("Enter")
+        expect(page.locator("#source-panel")).to_be_visible()
+        page.screenshot(path=str(SHOTS / "phone.png"), full_page=True)
+        page.keyboard.press("Escape")
+        expect(page.locator("#source-panel")).to_be_hidden()
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 400, f"the page scrolls sideways on a phone ({width}px)"
+    finally:
+        context.close()
