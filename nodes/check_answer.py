@@ -13,11 +13,11 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.decisions import AnswerReview
 from nodes.evidence import CITATION, chat_model_for, cited_ids, kept, now, render_evidence
+from nodes.llm import decide
 from nodes.services import get_services
-from providers.chat import ainvoke_structured
 from state.budget import exhausted, spend
 from state.events import node_event
-from state.models import Citation, Evidence
+from state.models import Citation, Evidence, ModelCall, Turn
 from state.schemas import AnswerCheck, SearchState
 
 
@@ -62,6 +62,7 @@ async def check_answer(state: SearchState, runtime: Runtime[Context]) -> dict[st
     if ok and not nothing and not cited_ids(answer):
         ok, reason = False, "the answer cites no source"
     tokens = 0
+    calls: list[ModelCall] = []
     model = chat_model_for(services, state)
     if ok and model is not None and not nothing:
         prompt = ctx.check_answer_prompt.format(
@@ -69,13 +70,15 @@ async def check_answer(state: SearchState, runtime: Runtime[Context]) -> dict[st
             answer=answer,
             sources=render_evidence([evidence[c] for c in cited_ids(answer)], 800),
         )
-        try:
-            review, tokens = await ainvoke_structured(model, prompt, AnswerReview)
-            if not (review.supported and review.definitive):
-                ok = False
-                reason = "; ".join(review.problems) or "the answer is not supported or definitive"
-        except Exception as exc:  # noqa: BLE001 - a failed review keeps the citation check
-            reason += f" (support review skipped: {type(exc).__name__})"
+        outcome = await decide("check_answer", model, prompt, AnswerReview)
+        tokens = outcome.tokens
+        calls.append(outcome.call)
+        review = outcome.value
+        if review is None:
+            reason += " (support review skipped: model unavailable)"
+        elif not (review.supported and review.definitive):
+            ok = False
+            reason = "; ".join(review.problems) or "the answer is not supported or definitive"
     budget = spend(state["budget"], now=now(), tokens=tokens, bad_attempts=0 if ok else 1)
     final = ok or exhausted(budget) is not None
     check: AnswerCheck = {"ok": ok, "unknown_citations": unknown, "reason": reason}
@@ -96,6 +99,11 @@ async def check_answer(state: SearchState, runtime: Runtime[Context]) -> dict[st
         "answer_check": check,
         "budget": budget,
     }
+    if calls:
+        update["model_calls"] = calls
     if final:
-        update["turns"] = [{"question": state["question"], "answer": answer, "mode": state["mode"]}]
+        turn: Turn = {"question": state["question"], "answer": answer, "mode": state["mode"]}
+        if state.get("images"):
+            turn["images"] = state["images"]
+        update["turns"] = [turn]
     return update

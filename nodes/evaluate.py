@@ -13,12 +13,12 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.decisions import EvaluateDecision
 from nodes.evidence import by_authority, chat_model_for, kept, now, relevance, render_evidence
+from nodes.llm import decide
 from nodes.services import get_services
-from providers.chat import ainvoke_structured
 from providers.text import coverage, display_words, stem, term_set, terms
 from state.budget import exhausted, spend
 from state.events import node_event
-from state.models import Evidence
+from state.models import Evidence, ModelCall
 from state.schemas import SearchState, Verdict
 
 
@@ -104,6 +104,7 @@ async def evaluate(state: SearchState, runtime: Runtime[Context]) -> dict[str, A
     model = chat_model_for(services, state)
     verdict = coverage_verdict(state, ctx)
     tokens = 0
+    calls: list[ModelCall] = []
     strategy = "coverage"
     if model is not None and not (
         verdict["action"] == "read"
@@ -117,8 +118,13 @@ async def evaluate(state: SearchState, runtime: Runtime[Context]) -> dict[str, A
             read=", ".join(state.get("documents_read", [])) or "none",
             max_read=ctx.max_documents_per_read,
         )
-        try:
-            decision, tokens = await ainvoke_structured(model, prompt, EvaluateDecision)
+        outcome = await decide("evaluate", model, prompt, EvaluateDecision)
+        tokens = outcome.tokens
+        calls.append(outcome.call)
+        decision = outcome.value
+        if decision is None:
+            strategy = "coverage (model unavailable)"
+        else:
             known_docs = {ev["doc_id"] for ev in evidence}
             verdict |= {
                 "action": decision.action,
@@ -131,8 +137,6 @@ async def evaluate(state: SearchState, runtime: Runtime[Context]) -> dict[str, A
             if verdict["action"] == "read" and not verdict["read_doc_ids"]:
                 verdict["action"] = "search"
             strategy = "llm"
-        except Exception as exc:  # noqa: BLE001 - any model failure degrades to coverage
-            strategy = f"coverage (model failed: {type(exc).__name__})"
     round_ = state["budget"]["rounds"]
     new = [
         ev for ev in state.get("evidence", []) if ev["round"] == round_ and ev["kept_by"] != "none"
@@ -146,4 +150,7 @@ async def evaluate(state: SearchState, runtime: Runtime[Context]) -> dict[str, A
     runtime.stream_writer(
         node_event("evaluate", summary, strategy=strategy, budget_spent=spent, **verdict)
     )
-    return {"verdict": verdict, "budget": budget}
+    update: dict[str, Any] = {"verdict": verdict, "budget": budget}
+    if calls:
+        update["model_calls"] = calls
+    return update

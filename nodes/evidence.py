@@ -7,10 +7,9 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-
 from nodes.context import Context
 from nodes.services import Services
+from providers.chat import ChatModel
 from sources.base import User
 from state.models import AUTHORITY_LABELS, Evidence
 from state.schemas import SearchState
@@ -28,7 +27,7 @@ def user_of(services: Services, context: Context) -> User:
     return services.registry.user(context.user)
 
 
-def chat_model_for(services: Services, state: SearchState) -> BaseChatModel | None:
+def chat_model_for(services: Services, state: SearchState) -> ChatModel | None:
     """The chat model chosen by ``prepare``; ``None`` in extractive mode or once tokens run out.
 
     With the token budget spent, nodes fall back to their extractive strategies, so the run
@@ -40,6 +39,8 @@ def chat_model_for(services: Services, state: SearchState) -> BaseChatModel | No
     if budget and budget["tokens_used"] >= budget["max_tokens"]:
         return None
     name = state.get("model")
+    if name and name == services.vision_model_name and services.vision_model is not None:
+        return services.vision_model
     if name and name in services.chat_models:
         return services.chat_models[name]
     return services.chat_model

@@ -15,12 +15,13 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.decisions import QueryVariants
 from nodes.evidence import chat_model_for, conversation_of, kept, now, relevance
+from nodes.llm import decide
 from nodes.services import get_services
-from providers.chat import ainvoke_structured
 from providers.embeddings import aembed_queries
 from providers.text import STOPWORDS, display_words, stem, term_set
 from state.budget import spend
 from state.events import node_event
+from state.models import ModelCall
 from state.schemas import SearchState
 
 
@@ -95,6 +96,7 @@ async def expand_query(state: SearchState, runtime: Runtime[Context]) -> dict[st
     services = get_services("expand_query")
     model = chat_model_for(services, state)
     tokens = 0
+    calls: list[ModelCall] = []
     strategy = "feedback"
     if model is not None:
         prompt = ctx.expand_query_prompt.format(
@@ -104,13 +106,15 @@ async def expand_query(state: SearchState, runtime: Runtime[Context]) -> dict[st
             gaps="\n".join(state["verdict"].get("gap_questions", [])) or "none",
             max_variants=ctx.max_variants,
         )
-        try:
-            result, tokens = await ainvoke_structured(model, prompt, QueryVariants)
-            candidates = [*result.queries, state["question"]]
+        decision = await decide("expand_query", model, prompt, QueryVariants)
+        tokens = decision.tokens
+        calls.append(decision.call)
+        if decision.value is not None:
+            candidates = [*decision.value.queries, state["question"]]
             strategy = "llm"
-        except Exception as exc:  # noqa: BLE001 - any model failure degrades to extractive
+        else:
             candidates = extractive_variants(state)
-            strategy = f"feedback (model failed: {type(exc).__name__})"
+            strategy = "feedback (model unavailable)"
     else:
         candidates = extractive_variants(state)
 
@@ -126,4 +130,7 @@ async def expand_query(state: SearchState, runtime: Runtime[Context]) -> dict[st
     runtime.stream_writer(
         node_event("expand_query", summary, queries=fresh, dropped=dropped, strategy=strategy)
     )
-    return {"variants": fresh, "tried_queries": fresh, "budget": budget}
+    update: dict[str, Any] = {"variants": fresh, "tried_queries": fresh, "budget": budget}
+    if calls:
+        update["model_calls"] = calls
+    return update

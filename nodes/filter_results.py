@@ -9,18 +9,18 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.decisions import Grades
 from nodes.evidence import chat_model_for, now
+from nodes.llm import Decision, decide
 from nodes.search_source import failure_event
 from nodes.services import get_services
-from providers.chat import ainvoke_structured
+from providers.chat import ChatModel
 from state.budget import spend
 from state.events import node_event
-from state.models import Evidence, Hit
+from state.models import Evidence, Hit, ModelCall
 from state.reducers import replace
 from state.schemas import SearchState
 
@@ -46,18 +46,20 @@ def unique_hits(hits: list[Hit]) -> list[Hit]:
 
 
 async def grade(
-    model: BaseChatModel, question: str, ctx: Context, candidates: list[Evidence]
-) -> tuple[dict[str, float], int]:
-    """LLM relevance grades per ``source_id``, in batches of ``grading_batch_size``."""
+    model: ChatModel, question: str, ctx: Context, candidates: list[Evidence]
+) -> tuple[dict[str, float] | None, int, list[ModelCall]]:
+    """LLM relevance grades per ``source_id``, in batches of ``grading_batch_size``.
 
-    async def one(batch: list[Evidence]) -> tuple[dict[str, float], int]:
+    ``None`` when any batch could not be graded (the rerank result then stands).
+    """
+
+    async def one(batch: list[Evidence]) -> Decision[Grades]:
         passages = "\n".join(
             f'<passage id="{ev["source_id"]}">{ev["title"]}: {ev["snippet"][:800]}</passage>'
             for ev in batch
         )
         prompt = ctx.grade_prompt.format(question=question, passages=passages)
-        result, tokens = await ainvoke_structured(model, prompt, Grades)
-        return {g.id: g.score for g in result.grades}, tokens
+        return await decide("filter_results", model, prompt, Grades)
 
     size = max(1, ctx.grading_batch_size)
     batches = [candidates[i : i + size] for i in range(0, len(candidates), size)]
@@ -65,11 +67,13 @@ async def grade(
         asyncio.gather(*(one(b) for b in batches)), timeout=ctx.grading_timeout
     )
     grades: dict[str, float] = {}
-    tokens = 0
-    for scores, used in results:
-        grades.update(scores)
-        tokens += used
-    return grades, tokens
+    tokens = sum(r.tokens for r in results)
+    calls = [r.call for r in results]
+    for result in results:
+        if result.value is None:
+            return None, tokens, calls
+        grades.update({g.id: g.score for g in result.value.grades})
+    return grades, tokens, calls
 
 
 async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -83,6 +87,7 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
     candidates = [h for h in hits if h["source_id"] not in known]
     log: dict[str, Any] = {"round": round_, "hits": len(hits), "already_kept": len(again)}
     tokens = 0
+    calls: list[ModelCall] = []
     kept: list[Evidence]
 
     if (
@@ -108,18 +113,31 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
             for ev in pool:
                 ev["kept_by"] = "rerank"
             log["rerank"] = len(pool)
+            log["reranker"] = getattr(services.reranker, "last_used", services.reranker.name)
         model = chat_model_for(services, state)
         if ctx.grading_enabled and pool and model is not None:
             try:
-                grades, tokens = await grade(model, state["question"], ctx, pool)
+                grades, tokens, calls = await grade(model, state["question"], ctx, pool)
+            except TimeoutError:
+                grades, log["grade_error"] = None, "timed out"
+                calls.append(
+                    {
+                        "node": "filter_results",
+                        "model": "none",
+                        "outcome": "degraded",
+                        "detail": f"grading timed out after {ctx.grading_timeout} s",
+                        "tokens": 0,
+                    }
+                )
+            if grades is None:
+                log.setdefault("grade_error", "model unavailable")
+            else:
                 for ev in pool:
                     ev["scores"]["grade"] = grades.get(ev["source_id"], 0.0)
                 pool = [ev for ev in pool if ev["scores"]["grade"] >= ctx.grading_min_score]
                 for ev in pool:
                     ev["kept_by"] = "grade"
                 log["grade"] = len(pool)
-            except (TimeoutError, ValueError, OSError) as exc:
-                log["grade_error"] = type(exc).__name__
         kept = pool
         stages = ", ".join(f"{k} {log[k]}" for k in ("rerank", "grade") if k in log)
         summary = f"{len(hits)} hits → kept {len(kept)}" + (f" ({stages})" if stages else "")
@@ -142,4 +160,6 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
     }
     if tokens:
         update["budget"] = spend(state["budget"], now=now(), tokens=tokens)
+    if calls:
+        update["model_calls"] = calls
     return update

@@ -8,11 +8,12 @@ a written answer.
 
 from __future__ import annotations
 
+import base64
 import re
 from itertools import combinations
 from typing import Any
 
-from langchain_core.messages import AIMessageChunk
+from langchain_core.messages import BaseMessageChunk, HumanMessage
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
@@ -28,12 +29,20 @@ from nodes.evidence import (
     render_evidence,
 )
 from nodes.prompts import FORCED_NOTE
-from nodes.services import get_services
-from providers.chat import usage_tokens
+from nodes.services import Services, get_services
+from providers.chat import (
+    ChatModel,
+    ModelClientError,
+    ModelError,
+    ModelUnavailableError,
+    classify,
+    served_by,
+    usage_tokens,
+)
 from providers.text import coverage, sentences, term_set, terms
 from state.budget import exhausted, spend
 from state.events import TokenEvent, node_event
-from state.models import KIND_LABELS, Conflict, Evidence
+from state.models import KIND_LABELS, Conflict, Evidence, ImageRef, ModelCall
 from state.schemas import SearchState
 
 EXTRACTIVE_HEADER = (
@@ -206,6 +215,78 @@ def conflict_lines(conflicts: list[Conflict]) -> list[str]:
     return lines
 
 
+class AnswerInterruptedError(ModelUnavailableError):
+    """The model failed after answer tokens were streamed; the step stops, resumable."""
+
+
+async def stream_answer(
+    model: ChatModel, content: str | list[dict[str, Any]], runtime: Runtime[Context]
+) -> tuple[str, int, str]:
+    """Stream the answer as token events: (text, tokens, model that served).
+
+    Failover happens only before the first token (``load_chat_model``); after it, a failure
+    raises ``AnswerInterruptedError`` rather than starting over with another model.
+    """
+    parts: list[str] = []
+    final: BaseMessageChunk | None = None
+    request: Any = content
+    if isinstance(content, list):
+        request = [HumanMessage(content=[dict(part) for part in content])]
+    try:
+        async for chunk in model.astream(request):
+            text = chunk.content if isinstance(chunk.content, str) else ""
+            if text:
+                parts.append(text)
+                token: TokenEvent = {"event": "token", "text": text}
+                runtime.stream_writer(token)
+            if isinstance(chunk, BaseMessageChunk):
+                final = chunk if final is None else final + chunk
+    except Exception as exc:  # noqa: BLE001 - classified below
+        if parts:
+            raise AnswerInterruptedError(
+                f"the chat model failed after {len(parts)} answer tokens "
+                f"({type(exc).__name__}); resume the run to write the answer again"
+            ) from exc
+        raise classify(exc) from exc
+    tokens = usage_tokens(final) if final is not None else 0
+    return "".join(parts).strip(), tokens, served_by(final) if final is not None else "unknown"
+
+
+def with_images(
+    prompt: str, images: list[ImageRef], services: Services, user: str
+) -> str | list[dict[str, Any]]:
+    """The prompt, with the question's images as data URLs when there are any to send."""
+    if not images or services.image_loader is None:
+        return prompt
+    parts: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
+    for ref in images:
+        data = services.image_loader(user, ref)
+        if data is None:
+            continue
+        url = f"data:{ref['media_type']};base64,{base64.b64encode(data).decode()}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
+
+
+#: Bytes of images replayed to the vision model, newest first (this question's, then earlier).
+IMAGE_BYTES_BUDGET = 12_000_000
+
+
+def images_in_budget(state: SearchState) -> list[ImageRef]:
+    """Images to send: the question's own, then earlier turns' newest first, within budget."""
+    chosen: list[ImageRef] = []
+    spent = 0
+    earlier = [ref for turn in reversed(state.get("turns", [])) for ref in turn.get("images", [])]
+    for ref in [*state.get("images", []), *earlier]:
+        if ref["sha256"] in {c["sha256"] for c in chosen}:
+            continue
+        if spent + ref["bytes"] > IMAGE_BYTES_BUDGET:
+            break
+        chosen.append(ref)
+        spent += ref["bytes"]
+    return chosen
+
+
 async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the answer; when the budget is spent, answer anyway and say what is missing."""
     ctx = runtime.context
@@ -218,6 +299,7 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
     lines, relevant = await extractive_answer(state, ctx, pool)
     conflicts = find_conflicts(relevant)
     tokens = 0
+    calls: list[ModelCall] = []
     mode = "extractive"
     if not pool:
         body = NOTHING_FOUND
@@ -229,18 +311,34 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
             notes="\n".join(notes + conflict_lines(conflicts)) or "none",
             forced=FORCED_NOTE.format(reason=forced) if forced else "",
         )
-        parts: list[str] = []
-        final: AIMessageChunk | None = None
-        async for chunk in model.astream(prompt):
-            text = chunk.content if isinstance(chunk.content, str) else ""
-            if text:
-                parts.append(text)
-                token: TokenEvent = {"event": "token", "text": text}
-                runtime.stream_writer(token)
-            final = chunk if final is None else final + chunk
-        body = "".join(parts).strip()
-        tokens = usage_tokens(final) if final is not None else 0
-        mode = "llm"
+        content = with_images(prompt, images_in_budget(state), services, ctx.user)
+        try:
+            body, tokens, served = await stream_answer(model, content, runtime)
+            mode = "llm"
+            calls.append(
+                {
+                    "node": "integrate",
+                    "model": served,
+                    "outcome": "ok",
+                    "detail": "",
+                    "tokens": tokens,
+                }
+            )
+        except ModelClientError as exc:
+            raise ModelClientError(f"integrate: {exc}") from exc
+        except AnswerInterruptedError:
+            raise
+        except ModelError as exc:
+            calls.append(
+                {
+                    "node": "integrate",
+                    "model": "none",
+                    "outcome": "degraded",
+                    "detail": f"{exc}; wrote an extractive answer",
+                    "tokens": 0,
+                }
+            )
+            body = "\n".join([EXTRACTIVE_HEADER, *lines]) if lines else NOTHING_FOUND
     else:
         body = "\n".join([EXTRACTIVE_HEADER, *lines]) if lines else NOTHING_FOUND
     if mode == "extractive":
@@ -270,7 +368,10 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
     }
     if tokens:
         update["budget"] = spend(budget, now=now(), tokens=tokens)
-    return only_changed(state, update)
+    update = only_changed(state, update)
+    if calls:
+        update["model_calls"] = calls
+    return update
 
 
 __all__ = ["integrate", "relevance"]

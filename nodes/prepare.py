@@ -43,7 +43,21 @@ async def prepare(state: SearchState, runtime: Runtime[Context]) -> dict[str, An
     else:
         mode = "llm" if services.chat_model is not None else "extractive"
     notes = []
-    if state.get("images") and mode == "extractive":
+    has_images = bool(state.get("images")) or any(t.get("images") for t in state.get("turns", []))
+    if has_images and ctx.model and ctx.model != services.vision_model_name:
+        raise ValueError(
+            f"prepare: this thread holds images and model {ctx.model!r} cannot read them; "
+            + (
+                f"ask with the vision model {services.vision_model_name!r} or without a model"
+                if services.vision_model_name
+                else "configure a vision model (SEEKGRAPH_VISION_LLM_MODEL)"
+            )
+        )
+    if has_images and mode == "llm" and services.vision_model is not None:
+        model = services.vision_model_name
+    elif has_images and mode == "llm":
+        notes.append("Images were attached but no vision model is configured to read them.")
+    elif has_images:
         notes.append("Images were attached but extractive mode cannot read them.")
     t = now()
     # What the previous question of the thread left behind is cleared; keys that are already
@@ -54,6 +68,7 @@ async def prepare(state: SearchState, runtime: Runtime[Context]) -> dict[str, An
         "hits": replace(),
         "evidence": replace(),
         "source_failures": replace(),
+        "model_calls": replace(),
         "documents_read": replace(),
         "filter_log": [],
         "bridge_terms": [],

@@ -6,15 +6,15 @@ The server and the CLI build them from settings once at start and install them w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from langchain_core.language_models import BaseChatModel
-
+from providers.chat import ChatModel
 from providers.embeddings import Embedder
 from providers.rerank import Reranker
 from sources.registry import SourceRegistry
+from state.models import ImageRef
 
 
 @dataclass
@@ -24,11 +24,16 @@ class Services:
     registry: SourceRegistry
     embedder: Embedder
     reranker: Reranker
-    chat_model: BaseChatModel | None = None
+    chat_model: ChatModel | None = None
     """The default chat model; ``None`` means extractive mode unless one is asked for."""
-    chat_models: dict[str, BaseChatModel] = field(default_factory=dict)
+    chat_models: dict[str, ChatModel] = field(default_factory=dict)
     """Other chat models a run may pick by name (``Context.model``)."""
     model_name: str | None = None
+    vision_model: ChatModel | None = None
+    """The model used whenever the thread holds an image."""
+    vision_model_name: str | None = None
+    image_loader: Callable[[str, ImageRef], bytes | None] | None = None
+    """Loads one of a user's images by reference (images live outside checkpoints)."""
 
 
 _services: Services | None = None

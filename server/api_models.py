@@ -40,6 +40,9 @@ class RunRequest(BaseModel):
     )
     sources: list[str] = Field(default_factory=list, description="Sources to search; all if empty.")
     mode: str = Field(default="auto", pattern="^(auto|llm|extractive)$")
+    model: str | None = Field(
+        default=None, description="A configured chat model to use instead of the default."
+    )
     max_rounds: int | None = Field(default=None, ge=1, le=10)
 
 

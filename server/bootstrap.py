@@ -7,8 +7,10 @@ from pathlib import Path
 
 from nodes.services import Services
 from providers.chat import ChatModelConfig, load_chat_model
+from providers.cohere_rerank import CohereReranker
 from providers.embeddings import E5Embedder
-from providers.rerank import LocalReranker
+from providers.rerank import LocalReranker, Reranker
+from server.images import load_image
 from server.settings import Settings
 from sources.workspace import SyncReport, demo_workspace, open_workspace
 
@@ -29,21 +31,53 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
     embedder = E5Embedder()
     workspace = workspace_of(settings)
     registry, report = open_workspace(workspace, index_path(settings, workspace), embedder)
-    chat = None
-    if settings.llm_model:
-        chat = load_chat_model(
-            ChatModelConfig(
-                model=settings.llm_model,
-                base_url=settings.llm_base_url,
-                api_key=settings.llm_api_key.get_secret_value() if settings.llm_api_key else None,
-                timeout=settings.llm_timeout,
-            )
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    backup = None
+    if settings.backup_llm_model:
+        backup_key = settings.backup_llm_api_key
+        backup = ChatModelConfig(
+            model=settings.backup_llm_model,
+            base_url=settings.backup_llm_base_url or settings.llm_base_url,
+            api_key=backup_key.get_secret_value() if backup_key else key,
+            timeout=settings.llm_timeout,
         )
+    chat = vision = None
+    if settings.llm_model:
+        primary = ChatModelConfig(
+            model=settings.llm_model,
+            base_url=settings.llm_base_url,
+            api_key=key,
+            timeout=settings.llm_timeout,
+        )
+        chat = load_chat_model(primary, backup)
+        if settings.vision_llm_model:
+            vision = load_chat_model(
+                ChatModelConfig(
+                    model=settings.vision_llm_model,
+                    base_url=settings.llm_base_url,
+                    api_key=key,
+                    timeout=settings.llm_timeout,
+                )
+            )
+    local: Reranker = LocalReranker(embedder)
+    reranker = local
+    if settings.cohere_api_key:
+        reranker = CohereReranker(
+            settings.cohere_api_key.get_secret_value(),
+            fallback=local,
+            model=settings.cohere_rerank_model,
+            base_url=settings.cohere_base_url,
+            timeout=settings.cohere_timeout,
+        )
+    images_dir = settings.data_dir / "images"
     services = Services(
         registry=registry,
         embedder=embedder,
-        reranker=LocalReranker(embedder),
+        reranker=reranker,
         chat_model=chat,
         model_name=settings.llm_model,
+        vision_model=vision,
+        vision_model_name=settings.vision_llm_model if vision is not None else None,
+        image_loader=lambda user, ref: load_image(images_dir, user, ref),
     )
     return services, report

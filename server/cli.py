@@ -17,7 +17,9 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.context import Context
 from graph.search import build_search_graph
+from nodes.integrate import AnswerInterruptedError
 from nodes.services import Services, set_services
+from providers.chat import ModelClientError
 from server.bootstrap import build_services
 from server.history import steps_of
 from server.settings import Settings
@@ -141,7 +143,7 @@ async def ask(args: argparse.Namespace) -> int:
             ):
                 if not args.json and mode == "custom":
                     _print_event(chunk)
-        except ValueError as exc:
+        except (ValueError, ModelClientError, AnswerInterruptedError) as exc:
             raise CliError(str(exc)) from None
         values = (await graph.aget_state(config)).values
     _print_answer(values, thread, args.json)

@@ -49,10 +49,24 @@ def accept_images(
         digest = hashlib.sha256(data).hexdigest()
         blobs.append((digest, data))
         refs.append({"sha256": digest, "media_type": media, "bytes": len(data)})
-    folder = store / hashlib.sha256(owner.encode()).hexdigest()[:16]
+    folder = owner_folder(store, owner)
     folder.mkdir(parents=True, exist_ok=True)
     for digest, data in blobs:  # written only once everything was accepted
         path = folder / digest
         if not path.exists():
             path.write_bytes(data)
     return refs
+
+
+def owner_folder(store: Path, owner: str) -> Path:
+    """Each user's images live apart: nobody can load another user's image by its hash."""
+    return store / hashlib.sha256(owner.encode()).hexdigest()[:16]
+
+
+def load_image(store: Path, owner: str, ref: ImageRef) -> bytes | None:
+    """One of ``owner``'s stored images, or None."""
+    digest = ref["sha256"]
+    if len(digest) != 64 or not all(c in "0123456789abcdef" for c in digest):
+        return None
+    path = owner_folder(store, owner) / digest
+    return path.read_bytes() if path.exists() else None

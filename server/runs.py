@@ -23,6 +23,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from graph.context import Context
+from nodes.integrate import AnswerInterruptedError
+from providers.chat import ModelClientError
 from server.coordination import Coordinator, Route
 from server.fencing import FENCE, Fence, LostLockError
 
@@ -287,8 +289,8 @@ class RunManager:
                     "saved step and can be resumed with GET /threads/{id}/stream"
                 },
             )
-        except ValueError as exc:
-            status = "error"
+        except (ValueError, ModelClientError, AnswerInterruptedError) as exc:
+            status = "interrupted" if isinstance(exc, AnswerInterruptedError) else "error"
             handle.emit("error", {"message": str(exc)})
         except Exception as exc:  # noqa: BLE001 - the client must hear about any failure
             status = "error"

@@ -30,6 +30,27 @@ class Settings(BaseSettings):
         default=None, description="Chat model name; unset means extractive mode (no LLM)."
     )
     llm_timeout: float = Field(default=60.0, description="Seconds per model call.")
+    backup_llm_model: str | None = Field(
+        default=None, description="Backup chat model, used for a call when the primary fails."
+    )
+    backup_llm_base_url: str | None = Field(
+        default=None, description="Backup endpoint (defaults to the primary's)."
+    )
+    backup_llm_api_key: SecretStr | None = Field(
+        default=None, description="Backup endpoint key (defaults to the primary's)."
+    )
+    vision_llm_model: str | None = Field(
+        default=None,
+        description="Model used whenever the thread holds an image (same endpoint as the primary).",
+    )
+    cohere_api_key: SecretStr | None = Field(
+        default=None, description="Cohere API key: enables Cohere reranking."
+    )
+    cohere_base_url: str | None = Field(
+        default=None, description="Cohere-compatible endpoint (defaults to Cohere's)."
+    )
+    cohere_rerank_model: str = Field(default="rerank-v3.5", description="Cohere rerank model.")
+    cohere_timeout: float = Field(default=10.0, description="Seconds per Cohere rerank call.")
     redis_url: str | None = Field(
         default=None,
         description="Redis 8 / Redis Stack URL for checkpoints, locks and routing; unset means "

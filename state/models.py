@@ -130,6 +130,18 @@ class SourceFailure(TypedDict):
     round: int
 
 
+class ModelCall(TypedDict):
+    """One call to a chat model: which model served it and how it went."""
+
+    node: str
+    model: str
+    outcome: str
+    """``ok``, ``repaired`` (valid after one repair round), ``degraded`` (the node used its
+    extractive strategy instead), or ``failed``."""
+    detail: str
+    tokens: int
+
+
 class ImageRef(TypedDict):
     """An image attached to the question, stored outside the checkpoints."""
 
@@ -144,3 +156,4 @@ class Turn(TypedDict):
     question: str
     answer: str
     mode: str
+    images: NotRequired[list[ImageRef]]

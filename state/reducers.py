@@ -6,7 +6,7 @@ from typing import Any, TypeVar, cast
 
 from typing_extensions import TypedDict
 
-from state.models import Evidence, Hit, SourceFailure
+from state.models import Evidence, Hit, ModelCall, SourceFailure
 
 T = TypeVar("T")
 
@@ -65,6 +65,13 @@ def _merge_one(old: Evidence, new: Evidence) -> Evidence:
         merged["snippet"] = new["snippet"]
     merged["round"] = min(old["round"], new["round"])
     return merged
+
+
+def add_model_calls(
+    current: list[ModelCall] | None, update: list[ModelCall] | Replace | None
+) -> list[ModelCall]:
+    """Log model calls in order; ``replace()`` starts a new question's log."""
+    return add_or_reset(current, update)
 
 
 def merge_evidence(

@@ -8,8 +8,23 @@ from typing import Annotated, Any, NotRequired
 from typing_extensions import TypedDict
 
 from state.budget import Budget
-from state.models import Citation, Conflict, Evidence, Hit, ImageRef, SourceFailure, Turn
-from state.reducers import add_failures, add_hits, merge_evidence, union_strings
+from state.models import (
+    Citation,
+    Conflict,
+    Evidence,
+    Hit,
+    ImageRef,
+    ModelCall,
+    SourceFailure,
+    Turn,
+)
+from state.reducers import (
+    add_failures,
+    add_hits,
+    add_model_calls,
+    merge_evidence,
+    union_strings,
+)
 
 
 class InputState(TypedDict):
@@ -77,6 +92,8 @@ class SearchState(InputState, OutputState):
     forced_reason: str | None
     """Set when the budget ran out and the answer was written from what was found."""
     turns: Annotated[list[Turn], operator.add]
+    model_calls: Annotated[list[ModelCall], add_model_calls]
+    """Every chat-model call of the current question: node, model that served, outcome."""
 
 
 class SearchBranch(TypedDict):

@@ -75,6 +75,22 @@ async def create_run(
         raise HTTPException(422, str(exc.args[0])) from None
     if body.mode == "llm" and app.services.chat_model is None:
         raise HTTPException(422, "mode 'llm' needs a configured chat model; use 'auto'")
+    known_models = {app.services.model_name, app.services.vision_model_name} - {None}
+    if body.model is not None and body.model not in known_models:
+        raise HTTPException(
+            422,
+            f"unknown model {body.model!r}; configured: "
+            f"{', '.join(sorted(m for m in known_models if m)) or 'none'}",
+        )
+    if body.model is not None and body.model != app.services.vision_model_name:
+        previous = (await app.graph.aget_state({"configurable": {"thread_id": thread_id}})).values
+        earlier = any(t.get("images") for t in (previous or {}).get("turns", []))
+        if body.images or earlier:
+            raise HTTPException(
+                422,
+                f"this thread holds images and model {body.model!r} cannot read them; ask "
+                "without choosing a model, or with the vision model",
+            )
     try:
         images = (
             accept_images(
@@ -111,6 +127,8 @@ async def create_run(
     }
     if body.max_rounds:
         context_args["max_rounds"] = body.max_rounds
+    if body.model:
+        context_args["model"] = body.model
     graph_input: dict[str, Any] = {"question": question}
     if images:
         graph_input["images"] = images

@@ -4,6 +4,12 @@ It answers each seekgraph prompt by its role: queries, grades, verdicts, a strea
 citing the first source it was given, and an answer check. ``--delay`` slows every streamed
 answer token, so a test can catch a run mid-answer.
 
+A test scripts failures with ``POST /script`` (a list of steps, one consumed per call):
+``{"status": 503}``, ``{"sleep": 5}``, ``{"drop": true}`` (connection closed mid-response),
+``{"content": "raw reply"}``, ``{"fail_after": 3}`` (stream 3 chunks, then drop), or
+``{"alternate": 503}`` (every other call fails with that status, until ``/script`` again).
+``GET /calls`` counts the calls served.
+
     python -m tests.fakes.model_server --port 9000 --delay 0.05 --tokens 60
 """
 
@@ -41,15 +47,66 @@ def reply_for(prompt: str, tokens: int) -> str:
     return f"Answer {words}{cite}."
 
 
+class Dropped(Exception):
+    """Raised inside a response body so the server drops the connection."""
+
+
 def create_app(delay: float, tokens: int, first_delay: float = 0.0) -> FastAPI:
     """The test model server."""
     app = FastAPI()
+    script: list[dict[str, Any]] = []
+    state: dict[str, Any] = {"calls": 0, "alternate": None, "requests": []}
+
+    @app.post("/script")
+    async def set_script(request: Request) -> dict[str, int]:
+        steps = await request.json()
+        script.clear()
+        state["alternate"] = None
+        for step in steps:
+            if "alternate" in step:
+                state["alternate"] = int(step["alternate"])
+            else:
+                script.append(step)
+        return {"steps": len(script)}
+
+    @app.get("/calls")
+    async def calls() -> dict[str, Any]:
+        return {"calls": state["calls"], "requests": state["requests"][-20:]}
+
+    async def dropping(chunks: list[bytes]) -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            yield chunk
+        raise Dropped("connection dropped on purpose")
 
     @app.post("/v1/chat/completions", response_model=None)
     async def chat(request: Request) -> JSONResponse | StreamingResponse:
         body: dict[str, Any] = await request.json()
-        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
-        text = reply_for(prompt, tokens)
+        state["calls"] += 1
+        prompt = "\n".join(_text(m.get("content", "")) for m in body.get("messages", []))
+        state["requests"].append(
+            {
+                "model": body.get("model"),
+                "stream": bool(body.get("stream")),
+                "images": prompt.count("data:image/"),
+            }
+        )
+        step = script.pop(0) if script else {}
+        if state["alternate"] and state["calls"] % 2 == 1:
+            step = {"status": state["alternate"]}
+        if "sleep" in step:
+            await asyncio.sleep(step["sleep"])
+        if "status" in step:
+            return JSONResponse(
+                status_code=step["status"],
+                content={
+                    "error": {"message": f"scripted failure {step['status']}", "type": "test"}
+                },
+            )
+        if step.get("drop"):
+            return StreamingResponse(
+                dropping([b'{"id": "chatcmpl-test", "choi']), media_type="application/json"
+            )
+        text = step.get("content") or reply_for(prompt, tokens)
         usage = {
             "prompt_tokens": len(prompt) // 4,
             "completion_tokens": len(text) // 4,
@@ -72,6 +129,8 @@ def create_app(delay: float, tokens: int, first_delay: float = 0.0) -> FastAPI:
                 }
             )
 
+        fail_after = step.get("fail_after")
+
         async def chunks() -> AsyncIterator[bytes]:
             pieces = re.findall(r"\S+\s*", text)
             if first_delay and "[src:" in text:
@@ -89,6 +148,8 @@ def create_app(delay: float, tokens: int, first_delay: float = 0.0) -> FastAPI:
                     ],
                 }
                 yield f"data: {json.dumps(chunk)}\n\n".encode()
+                if fail_after is not None and pieces.index(piece) + 1 >= fail_after:
+                    raise Dropped("stream dropped on purpose")
                 if delay and "[src:" in text:
                     await asyncio.sleep(delay)
             final = {
@@ -103,6 +164,15 @@ def create_app(delay: float, tokens: int, first_delay: float = 0.0) -> FastAPI:
         return StreamingResponse(chunks(), media_type="text/event-stream")
 
     return app
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):  # multimodal: text parts, and image URLs counted by callers
+        return "\n".join(
+            p.get("text", "") if p.get("type") == "text" else p.get("image_url", {}).get("url", "")
+            for p in content
+        )
+    return str(content)
 
 
 if __name__ == "__main__":

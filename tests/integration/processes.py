@@ -179,3 +179,19 @@ def start_app(tmp: Path, name: str, env_extra: dict[str, Any]) -> Proc:
         proc.stop()
         raise
     return proc
+
+
+def start_cohere_server(tmp: Path) -> Proc:
+    port = free_port()
+    args = [sys.executable, "-m", "tests.fakes.cohere_server", "--port", str(port)]
+    proc = Proc(args, tmp / f"cohere-{port}.log", url=f"http://127.0.0.1:{port}")
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(proc.url + "/calls", timeout=2)
+            return proc
+        except httpx.TransportError:
+            if not proc.alive() or time.monotonic() > deadline:
+                proc.stop()
+                raise AssertionError(proc.tail()) from None
+            time.sleep(0.2)

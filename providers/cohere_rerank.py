@@ -1,0 +1,55 @@
+"""Cohere reranking through the official client, falling back to the local reranker."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import cohere
+
+from providers.rerank import Reranker
+
+log = logging.getLogger("seekgraph.rerank")
+
+
+class CohereReranker:
+    """Scores with Cohere's rerank endpoint; on any failure, with ``fallback`` (and says so)."""
+
+    name = "cohere"
+
+    def __init__(
+        self,
+        api_key: str,
+        fallback: Reranker,
+        model: str = "rerank-v3.5",
+        base_url: str | None = None,
+        timeout: float = 10.0,
+    ) -> None:
+        self.client = cohere.AsyncClientV2(
+            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+        )
+        self.fallback = fallback
+        self.model = model
+        self.timeout = timeout
+        self.failures = 0
+        self.last_used = "cohere"
+
+    async def rerank(self, query: str, passages: list[str]) -> list[float]:
+        """Relevance in [0, 1] per passage, from Cohere (or the fallback on failure)."""
+        if not passages:
+            return []
+        try:
+            response = await asyncio.wait_for(
+                self.client.rerank(model=self.model, query=query, documents=passages),
+                timeout=self.timeout,
+            )
+            scores = [0.0] * len(passages)
+            for result in response.results:
+                scores[result.index] = round(float(result.relevance_score), 4)
+            self.last_used = "cohere"
+            return scores
+        except Exception as exc:  # noqa: BLE001 - any failure: the local reranker takes over
+            self.failures += 1
+            self.last_used = f"{self.fallback.name} (cohere failed: {type(exc).__name__})"
+            log.warning("Cohere rerank failed (%s); using the local reranker", type(exc).__name__)
+            return await self.fallback.rerank(query, passages)

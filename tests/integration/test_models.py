@@ -1,0 +1,314 @@
+"""The model layer against real HTTP servers on loopback (the remote LLM is the only fake).
+
+Failover between two OpenAI-compatible endpoints, structured output from misbehaving
+models, images and the vision model, and Cohere reranking with its fallback.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.context import Context
+from graph.search import build_search_graph
+from nodes.decisions import EvaluateDecision
+from nodes.integrate import AnswerInterruptedError, stream_answer
+from nodes.services import Services, use_services
+from providers.chat import (
+    ChatModelConfig,
+    ModelClientError,
+    ModelUnavailableError,
+    ainvoke_structured,
+    load_chat_model,
+)
+from providers.cohere_rerank import CohereReranker
+from providers.rerank import LocalReranker
+from tests.integration.processes import Proc, start_cohere_server, start_model_server
+
+VERDICT = '{"action": "answer", "reason": "enough", "read_doc_ids": [], "gap_questions": []}'
+PROMPT = "<role>You decide whether the evidence is enough to answer a question.</role>"
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Proc]]:
+    tmp = tmp_path_factory.mktemp("models")
+    procs: dict[str, Proc] = {}
+    try:
+        procs["primary"] = start_model_server(tmp, delay=0.0, tokens=20)
+        procs["backup"] = start_model_server(tmp, delay=0.0, tokens=20)
+        procs["cohere"] = start_cohere_server(tmp)
+        yield procs
+    finally:
+        for p in procs.values():
+            p.stop()
+
+
+def script(server: Proc, *steps: dict[str, Any]) -> None:
+    httpx.post(server.url + "/script", json=list(steps)).raise_for_status()
+
+
+def calls(server: Proc) -> int:
+    return int(httpx.get(server.url + "/calls").json()["calls"])
+
+
+def config(server: Proc, name: str, timeout: float = 2.0) -> ChatModelConfig:
+    return ChatModelConfig(model=name, base_url=server.url + "/v1", api_key="k", timeout=timeout)
+
+
+def pair(servers: dict[str, Proc]) -> Any:
+    script(servers["primary"])
+    script(servers["backup"])
+    return load_chat_model(
+        config(servers["primary"], "primary-model"), config(servers["backup"], "backup-model")
+    )
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [{"status": 500}, {"status": 503}, {"status": 429}, {"sleep": 3}, {"drop": True}],
+    ids=["500", "503", "429", "timeout", "dropped"],
+)
+async def test_retryable_failures_switch_to_the_backup(servers, failure) -> None:
+    model = pair(servers)
+    script(servers["primary"], failure)
+    before = calls(servers["backup"])
+    decision, _, served, repaired = await ainvoke_structured(model, PROMPT, EvaluateDecision)
+    assert decision.action == "answer" and not repaired
+    assert served == "backup-model"
+    assert calls(servers["backup"]) == before + 1
+
+
+@pytest.mark.parametrize("status", [400, 401, 422])
+async def test_client_errors_do_not_switch_and_say_what_to_fix(servers, status) -> None:
+    model = pair(servers)
+    script(servers["primary"], {"status": status})
+    before = calls(servers["backup"])
+    with pytest.raises(
+        ModelClientError, match=rf"refused the request \({status}\).*check the model"
+    ):
+        await ainvoke_structured(model, PROMPT, EvaluateDecision)
+    assert calls(servers["backup"]) == before
+
+
+async def test_both_models_down_is_unavailable(servers) -> None:
+    model = pair(servers)
+    script(servers["primary"], {"status": 503})
+    script(servers["backup"], {"status": 503})
+    with pytest.raises(ModelUnavailableError):
+        await ainvoke_structured(model, PROMPT, EvaluateDecision)
+
+
+class Writer:
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if event.get("event") == "token":
+            self.tokens.append(event["text"])
+
+
+async def test_no_switch_once_answer_tokens_were_streamed(servers) -> None:
+    from langgraph.runtime import Runtime
+
+    model = pair(servers)
+    script(servers["primary"], {"fail_after": 4})
+    writer = Writer()
+    before = calls(servers["backup"])
+    with pytest.raises(AnswerInterruptedError, match="after 4 answer tokens"):
+        await stream_answer(
+            model,
+            '<role>You answer questions</role> <source id="kb/a#0">',
+            Runtime(context=Context(user="bob"), stream_writer=writer),
+        )
+    assert len(writer.tokens) == 4
+    assert calls(servers["backup"]) == before  # no second answer from another model
+    # a failure before the first token does switch
+    script(servers["primary"], {"status": 503})
+    writer = Writer()
+    text, _, served = await stream_answer(
+        model,
+        "<role>You answer questions</role>",
+        Runtime(context=Context(user="bob"), stream_writer=writer),
+    )
+    assert served == "backup-model" and text.startswith("Answer w0")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        f"```json\n{VERDICT}\n```",
+        f"<think>The user wants a verdict. Let me consider {{not json}}.</think>\n{VERDICT}",
+        f"Sure! Here is the verdict:\n{VERDICT}\nHope this helps.",
+    ],
+    ids=["fenced", "think-block", "chatty"],
+)
+async def test_wrapped_json_is_parsed(servers, reply) -> None:
+    model = pair(servers)
+    script(servers["primary"], {"content": reply})
+    decision, _, served, repaired = await ainvoke_structured(model, PROMPT, EvaluateDecision)
+    assert decision.action == "answer" and not repaired and served == "primary-model"
+
+
+async def test_invalid_output_is_repaired_once(servers) -> None:
+    model = pair(servers)
+    script(servers["primary"], {"content": '{"action": "maybe"}'}, {"content": VERDICT})
+    before = calls(servers["primary"])
+    decision, tokens, _, repaired = await ainvoke_structured(model, PROMPT, EvaluateDecision)
+    assert repaired and decision.action == "answer"
+    assert calls(servers["primary"]) == before + 2
+    assert tokens > 0
+
+
+def graph_services(embedder, servers, **extra: Any) -> Services:
+    from tests.conftest import make_services
+
+    services = make_services(embedder, chat_model=pair(servers))
+    services.model_name = "primary-model"
+    for key, value in extra.items():
+        setattr(services, key, value)
+    return services
+
+
+async def run(question: str, ctx: Context, thread: str | None = None, saver: Any = None) -> Any:
+    graph = build_search_graph().compile(checkpointer=saver or InMemorySaver())
+    config = {"configurable": {"thread_id": thread or uuid.uuid4().hex}}
+    out = await graph.ainvoke({"question": question}, config, context=ctx)
+    return out, (await graph.aget_state(config)).values
+
+
+async def test_malformed_output_twice_degrades_that_node_and_the_state_says_so(
+    servers, embedder
+) -> None:
+    with use_services(graph_services(embedder, servers)):
+        script(servers["primary"], {"content": "no json here"}, {"content": "still none"})
+        out, values = await run(
+            "How do I install the WireGuard VPN client?",
+            Context(user="bob", fastpass_enabled=False),
+        )
+    [degraded] = [c for c in values["model_calls"] if c["outcome"] == "degraded"]
+    assert degraded["node"] == "expand_query"
+    assert "not valid QueryVariants JSON twice" in degraded["detail"]
+    assert out["mode"] == "llm" and out["citations"]
+
+
+async def test_a_full_run_answers_while_the_primary_fails_half_its_calls(servers, embedder) -> None:
+    with use_services(graph_services(embedder, servers)):
+        script(servers["primary"], {"alternate": 503})
+        out, values = await run(
+            "How do I install the WireGuard VPN client?",
+            Context(user="bob", fastpass_enabled=False),
+        )
+    assert out["mode"] == "llm"
+    assert out["citations"] and "[src:" in out["answer"]
+    served = [c["model"] for c in values["model_calls"]]
+    assert "backup-model" in served and "primary-model" in served, served
+    assert all(c["outcome"] == "ok" for c in values["model_calls"])
+    script(servers["primary"])
+
+
+async def test_answer_interrupted_mid_stream_fails_the_step_and_resumes(servers, embedder) -> None:
+    saver = InMemorySaver()
+    with use_services(graph_services(embedder, servers)):
+        script(servers["primary"], {}, {}, {}, {"fail_after": 3})  # expand, grade, evaluate, answer
+        with pytest.raises(AnswerInterruptedError):
+            await run(
+                "How do I install the WireGuard VPN client?",
+                Context(user="bob", fastpass_enabled=False),
+                "t-int",
+                saver,
+            )
+        graph = build_search_graph().compile(checkpointer=saver)
+        config = {"configurable": {"thread_id": "t-int"}}
+        assert (await graph.aget_state(config)).next == ("integrate",)
+        out = await graph.ainvoke(None, config, context=Context(user="bob"))
+    assert out["answer"].startswith("Answer w0") and out["citations"]
+
+
+async def test_cohere_rerank_is_used_and_its_failure_falls_back(servers, embedder) -> None:
+    local = LocalReranker(embedder)
+    cohere = CohereReranker("test-key", fallback=local, base_url=servers["cohere"].url, timeout=1.0)
+    httpx.post(servers["cohere"].url + "/script", json={})
+    before = calls(servers["cohere"])
+    scores = await cohere.rerank(
+        "wireguard vpn client", ["Install the WireGuard VPN client.", "The cafeteria is closed."]
+    )
+    assert calls(servers["cohere"]) == before + 1
+    assert scores[0] > scores[1] and cohere.last_used == "cohere"
+    for failure in ({"status": 500}, {"sleep": 3}):
+        httpx.post(servers["cohere"].url + "/script", json=failure)
+        fallback = await cohere.rerank(
+            "wireguard vpn client", ["Install the WireGuard VPN client."]
+        )
+        assert fallback == await local.rerank(
+            "wireguard vpn client", ["Install the WireGuard VPN client."]
+        )
+        assert cohere.last_used.startswith("local (cohere failed")
+    httpx.post(servers["cohere"].url + "/script", json={})
+    # in a graph run, the filter log says which reranker served
+    with use_services(graph_services(embedder, servers, reranker=cohere)):
+        httpx.post(servers["cohere"].url + "/script", json={"status": 503})
+        _, values = await run(
+            "WireGuard VPN client", Context(user="bob", mode="extractive", fastpass_enabled=False)
+        )
+    assert values["filter_log"][0]["reranker"].startswith("local (cohere failed")
+    httpx.post(servers["cohere"].url + "/script", json={})
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+
+
+async def test_images_use_the_vision_model_even_from_history_and_stay_with_their_owner(
+    servers, embedder, tmp_path: Path
+) -> None:
+    from server.images import accept_images, load_image
+
+    store = tmp_path / "images"
+    refs = accept_images([base64.b64encode(PNG).decode()], store, "bob", 6, 1000)
+    assert load_image(store, "bob", refs[0]) == PNG
+    assert load_image(store, "alice", refs[0]) is None  # never visible to another user
+    vision = load_chat_model(config(servers["backup"], "vision-model"))
+    services = graph_services(
+        embedder,
+        servers,
+        vision_model=vision,
+        vision_model_name="vision-model",
+        image_loader=lambda user, ref: load_image(store, user, ref),
+    )
+    saver = InMemorySaver()
+    graph = build_search_graph().compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "img"}}
+    ctx = Context(user="bob", fastpass_enabled=False)
+    with use_services(services):
+        script(servers["backup"])
+        await graph.ainvoke(
+            {"question": "How do I install the VPN client?", "images": refs}, cfg, context=ctx
+        )
+        first = (await graph.aget_state(cfg)).values
+        # a later question without images: the thread still holds one
+        await graph.ainvoke({"question": "And the WireGuard profile?"}, cfg, context=ctx)
+        second = (await graph.aget_state(cfg)).values
+        with pytest.raises(ValueError, match="holds images and model 'primary-model' cannot"):
+            await graph.ainvoke(
+                {"question": "again?"}, cfg, context=Context(user="bob", model="primary-model")
+            )
+    for values in (first, second):
+        assert values["model"] == "vision-model"
+        assert {c["model"] for c in values["model_calls"]} == {"vision-model"}
+    sent = httpx.get(servers["backup"].url + "/calls").json()["requests"]
+    assert any(r["images"] == 1 for r in sent)  # the image reached the vision model
+    assert "data:image" not in str(second)  # checkpoints hold references, not bytes
+
+
+def test_image_size_limit(tmp_path: Path) -> None:
+    from server.images import ImageError, accept_images
+
+    with pytest.raises(ImageError, match="image 1 has 72 bytes; the limit is 50"):
+        accept_images([base64.b64encode(PNG).decode()], tmp_path, "bob", 6, 50)
+    assert not any(tmp_path.rglob("*")), "nothing is stored when an image is refused"
