@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 import snowballstemmer
 
@@ -24,6 +25,7 @@ _WORD = re.compile(
     r"[0-9A-Za-z\u00C0-\u024F][0-9A-Za-z\u00C0-\u024F'_\-\.]*[0-9A-Za-z\u00C0-\u024F]|[0-9A-Za-z\u00C0-\u024F]|[\u3400-\u9FFF\uF900-\uFAFF]+"
 )
 _CJK = re.compile(r"[\u3400-\u9FFF\uF900-\uFAFF]")
+_CJK_RUN = re.compile(r"[\u3400-\u9FFF\uF900-\uFAFF]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _NUMBER = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?\s?(?:%|usd|eur|days?|hours?|minutes?)?", re.I)
 
@@ -33,17 +35,38 @@ def _stemmer() -> snowballstemmer.stemmer:
     return snowballstemmer.stemmer("english")
 
 
+@lru_cache(maxsize=1)
+def _jieba() -> Any:
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
+@lru_cache(maxsize=50_000)
+def _segment_cjk(run: str) -> tuple[str, ...]:
+    """Chinese words of a run of CJK characters (jieba, the maintained segmenter)."""
+    if len(run) == 1:
+        return (run,)
+    return tuple(w for w in _jieba().lcut(run) if w.strip())
+
+
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens; a run of CJK characters becomes its character bigrams."""
+    """Lower-cased word tokens; runs of Chinese characters are segmented into words."""
     out: list[str] = []
     for token in _WORD.findall(text):
         if _CJK.match(token):
-            out.extend(
-                token if len(token) == 1 else [token[i : i + 2] for i in range(len(token) - 1)]
-            )
+            out.extend(_segment_cjk(token))
         else:
             out.append(token.lower().strip("'.-_"))
     return [w for w in out if w]
+
+
+def segmented(text: str) -> str:
+    """The text with Chinese runs split into space-separated words (for full-text indexes)."""
+    return _CJK_RUN.sub(lambda m: " " + " ".join(_segment_cjk(m.group(0))) + " ", text)
 
 
 @lru_cache(maxsize=200_000)

@@ -19,7 +19,7 @@ import numpy as np
 
 from providers.embeddings import Embedder, calibrate_cosine
 from providers.rerank import COSINE_HIGH, COSINE_LOW
-from providers.text import STOPWORDS, coverage, term_set, terms, words
+from providers.text import STOPWORDS, coverage, segmented, term_set, terms, words
 from sources.base import User
 from state.models import AUTHORITY_BY_KIND, Chunk, Document, Hit
 
@@ -183,7 +183,12 @@ class EmbeddedIndex:
                 )
                 self._conn.execute(
                     "INSERT INTO chunks_fts (rowid, title, heading, text) VALUES (?,?,?,?)",
-                    (cur.lastrowid, d.title, c.get("heading", ""), c["text"]),
+                    (
+                        cur.lastrowid,
+                        segmented(d.title),
+                        segmented(c.get("heading", "")),
+                        segmented(c["text"]),
+                    ),
                 )
                 written += 1
         self._matrices.clear()

@@ -9,15 +9,16 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from providers.embeddings import Embedder
 from sources.base import User
-from sources.embedded import EmbeddedIndex, EmbeddedSource, IndexedDocument
-from sources.ingest import IngestError, read_chat_export, read_markdown_folder
+from sources.embedded import EmbeddedIndex, EmbeddedSource
+from sources.ingest import read_folder
 from sources.registry import SourceRegistry
 
 
@@ -34,6 +35,20 @@ class SyncReport:
     removed: int
     chunks: int
     seconds: float
+    problems: list[str] = field(default_factory=list)
+    files: int = 0
+
+    def plus(self, other: SyncReport) -> SyncReport:
+        """Two reports added up."""
+        return SyncReport(
+            self.indexed + other.indexed,
+            self.unchanged + other.unchanged,
+            self.removed + other.removed,
+            self.chunks + other.chunks,
+            self.seconds + other.seconds,
+            [*self.problems, *other.problems],
+            self.files + other.files,
+        )
 
 
 def demo_workspace() -> Path:
@@ -66,7 +81,7 @@ def users_of(config: dict[str, Any]) -> list[User]:
 
 
 #: Bump when ingestion changes what it writes, so existing indexes are rebuilt.
-INDEX_FORMAT = "2"
+INDEX_FORMAT = "3"
 
 
 def _fingerprint(root: Path) -> str:
@@ -77,37 +92,71 @@ def _fingerprint(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _documents(root: Path, spec: dict[str, Any], config: dict[str, Any]) -> list[IndexedDocument]:
-    folder = root / spec.get("path", spec["name"])
+KINDS = ("kb", "docs", "messages", "notes")
+
+
+def sync_source(
+    index: EmbeddedIndex,
+    folder: Path,
+    name: str,
+    kind: str,
+    acl: list[str],
+    channels: dict[str, list[str]] | None = None,
+    progress: Callable[[Path], None] | None = None,
+) -> SyncReport:
+    """Index what changed in one source folder (by content hash); remove what disappeared."""
+    started = time.perf_counter()
     if not folder.is_dir():
-        raise WorkspaceError(f"source {spec['name']!r}: folder {folder} does not exist")
-    if spec.get("format") == "chat":
-        return list(
-            read_chat_export(folder, spec["name"], spec["kind"], config.get("channels", {}))
-        )
-    return list(read_markdown_folder(folder, spec["name"], spec["kind"], spec.get("acl", [])))
+        raise WorkspaceError(f"source {name!r}: folder {folder} does not exist")
+    if kind not in KINDS:
+        raise WorkspaceError(f"source {name!r}: kind must be one of {', '.join(KINDS)}")
+    read = read_folder(folder, name, kind, acl, channels, progress)
+    known = index.document_hashes(name)
+    changed = [d for d in read.documents if known.get(d.doc_id) != d.content_hash]
+    chunks = index.upsert(changed)
+    gone = set(known) - {d.doc_id for d in read.documents}
+    index.delete(gone)
+    return SyncReport(
+        indexed=len(changed),
+        unchanged=len(read.documents) - len(changed),
+        removed=len(gone),
+        chunks=chunks,
+        seconds=time.perf_counter() - started,
+        problems=read.problems,
+        files=read.files,
+    )
 
 
 def sync_workspace(root: Path, index: EmbeddedIndex) -> SyncReport:
     """Index what changed in the workspace; remove what disappeared."""
     started = time.perf_counter()
     config = load_config(root)
-    indexed = unchanged = removed = chunks = 0
+    total = SyncReport(0, 0, 0, 0, 0.0)
     for spec in config["sources"]:
-        try:
-            docs = _documents(root, spec, config)
-        except IngestError as exc:
-            raise WorkspaceError(str(exc)) from None
-        known = index.document_hashes(spec["name"])
-        changed = [d for d in docs if known.get(d.doc_id) != d.content_hash]
-        unchanged += len(docs) - len(changed)
-        chunks += index.upsert(changed)
-        indexed += len(changed)
-        gone = set(known) - {d.doc_id for d in docs}
-        index.delete(gone)
-        removed += len(gone)
+        channels = config.get("channels", {}) if spec.get("format") == "chat" else None
+        report = sync_source(
+            index,
+            root / spec.get("path", spec["name"]),
+            spec["name"],
+            spec["kind"],
+            spec.get("acl", []),
+            channels,
+        )
+        total = total.plus(report)
     index.set_meta("fingerprint", _fingerprint(root))
-    return SyncReport(indexed, unchanged, removed, chunks, time.perf_counter() - started)
+    total.seconds = time.perf_counter() - started
+    return total
+
+
+def registered_sources(index: EmbeddedIndex) -> list[dict[str, Any]]:
+    """Sources added with ``seekgraph index`` (kept in the index itself)."""
+    return list(json.loads(index.get_meta("extra_sources") or "[]"))
+
+
+def register_source(index: EmbeddedIndex, spec: dict[str, Any]) -> None:
+    """Remember a source added with ``seekgraph index`` so every run can search it."""
+    specs = [s for s in registered_sources(index) if s["name"] != spec["name"]]
+    index.set_meta("extra_sources", json.dumps([*specs, spec]))
 
 
 def open_workspace(
@@ -122,8 +171,9 @@ def open_workspace(
     report = None
     if index.get_meta("fingerprint") != _fingerprint(root):
         report = sync_workspace(root, index)
+    specs = [*config["sources"], *registered_sources(index)]
     registry = SourceRegistry(
-        sources=[EmbeddedSource(index, s["name"], s["kind"]) for s in config["sources"]],
+        sources=[EmbeddedSource(index, s["name"], s["kind"]) for s in specs],
         users=users_of(config),
     )
     return registry, report
