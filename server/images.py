@@ -28,7 +28,13 @@ def sniff(data: bytes) -> str | None:
 
 
 def accept_images(
-    encoded: list[str], store: Path, owner: str, max_images: int, max_bytes: int
+    encoded: list[str],
+    store: Path,
+    owner: str,
+    max_images: int,
+    max_bytes: int,
+    thread_bytes: int = 0,
+    max_thread_bytes: int | None = None,
 ) -> list[ImageRef]:
     """Decode, check and store images; the store is per owner so nobody sees another's."""
     if len(encoded) > max_images:
@@ -49,6 +55,12 @@ def accept_images(
         digest = hashlib.sha256(data).hexdigest()
         blobs.append((digest, data))
         refs.append({"sha256": digest, "media_type": media, "bytes": len(data)})
+    total = thread_bytes + sum(len(data) for _, data in blobs)
+    if max_thread_bytes is not None and total > max_thread_bytes:
+        raise ImageError(
+            f"this thread would hold {total} bytes of images; the limit is {max_thread_bytes} "
+            "— start a new thread for more images"
+        )
     folder = owner_folder(store, owner)
     folder.mkdir(parents=True, exist_ok=True)
     for digest, data in blobs:  # written only once everything was accepted

@@ -69,6 +69,9 @@ class Settings(BaseSettings):
     max_question_chars: int = Field(default=4000, description="Longest question accepted.")
     max_images: int = Field(default=6, description="Most images per question.")
     max_image_bytes: int = Field(default=5_000_000, description="Largest image accepted, bytes.")
+    max_thread_image_bytes: int = Field(
+        default=30_000_000, description="Most image bytes one thread may hold, all turns together."
+    )
     heartbeat_seconds: float = Field(default=10.0, description="SSE heartbeat comment interval.")
     lock_ttl_ms: int = Field(
         default=30_000, description="Run lock expiry; refreshed every third of it while running."

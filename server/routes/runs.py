@@ -82,10 +82,10 @@ async def create_run(
             f"unknown model {body.model!r}; configured: "
             f"{', '.join(sorted(m for m in known_models if m)) or 'none'}",
         )
+    previous = (await app.graph.aget_state({"configurable": {"thread_id": thread_id}})).values
+    earlier_images = [ref for t in (previous or {}).get("turns", []) for ref in t.get("images", [])]
     if body.model is not None and body.model != app.services.vision_model_name:
-        previous = (await app.graph.aget_state({"configurable": {"thread_id": thread_id}})).values
-        earlier = any(t.get("images") for t in (previous or {}).get("turns", []))
-        if body.images or earlier:
+        if body.images or earlier_images:
             raise HTTPException(
                 422,
                 f"this thread holds images and model {body.model!r} cannot read them; ask "
@@ -99,6 +99,8 @@ async def create_run(
                 user.name,
                 settings.max_images,
                 settings.max_image_bytes,
+                thread_bytes=sum(r["bytes"] for r in earlier_images),
+                max_thread_bytes=settings.max_thread_image_bytes,
             )
             if body.images
             else []

@@ -312,3 +312,14 @@ def test_image_size_limit(tmp_path: Path) -> None:
     with pytest.raises(ImageError, match="image 1 has 72 bytes; the limit is 50"):
         accept_images([base64.b64encode(PNG).decode()], tmp_path, "bob", 6, 50)
     assert not any(tmp_path.rglob("*")), "nothing is stored when an image is refused"
+    with pytest.raises(ImageError, match="thread would hold 172 bytes of images; the limit is 150"):
+        accept_images(
+            [base64.b64encode(PNG).decode()],
+            tmp_path,
+            "bob",
+            6,
+            1000,
+            thread_bytes=100,
+            max_thread_bytes=150,
+        )
+    assert not any(tmp_path.rglob("*"))
