@@ -195,3 +195,19 @@ def start_cohere_server(tmp: Path) -> Proc:
                 proc.stop()
                 raise AssertionError(proc.tail()) from None
             time.sleep(0.2)
+
+
+def start_search_server(tmp: Path) -> Proc:
+    port = free_port()
+    args = [sys.executable, "-m", "tests.fakes.search_server", "--port", str(port)]
+    proc = Proc(args, tmp / f"search-{port}.log", url=f"http://127.0.0.1:{port}")
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(proc.url + "/calls", timeout=2)
+            return proc
+        except httpx.TransportError:
+            if not proc.alive() or time.monotonic() > deadline:
+                proc.stop()
+                raise AssertionError(proc.tail()) from None
+            time.sleep(0.2)
