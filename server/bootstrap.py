@@ -12,6 +12,7 @@ from providers.embeddings import E5Embedder
 from providers.rerank import LocalReranker, Reranker
 from server.images import load_image
 from server.settings import Settings
+from sources.embedded import EmbeddedSource, IndexCachedEmbedder
 from sources.workspace import SyncReport, demo_workspace, open_workspace
 
 
@@ -59,7 +60,10 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
                     timeout=settings.llm_timeout,
                 )
             )
-    local: Reranker = LocalReranker(embedder)
+    index = next((s.index for s in registry.select() if isinstance(s, EmbeddedSource)), None)
+    local: Reranker = LocalReranker(
+        IndexCachedEmbedder(embedder, index) if index is not None else embedder
+    )
     reranker = local
     if settings.cohere_api_key:
         reranker = CohereReranker(

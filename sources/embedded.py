@@ -210,14 +210,20 @@ class EmbeddedIndex:
 
     @staticmethod
     def _embed_text(doc: IndexedDocument, chunk: Chunk) -> str:
+        # The same text a reranker sees for this chunk's hit ("title. snippet"), so the
+        # vector stored here serves reranking too.
         heading = chunk.get("heading", "")
         return (
-            f"{doc.title}. {heading}. {chunk['text']}"
+            f"{doc.title}. {heading}: {chunk['text']}"
             if heading
             else f"{doc.title}. {chunk['text']}"
         )
 
-    def _embed_cached(self, texts: list[str]) -> list[np.ndarray]:
+    def passage_vectors(self, texts: list[str], store: bool = True) -> list[np.ndarray]:
+        """Passage vectors from the cache (by content hash), computing only what is missing."""
+        return self._embed_cached(texts, store)
+
+    def _embed_cached(self, texts: list[str], store: bool = True) -> list[np.ndarray]:
         hashes = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
         model = self.embedder.name
         found: dict[str, np.ndarray] = {}
@@ -236,6 +242,9 @@ class EmbeddedIndex:
         for start in range(0, len(missing), batch):
             part = missing[start : start + batch]
             vecs = self.embedder.embed_passages([t for _, t in part])
+            if not store:
+                found.update({h: v for (h, _), v in zip(part, vecs, strict=True)})
+                continue
             with self._lock, self._conn:
                 for (h, _), v in zip(part, vecs, strict=True):
                     found[h] = v
@@ -273,8 +282,14 @@ class EmbeddedIndex:
         ).fetchall()
         return {r[0] for r in rows}
 
-    def search(self, source: str, query: str, user: User, k: int) -> list[tuple[int, float]]:
-        """(chunk row id, fused score) of the best ``k`` chunks ``user`` may read."""
+    def search(
+        self, source: str, query: str, user: User, k: int, mode: str = "hybrid"
+    ) -> list[tuple[int, float]]:
+        """(chunk row id, score) of the best ``k`` chunks ``user`` may read.
+
+        ``mode``: ``hybrid`` (the default: BM25 and dense fused), ``bm25`` or ``dense`` alone
+        (baselines for benchmarks).
+        """
         with self._lock:
             allowed = self._allowed_docs(source, user)
             if not allowed:
@@ -292,12 +307,22 @@ class EmbeddedIndex:
                 ).fetchall()
                 qterms = terms(query)
                 lexical = {
-                    r[0]: float(r[1]) * coverage(qterms, term_set(r[3]))
+                    r[0]: float(r[1])
+                    * (1.0 if mode == "bm25" else coverage(qterms, term_set(r[3])))
                     for r in rows
                     if r[2] in allowed
                 }
+            if mode == "bm25":
+                best = sorted(lexical.items(), key=lambda kv: -kv[1])[:k]
+                top = best[0][1] if best else 1.0
+                return [(rowid, round(score / top, 4)) for rowid, score in best]
             matrix, ids, doc_ids = self._matrix(source)
         dense: dict[int, float] = {}
+        if mode == "dense" and len(ids):
+            qv = self.embedder.embed_queries([query])[0]
+            cos = matrix @ qv
+            ranked = [int(i) for i in np.argsort(-cos) if doc_ids[i] in allowed][:k]
+            return [(ids[i], round(float(cos[i]), 4)) for i in ranked]
         if len(ids):
             qv = self.embedder.embed_queries([query])[0]
             cos = matrix @ qv
@@ -416,3 +441,27 @@ class EmbeddedSource:
     async def read(self, doc_id: str, user: User) -> Document | None:
         """The whole document, permission-checked."""
         return await asyncio.to_thread(self.index.read, self.name, doc_id, user)
+
+
+class IndexCachedEmbedder:
+    """An embedder whose passage vectors come from the index's cache when it has them.
+
+    Reranking a hit then costs a lookup instead of a model call: the index stored the vector
+    of exactly that text when it indexed the chunk.
+    """
+
+    def __init__(self, embedder: Embedder, index: EmbeddedIndex) -> None:
+        self.embedder = embedder
+        self.index = index
+        self.name = embedder.name
+        self.dim = embedder.dim
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Queries are embedded as usual."""
+        return self.embedder.embed_queries(texts)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Cached vectors where known; the others computed (and not stored)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack(self.index.passage_vectors(texts, store=False)).astype(np.float32)
