@@ -101,11 +101,21 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
     else:
         pool = [to_evidence(h, round_, "retrieval") for h in candidates]
         if ctx.rerank_enabled and pool:
-            scores = await services.reranker.rerank(
-                state["question"], [f"{ev['title']}. {ev['snippet']}" for ev in pool]
-            )
+            texts = [f"{ev['title']}. {ev['snippet']}" for ev in pool]
+            scores = await services.reranker.rerank(state["question"], texts)
             for ev, score in zip(pool, scores, strict=True):
                 ev["scores"]["rerank"] = score
+            # A hit found by a gap or bridge query answers part of the question that the
+            # question's own wording may not show (the second hop): judge it by its query too.
+            by_query: dict[str, list[int]] = {}
+            for i, ev in enumerate(pool):
+                if ev["query"] != state["question"]:
+                    by_query.setdefault(ev["query"], []).append(i)
+            for query, indices in by_query.items():
+                own = await services.reranker.rerank(query, [texts[i] for i in indices])
+                for i, score in zip(indices, own, strict=True):
+                    pool[i]["scores"]["rerank_query"] = score
+                    pool[i]["scores"]["rerank"] = max(pool[i]["scores"]["rerank"], score)
             pool = sorted(
                 (ev for ev in pool if ev["scores"]["rerank"] >= ctx.rerank_min_score),
                 key=lambda ev: -ev["scores"]["rerank"],

@@ -1,0 +1,52 @@
+"""Retrieval and answer metrics (each one checked against hand-computed values in tests)."""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections import Counter
+from collections.abc import Sequence
+
+
+def ndcg_at_k(ranked: Sequence[str], relevant: dict[str, int], k: int = 10) -> float:
+    """nDCG@k with graded relevance (BEIR / trec_eval definition: gain = rel, log2 discount)."""
+    dcg = sum(relevant.get(doc, 0) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    idcg = sum(rel / math.log2(i + 2) for i, rel in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at_k(ranked: Sequence[str], relevant: Sequence[str] | set[str], k: int) -> float:
+    """Share of the relevant documents found in the top ``k``."""
+    wanted = set(relevant)
+    return len(wanted & set(ranked[:k])) / len(wanted) if wanted else 0.0
+
+
+def all_supporting_at_k(ranked: Sequence[str], supporting: Sequence[str], k: int) -> float:
+    """1 when every supporting document is in the top ``k``, else 0."""
+    return 1.0 if supporting and set(supporting) <= set(ranked[:k]) else 0.0
+
+
+def _zh_chars(text: str) -> list[str]:
+    punct = set(string.punctuation) | set("，。、；：？！“”‘’（）《》【】…—·「」『』〈〉～")
+    return [c for c in text.lower() if not c.isspace() and c not in punct]
+
+
+def char_f1(prediction: str, answers: Sequence[str]) -> float:
+    """CMRC 2018's character-level F1 against the best of the reference answers."""
+    pred = _zh_chars(prediction)
+    best = 0.0
+    for answer in answers:
+        ref = _zh_chars(answer)
+        common = sum((Counter(pred) & Counter(ref)).values())
+        if common == 0:
+            continue
+        precision, recall = common / len(pred), common / len(ref)
+        best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
+def strip_citations(text: str) -> str:
+    """An answer without its ``[src:ID]`` markers and list bullets."""
+    return re.sub(r"\[src:[^\]]+\]|^\s*[-*]\s*", "", text, flags=re.M).strip()

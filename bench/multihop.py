@@ -1,0 +1,147 @@
+"""Multi-hop and chat-history retrieval: one BM25 search versus the graph's search loop.
+
+    python -m bench.multihop --data ../shared/data/musique_dev100 --json bench/results/musique.json
+
+Folder layout as in ``../shared/data/README.md`` (``supporting_ids`` per question). Reports
+recall@5/@10 and all-supporting@5/@10 of supporting documents for plain BM25 (one search of
+the question) and for the graph in extractive mode (variants, rerank, reading whole documents,
+entity bridging, gap questions). With ``category`` 5 questions (unanswerable by design, as in
+LoCoMo) it reports how often the graph says it could not answer; with ``answers`` it reports
+hit@1 and the character F1 of the extractive answer (CMRC's metric).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from bench.datasets import build_index, load
+from bench.metrics import all_supporting_at_k, char_f1, recall_at_k, strip_citations
+from bench.runner import doc_ranking, install, run_graph
+from nodes.integrate import NOTHING_FOUND
+
+KS = (5, 10)
+
+
+def unanswerable_said(values: dict[str, Any]) -> bool:
+    """The graph reported that its sources do not answer (rather than answering from noise)."""
+    answer = values.get("answer", "")
+    return answer.startswith(NOTHING_FOUND) or any(
+        u.startswith(("No source found mentions", "Nothing in your sources"))
+        for u in values.get("unanswered", [])
+    )
+
+
+async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    data = load(Path(args.data))
+    if args.limit:
+        data.questions = data.questions[: args.limit]
+    index, source, index_seconds = build_index(data)
+    install(index, source, data)
+    per: dict[str, dict[str, list[float]]] = {"bm25": {}, "graph": {}}
+    latency: dict[str, list[float]] = {"bm25": [], "graph": []}
+    unanswerable = {"asked": 0, "graph_said_unanswerable": 0}
+    false_unanswerable = 0
+    answer_f1: list[float] = []
+    hit1: dict[str, list[float]] = {"bm25": [], "graph": []}
+    for q in data.questions:
+        user = data.user_for(q)
+        supporting = list(data.qrels.get(q["_id"], {})) or q.get("supporting_ids", [])
+        started = time.perf_counter()
+        rows = await asyncio.to_thread(index.search, source.name, q["question"], user, 10, "bm25")
+        bm25 = list(dict.fromkeys(h["doc_id"] for h in index.chunk_hits(rows, "", 2)))
+        latency["bm25"].append(time.perf_counter() - started)
+        values, seconds = await run_graph(
+            q["question"], user.name, max_rounds=args.rounds, search_k=args.search_k
+        )
+        latency["graph"].append(seconds)
+        hybrid = await source.search(q["question"], user, 10)
+        graph = doc_ranking(values.get("evidence", []), [h["doc_id"] for h in hybrid])
+        if q.get("category") == 5:
+            unanswerable["asked"] += 1
+            unanswerable["graph_said_unanswerable"] += int(unanswerable_said(values))
+            continue
+        if unanswerable_said(values):
+            false_unanswerable += 1
+        for name, ranked in (("bm25", bm25), ("graph", graph)):
+            for k in KS:
+                per[name].setdefault(f"recall@{k}", []).append(recall_at_k(ranked, supporting, k))
+                per[name].setdefault(f"all_supporting@{k}", []).append(
+                    all_supporting_at_k(ranked, supporting, k)
+                )
+            hit1[name].append(1.0 if ranked[:1] and ranked[0] in supporting else 0.0)
+        if q.get("answers"):
+            lines = [ln for ln in values.get("answer", "").splitlines() if "[src:" in ln]
+            answer_f1.append(char_f1(strip_citations(lines[0]) if lines else "", q["answers"]))
+    summary = {
+        name: {metric: round(statistics.fmean(v), 4) for metric, v in metrics.items()}
+        | {"hit@1": round(statistics.fmean(hit1[name]), 4) if hit1[name] else None}
+        for name, metrics in per.items()
+    }
+    answered = len(per["graph"].get("recall@5", []))
+    result: dict[str, Any] = {
+        "questions": len(data.questions),
+        "answerable": answered,
+        "systems": summary,
+        "ratio_graph_to_bm25": {
+            m: round(summary["graph"][m] / summary["bm25"][m], 3) if summary["bm25"][m] else None
+            for m in summary["bm25"]
+            if m in summary["graph"] and summary["bm25"][m] is not None
+        },
+        "latency_seconds": {
+            n: {
+                "p50": round(statistics.median(v), 3),
+                "p95": round(sorted(v)[int(0.95 * (len(v) - 1))], 3),
+            }
+            for n, v in latency.items()
+            if v
+        },
+        "indexing": {"documents": len(data.corpus), "seconds": round(index_seconds, 1)},
+        "graph_said_unanswerable_on_answerable": round(false_unanswerable / max(1, answered), 4),
+    }
+    if unanswerable["asked"]:
+        result["unanswerable"] = unanswerable | {
+            "rate": round(unanswerable["graph_said_unanswerable"] / unanswerable["asked"], 4)
+        }
+    if answer_f1:
+        result["extractive_answer_char_f1"] = round(statistics.fmean(answer_f1), 4)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N questions")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--search-k", type=int, default=10)
+    args = parser.parse_args()
+    started = time.time()
+    tracemalloc.start()
+    result = asyncio.run(evaluate(args))
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    out = {
+        "command": "python -m bench.multihop "
+        + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v),
+        "data": str(args.data),
+        **result,
+        "peak_python_heap_mb": round(peak, 1),
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "took_seconds": round(time.time() - started, 1),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

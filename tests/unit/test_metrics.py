@@ -1,0 +1,32 @@
+import math
+
+import pytest
+
+from bench.metrics import all_supporting_at_k, char_f1, ndcg_at_k, recall_at_k, strip_citations
+
+
+def test_ndcg_matches_a_hand_computed_value() -> None:
+    # relevant d1 (rel 1) at rank 2 and d3 (rel 2) at rank 3; ideal: d3 then d1
+    got = ndcg_at_k(["x", "d1", "d3"], {"d1": 1, "d3": 2}, k=10)
+    dcg = 1 / math.log2(3) + 2 / math.log2(4)
+    idcg = 2 / math.log2(2) + 1 / math.log2(3)
+    assert got == pytest.approx(dcg / idcg)
+    assert ndcg_at_k(["d3", "d1"], {"d1": 1, "d3": 2}) == pytest.approx(1.0)
+    assert ndcg_at_k(["x"], {"d1": 1}) == 0.0
+
+
+def test_recall_and_all_supporting() -> None:
+    assert recall_at_k(["a", "b", "c"], {"a", "c", "z"}, 2) == pytest.approx(1 / 3)
+    assert all_supporting_at_k(["a", "b", "c"], ["a", "c"], 3) == 1.0
+    assert all_supporting_at_k(["a", "b", "c"], ["a", "c"], 2) == 0.0
+
+
+def test_char_f1_as_cmrc_defines_it() -> None:
+    assert char_f1("光荣和ω-force", ["光荣和ω-force"]) == pytest.approx(1.0)
+    # prediction 光荣公司 vs answer 光荣: common 2, precision 2/4, recall 1 -> f1 2/3
+    assert char_f1("光荣公司。", ["光荣"]) == pytest.approx(2 / 3)
+    assert char_f1("无关", ["光荣"]) == 0.0
+
+
+def test_strip_citations() -> None:
+    assert strip_citations("- It is 5 [src:kb/a#0].") == "It is 5 ."
