@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
+import httpx
 import openai
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
@@ -74,15 +75,28 @@ class ChatModelConfig:
     max_tokens: int | None = 1024
 
 
+#: HTTP clients of the chat models this process made (closed by ``aclose_chat_clients``).
+_CLIENTS: list[httpx.AsyncClient] = []
+
+
+async def aclose_chat_clients() -> None:
+    """Close the connection pools of every chat model made so far (server shutdown, tests)."""
+    while _CLIENTS:
+        await _CLIENTS.pop().aclose()
+
+
 def _openai(config: ChatModelConfig) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
+    client = httpx.AsyncClient(timeout=config.timeout)
+    _CLIENTS.append(client)
     kwargs: dict[str, Any] = {
         "model": config.model,
         "timeout": config.timeout,
         "max_retries": 0,  # failover is immediate; retries would only delay it
         "stream_usage": True,
         "api_key": SecretStr(config.api_key or "not-needed"),
+        "http_async_client": client,
     }
     if config.base_url:
         kwargs["base_url"] = config.base_url

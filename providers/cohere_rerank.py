@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 import cohere
+import httpx
 
 from providers.rerank import Reranker
 
@@ -25,8 +26,13 @@ class CohereReranker:
         base_url: str | None = None,
         timeout: float = 10.0,
     ) -> None:
+        self.http = httpx.AsyncClient(timeout=timeout)
         self.client = cohere.AsyncClientV2(
-            api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            httpx_client=self.http,
         )
         self.fallback = fallback
         self.model = model
@@ -53,3 +59,7 @@ class CohereReranker:
             self.last_used = f"{self.fallback.name} (cohere failed: {type(exc).__name__})"
             log.warning("Cohere rerank failed (%s); using the local reranker", type(exc).__name__)
             return await self.fallback.rerank(query, passages)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self.http.aclose()

@@ -20,6 +20,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.search import build_search_graph
 from nodes.services import Services, set_services
+from providers.chat import aclose_chat_clients
 from server.auth import ApiKeyStore
 from server.bootstrap import build_services
 from server.coordination import Coordinator, LocalCoordinator, RedisCoordinator
@@ -103,6 +104,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             finally:
                 await runs.shutdown()
                 await coordinator.close()
+                await aclose_chat_clients()
+                close = getattr(services.reranker, "aclose", None)
+                if close is not None:
+                    await close()
 
     app = FastAPI(
         title="seekgraph",

@@ -153,3 +153,12 @@ async def run_graph(
     state = await graph.aget_state(config)
     history = [s async for s in graph.aget_state_history(config)]
     return Run(output, events, state, history)
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def close_chat_clients() -> Any:
+    """Chat models' connection pools are closed when the tests end (no leaked sockets)."""
+    yield
+    from providers.chat import aclose_chat_clients
+
+    await aclose_chat_clients()

@@ -259,6 +259,7 @@ async def test_cohere_rerank_is_used_and_its_failure_falls_back(servers, embedde
         )
     assert values["filter_log"][0]["reranker"].startswith("local (cohere failed")
     httpx.post(servers["cohere"].url + "/script", json={})
+    await cohere.aclose()
 
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
