@@ -12,8 +12,8 @@ from providers.embeddings import E5Embedder
 from providers.rerank import LocalReranker, Reranker
 from server.images import load_image
 from server.settings import Settings
-from sources.embedded import EmbeddedSource, IndexCachedEmbedder
-from sources.workspace import SyncReport, demo_workspace, open_workspace
+from sources.embedded import EmbeddedIndex, EmbeddedSource, IndexCachedEmbedder
+from sources.workspace import SyncReport, WorkspaceError, demo_workspace, open_workspace
 
 
 def workspace_of(settings: Settings) -> Path:
@@ -31,7 +31,17 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
     """Open (and sync) the workspace and load the configured models."""
     embedder = E5Embedder()
     workspace = workspace_of(settings)
-    registry, report = open_workspace(workspace, index_path(settings, workspace), embedder)
+    shared = None
+    if settings.index_backend == "redis":
+        if not settings.redis_url:
+            raise WorkspaceError("SEEKGRAPH_INDEX_BACKEND=redis needs SEEKGRAPH_REDIS_URL")
+        from sources.redis_index import RedisIndex
+
+        scope = hashlib.sha256(str(workspace).encode()).hexdigest()[:12]
+        shared = RedisIndex(settings.redis_url, embedder, prefix=f"seekgraph:index:{scope}:")
+    registry, report = open_workspace(
+        workspace, index_path(settings, workspace), embedder, index=shared
+    )
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     backup = None
     if settings.backup_llm_model:
@@ -60,7 +70,14 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
                     timeout=settings.llm_timeout,
                 )
             )
-    index = next((s.index for s in registry.select() if isinstance(s, EmbeddedSource)), None)
+    index = next(
+        (
+            s.index
+            for s in registry.select()
+            if isinstance(s, EmbeddedSource) and isinstance(s.index, EmbeddedIndex)
+        ),
+        None,
+    )
     local: Reranker = LocalReranker(
         IndexCachedEmbedder(embedder, index) if index is not None else embedder
     )

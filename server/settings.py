@@ -56,6 +56,12 @@ class Settings(BaseSettings):
         description="Redis 8 / Redis Stack URL for checkpoints, locks and routing; unset means "
         "one instance on SQLite checkpoints.",
     )
+    index_backend: str = Field(
+        default="sqlite",
+        pattern="^(sqlite|redis)$",
+        description="Where the workspace index lives: sqlite (embedded) or redis "
+        "(RediSearch; shared by every instance; needs SEEKGRAPH_REDIS_URL).",
+    )
     api_keys_file: Path | None = Field(
         default=None, description="JSON file mapping SHA-256 of API keys to user names."
     )

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -98,6 +99,30 @@ def _fts_query(query: str) -> str | None:
     if not tokens:
         return None
     return " OR ".join(f'"{t}"' for t in dict.fromkeys(tokens))
+
+
+K = TypeVar("K")
+
+
+def fuse(lexical: dict[K, float], dense: dict[K, float], k: int) -> list[tuple[K, float]]:
+    """Linear fusion: BM25 (relative to the best lexical hit) and calibrated cosine, equally.
+
+    ``DENSE_WEIGHT`` 0.5 was best on SciFact (``../shared/MEASURED.md``). Both indexes use it.
+    """
+    top_lex = max(lexical.values(), default=0.0)
+    fused: dict[K, float] = {}
+    for key in set(lexical) | set(dense):
+        lex = lexical.get(key, 0.0) / top_lex if top_lex > 0 else 0.0
+        score = DENSE_WEIGHT * dense.get(key, 0.0) + (1 - DENSE_WEIGHT) * lex
+        if score > 0.05:
+            fused[key] = score
+    best = sorted(fused.items(), key=lambda kv: -kv[1])[:k]
+    return [(key, round(score, 4)) for key, score in best]
+
+
+def lexical_terms(query: str) -> list[str]:
+    """The distinct content words of a query, for full-text engines."""
+    return list(dict.fromkeys(w for w in words(query) if w not in STOPWORDS and w))
 
 
 class EmbeddedIndex:
@@ -329,15 +354,7 @@ class EmbeddedIndex:
             cal = calibrate_cosine(cos, COSINE_LOW, COSINE_HIGH)
             order = np.argsort(-cos)[: max(100, k * 10)]
             dense = {ids[i]: float(cal[i]) for i in order if doc_ids[i] in allowed}
-        top_lex = max(lexical.values(), default=0.0)
-        fused: dict[int, float] = {}
-        for rowid in set(lexical) | set(dense):
-            lex = lexical.get(rowid, 0.0) / top_lex if top_lex > 0 else 0.0
-            score = DENSE_WEIGHT * dense.get(rowid, 0.0) + (1 - DENSE_WEIGHT) * lex
-            if score > 0.05:
-                fused[rowid] = score
-        best = sorted(fused.items(), key=lambda kv: -kv[1])[:k]
-        return [(rowid, round(score, 4)) for rowid, score in best]
+        return fuse(lexical, dense, k)
 
     def chunk_hits(self, rows: list[tuple[int, float]], query: str, authority: int) -> list[Hit]:
         """Turn (chunk row id, score) pairs into hits."""
@@ -424,10 +441,28 @@ class EmbeddedIndex:
         return int(d), int(c)
 
 
-class EmbeddedSource:
-    """One named source inside an ``EmbeddedIndex``."""
+class SearchIndex(Protocol):
+    """What a ``EmbeddedSource`` needs of an index (SQLite here, Redis in ``redis_index``)."""
 
-    def __init__(self, index: EmbeddedIndex, name: str, kind: str) -> None:
+    def search(
+        self, source: str, query: str, user: User, k: int, mode: str = "hybrid"
+    ) -> list[tuple[Any, float]]:
+        """(chunk key, score) of the best ``k`` chunks ``user`` may read."""
+        ...
+
+    def chunk_hits(self, rows: list[tuple[Any, float]], query: str, authority: int) -> list[Hit]:
+        """Hits for search results."""
+        ...
+
+    def read(self, source: str, doc_id: str, user: User) -> Document | None:
+        """A whole document, permission-checked."""
+        ...
+
+
+class EmbeddedSource:
+    """One named source inside an index (the embedded SQLite one or the Redis one)."""
+
+    def __init__(self, index: SearchIndex, name: str, kind: str) -> None:
         self.index = index
         self.name = name
         self.kind = kind

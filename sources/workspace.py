@@ -160,14 +160,19 @@ def register_source(index: EmbeddedIndex, spec: dict[str, Any]) -> None:
 
 
 def open_workspace(
-    root: Path, index_path: Path, embedder: Embedder
+    root: Path, index_path: Path, embedder: Embedder, index: Any = None
 ) -> tuple[SourceRegistry, SyncReport | None]:
-    """A registry over the workspace, syncing its index first when any file changed."""
+    """A registry over the workspace, syncing its index first when any file changed.
+
+    ``index`` may be given (a ``RedisIndex``); by default the embedded SQLite index at
+    ``index_path`` is used.
+    """
     config = load_config(root)
-    try:
-        index = EmbeddedIndex(index_path, embedder)
-    except Exception as exc:  # sqlite3 raises several unrelated types for an unusable file
-        raise WorkspaceError(f"cannot open index {index_path}: {exc}") from None
+    if index is None:
+        try:
+            index = EmbeddedIndex(index_path, embedder)
+        except Exception as exc:  # sqlite3 raises several unrelated types for an unusable file
+            raise WorkspaceError(f"cannot open index {index_path}: {exc}") from None
     report = None
     if index.get_meta("fingerprint") != _fingerprint(root):
         report = sync_workspace(root, index)

@@ -405,3 +405,29 @@ def test_without_redis_one_instance_runs_on_sqlite_and_keeps_threads(world, tmp_
             )
     finally:
         again.stop()
+
+
+def test_instances_can_share_a_redis_index(world) -> None:
+    env = {**world["env"], "SEEKGRAPH_INDEX_BACKEND": "redis"}
+    shared = start_app(world["tmp"], "shared-index", env)
+    try:
+        with httpx.Client() as c:
+            thread = new_thread(c, shared.url, world["alice"])
+            s = read(
+                c,
+                "POST",
+                f"{shared.url}/threads/{thread}/runs",
+                json=QUESTION,
+                headers=auth(world["alice"]),
+            )
+        answer = s.of("answer")[0].data
+        assert answer["citations"] and s.of("end")[0].data["status"] == "done"
+    finally:
+        shared.stop()
+    import redis as redis_client
+
+    client = redis_client.Redis.from_url(world["redis_url"])
+    try:  # the workspace's documents live in Redis, where every instance finds them
+        assert len(client.keys("seekgraph:index:*:doc:kb/*")) >= 5
+    finally:
+        client.close()

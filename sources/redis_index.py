@@ -1,0 +1,323 @@
+"""The same index on Redis (search and JSON modules): for scale and for several instances.
+
+Chunks are JSON documents under ``{prefix}chunk:`` indexed by RediSearch (BM25 on title,
+heading and segmented text; a FLAT cosine vector field; tag fields for source and ACL), so
+permissions are applied inside the query. Documents are JSON under ``{prefix}doc:``, and
+passage embeddings are cached by content hash in a hash per model. Scores are fused exactly
+as in the embedded index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from typing import Any, cast
+
+import numpy as np
+import redis
+from redis.commands.search.field import NumericField, TagField, TextField, VectorField
+from redis.commands.search.index_definition import IndexDefinition, IndexType
+from redis.commands.search.query import Query
+
+from providers.embeddings import Embedder, calibrate_cosine
+from providers.rerank import COSINE_HIGH, COSINE_LOW
+from providers.text import coverage, segmented, term_set, terms
+from sources.base import User
+from sources.embedded import IndexedDocument, fuse, lexical_terms
+from state.models import Chunk, Document, Hit
+
+_TAG_SPECIAL = re.compile(r"([,.<>{}\[\]\"':;!@#$%^&*()\-+=~|/\\ ])")
+
+
+def tag(value: str) -> str:
+    """A value escaped for a RediSearch tag query."""
+    return _TAG_SPECIAL.sub(r"\\\1", value)
+
+
+def text_term(value: str) -> str:
+    """A word escaped for a RediSearch text query."""
+    return _TAG_SPECIAL.sub(r"\\\1", value)
+
+
+class RedisIndex:
+    """Documents, chunks, ACLs and vectors in Redis, searched with RediSearch."""
+
+    def __init__(self, url: str, embedder: Embedder, prefix: str = "seekgraph:index:") -> None:
+        self.r = redis.Redis.from_url(url)
+        self.embedder = embedder
+        self.prefix = prefix
+        self.name = f"{prefix}idx"
+        self._ensure()
+
+    def _ensure(self) -> None:
+        try:
+            self.r.ft(self.name).info()  # type: ignore[no-untyped-call]
+            return
+        except redis.ResponseError:
+            pass
+        self.r.ft(self.name).create_index(
+            [
+                TagField("$.source", as_name="source"),
+                TagField("$.acl[*]", as_name="acl"),
+                TagField("$.doc_id", as_name="doc_id"),
+                TextField("$.title", as_name="title", weight=3.0),
+                TextField("$.heading_seg", as_name="heading", weight=2.0),
+                TextField("$.text_seg", as_name="text"),
+                NumericField("$.ord", as_name="ord"),
+                VectorField(
+                    "$.vector",
+                    "FLAT",
+                    {"TYPE": "FLOAT32", "DIM": self.embedder.dim, "DISTANCE_METRIC": "COSINE"},
+                    as_name="vector",
+                ),
+            ],
+            definition=IndexDefinition(  # type: ignore[no-untyped-call]
+                prefix=[f"{self.prefix}chunk:"], index_type=IndexType.JSON
+            ),
+        )
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.r.close()
+
+    def _json(self, key: str) -> Any:
+        """A JSON document (``None`` when missing)."""
+        return self.r.json().get(key)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """A stored metadata value."""
+        value = self.r.hget(f"{self.prefix}meta", key)
+        return None if value is None else value.decode()  # type: ignore[union-attr]
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store a metadata value."""
+        self.r.hset(f"{self.prefix}meta", key, value)
+
+    def document_hashes(self, source: str) -> dict[str, str]:
+        """doc_id → content hash for every document of ``source``."""
+        raw = self.r.hgetall(f"{self.prefix}hashes:{source}")
+        return {k.decode(): v.decode() for k, v in raw.items()}  # type: ignore[union-attr]
+
+    def passage_vectors(self, texts: list[str], store: bool = True) -> list[np.ndarray]:
+        """Vectors by content hash from the cache; only the missing ones are computed."""
+        key = f"{self.prefix}emb:{self.embedder.name}"
+        hashes = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        cached = self.r.hmget(key, hashes) if hashes else []
+        found = {
+            h: np.frombuffer(bytes(v), dtype=np.float32)  # type: ignore[arg-type]
+            for h, v in zip(hashes, cached, strict=True)
+            if v is not None
+        }
+        missing = [
+            (h, t) for h, t in dict(zip(hashes, texts, strict=True)).items() if h not in found
+        ]
+        for start in range(0, len(missing), 32):
+            part = missing[start : start + 32]
+            vecs = self.embedder.embed_passages([t for _, t in part])
+            for (h, _), v in zip(part, vecs, strict=True):
+                found[h] = v.astype(np.float32)
+            if store:
+                self.r.hset(key, mapping={h: found[h].tobytes() for h, _ in part})
+        return [found[h] for h in hashes]
+
+    def upsert(self, docs: Iterable[IndexedDocument]) -> int:
+        """Write documents (replacing older versions); returns the number of chunks written."""
+        docs = list(docs)
+        pairs = [(d, c) for d in docs for c in d.chunks]
+        texts = [
+            (
+                f"{d.title}. {c.get('heading', '')}: {c['text']}"
+                if c.get("heading")
+                else f"{d.title}. {c['text']}"
+            )
+            for d, c in pairs
+        ]
+        vectors = self.passage_vectors(texts)
+        self.delete(d.doc_id for d in docs)
+        pipe = self.r.pipeline(transaction=False)
+        for d in docs:
+            pipe.json().set(
+                f"{self.prefix}doc:{d.doc_id}",
+                "$",
+                cast(
+                    Any,
+                    {
+                        "doc_id": d.doc_id,
+                        "source": d.source,
+                        "kind": d.kind,
+                        "title": d.title,
+                        "text": d.text,
+                        "url": d.url,
+                        "updated_at": d.updated_at,
+                        "version": d.version,
+                        "deprecated": d.deprecated,
+                        "superseded_by": d.superseded_by,
+                        "acl": sorted(set(d.acl)),
+                        "chunks": [c["chunk_id"] for c in d.chunks],
+                    },
+                ),
+            )
+            pipe.hset(f"{self.prefix}hashes:{d.source}", d.doc_id, d.content_hash)
+        for n, ((d, c), vec) in enumerate(zip(pairs, vectors, strict=True)):
+            pipe.json().set(
+                f"{self.prefix}chunk:{c['chunk_id']}",
+                "$",
+                cast(
+                    Any,
+                    {
+                        "chunk_id": c["chunk_id"],
+                        "doc_id": d.doc_id,
+                        "source": d.source,
+                        "acl": sorted(set(d.acl)),
+                        "title": d.title,
+                        "heading": c.get("heading", ""),
+                        "heading_seg": segmented(c.get("heading", "")),
+                        "text": c["text"],
+                        "text_seg": segmented(c["text"]),
+                        "ord": n,
+                        "vector": vec.tolist(),
+                    },
+                ),
+            )
+        pipe.execute()
+        return len(pairs)
+
+    def delete(self, doc_ids: Iterable[str]) -> None:
+        """Remove documents and their chunks."""
+        for doc_id in list(doc_ids):
+            doc = self._json(f"{self.prefix}doc:{doc_id}")
+            if not doc:
+                continue
+            keys = [f"{self.prefix}chunk:{c}" for c in doc["chunks"]]
+            self.r.delete(f"{self.prefix}doc:{doc_id}", *keys)
+            self.r.hdel(f"{self.prefix}hashes:{doc['source']}", doc_id)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _filter(self, source: str, user: User) -> str:
+        principals = "|".join(tag(p) for p in sorted(user.principals))
+        return f"@source:{{{tag(source)}}} @acl:{{{principals}}}"
+
+    def search(
+        self, source: str, query: str, user: User, k: int, mode: str = "hybrid"
+    ) -> list[tuple[str, float]]:
+        """(chunk key, score) of the best ``k`` chunks ``user`` may read."""
+        where = self._filter(source, user)
+        depth = max(100, k * 10)
+        lexical: dict[str, float] = {}
+        words = lexical_terms(query)
+        if words:
+            text = "|".join(text_term(w) for w in words)
+            q = (
+                Query(f"(@title|heading|text:({text})) {where}")
+                .scorer("BM25STD")
+                .with_scores()
+                .return_fields("title", "heading", "text")
+                .paging(0, depth)
+                .dialect(2)
+            )
+            qterms = terms(query)
+            for doc in self.r.ft(self.name).search(q).docs:
+                body = f"{doc.title} {doc.heading} {doc.text}"
+                factor = 1.0 if mode == "bm25" else coverage(qterms, term_set(body))
+                lexical[doc.id] = float(doc.score) * factor
+        if mode == "bm25":
+            best = sorted(lexical.items(), key=lambda kv: -kv[1])[:k]
+            top = best[0][1] if best else 1.0
+            return [(key, round(score / top, 4)) for key, score in best]
+        vec = self.embedder.embed_queries([query])[0].astype(np.float32).tobytes()
+        q = (
+            Query(f"({where})=>[KNN {depth} @vector $vec AS dist]")
+            .sort_by("dist")
+            .return_fields("dist")
+            .paging(0, depth)
+            .dialect(2)
+        )
+        docs = self.r.ft(self.name).search(q, query_params={"vec": vec}).docs
+        cosines = {d.id: 1.0 - float(d.dist) for d in docs}
+        if mode == "dense":
+            best = sorted(cosines.items(), key=lambda kv: -kv[1])[:k]
+            return [(key, round(score, 4)) for key, score in best]
+        cal = calibrate_cosine(
+            np.array(list(cosines.values()), dtype=np.float32), COSINE_LOW, COSINE_HIGH
+        )
+        dense = {key: float(c) for key, c in zip(cosines, cal, strict=True)}
+        return fuse(lexical, dense, k)
+
+    def chunk_hits(self, rows: list[tuple[str, float]], query: str, authority: int) -> list[Hit]:
+        """Hits for (chunk key, score) pairs."""
+        hits: list[Hit] = []
+        for key, score in rows:
+            chunk = self._json(key)
+            doc = chunk and self._json(f"{self.prefix}doc:{chunk['doc_id']}")
+            if not chunk or not doc:
+                continue
+            heading = chunk.get("heading", "")
+            hits.append(
+                {
+                    "source_id": chunk["chunk_id"],
+                    "doc_id": doc["doc_id"],
+                    "source": doc["source"],
+                    "kind": doc["kind"],
+                    "authority": authority,
+                    "title": doc["title"],
+                    "snippet": f"{heading}: {chunk['text']}" if heading else chunk["text"],
+                    "score": score,
+                    "url": doc["url"],
+                    "updated_at": doc["updated_at"],
+                    "version": doc["version"],
+                    "deprecated": bool(doc["deprecated"]),
+                    "superseded_by": doc["superseded_by"],
+                    "query": query,
+                }
+            )
+        return hits
+
+    def read(self, source: str, doc_id: str, user: User) -> Document | None:
+        """The whole document, when it belongs to ``source`` and ``user`` may read it."""
+        doc = self._json(f"{self.prefix}doc:{doc_id}")
+        if not doc or doc["source"] != source or not user.may_read(doc["acl"]):
+            return None
+        chunks: list[Chunk] = []
+        for chunk_id in doc["chunks"]:
+            chunk = self._json(f"{self.prefix}chunk:{chunk_id}")
+            if chunk:
+                chunks.append(
+                    {
+                        "chunk_id": chunk_id,
+                        "heading": chunk.get("heading", ""),
+                        "text": chunk["text"],
+                    }
+                )
+        document: Document = {
+            "doc_id": doc_id,
+            "source": source,
+            "kind": doc["kind"],
+            "title": doc["title"],
+            "text": doc["text"],
+            "url": doc["url"],
+            "updated_at": doc["updated_at"],
+            "version": doc["version"],
+            "deprecated": bool(doc["deprecated"]),
+            "superseded_by": doc["superseded_by"],
+            "chunks": chunks,
+        }
+        return document
+
+    def count(self, source: str | None = None) -> tuple[int, int]:
+        """(documents, chunks) in the index, or in one source."""
+        sources = (
+            [source]
+            if source
+            else [k.decode().rsplit(":", 1)[1] for k in self.r.scan_iter(f"{self.prefix}hashes:*")]
+        )
+        docs = chunks = 0
+        for name in sources:
+            for doc_id in self.document_hashes(name):
+                doc = self._json(f"{self.prefix}doc:{doc_id}")
+                docs += 1
+                chunks += len(doc["chunks"]) if doc else 0
+        return docs, chunks
