@@ -123,6 +123,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--search-k", type=int, default=10)
+    parser.add_argument("--bridge-rounds", type=int, default=1)
     args = parser.parse_args()
     started = time.time()
     tracemalloc.start()

@@ -69,6 +69,13 @@ class Context:
     coverage_threshold: float = field(
         default=0.75, metadata=_d("Share of question terms the evidence must cover to answer.")
     )
+    bridge_rounds: int = field(
+        default=0,
+        metadata=_d(
+            "Extra search rounds that follow names found in the evidence before answering "
+            "(multi-hop questions; each costs one round)."
+        ),
+    )
     max_documents_per_read: int = field(default=3, metadata=_d("Documents read whole per step."))
     max_answer_sentences: int = field(
         default=5, metadata=_d("Most quoted sentences in an extractive answer.")

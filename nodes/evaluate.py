@@ -6,6 +6,7 @@ evidence. LLM mode asks the model for a structured verdict and falls back to cov
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -15,7 +16,7 @@ from nodes.decisions import EvaluateDecision
 from nodes.evidence import by_authority, chat_model_for, kept, now, relevance, render_evidence
 from nodes.llm import decide
 from nodes.services import get_services
-from providers.text import coverage, display_words, stem, term_set, terms
+from providers.text import STOPWORDS, coverage, display_words, stem, term_set, terms
 from state.budget import exhausted, spend
 from state.events import node_event
 from state.models import Evidence, ModelCall
@@ -39,6 +40,27 @@ def stale_replacements(state: SearchState, evidence: list[Evidence]) -> list[str
         if ev["deprecated"] and ev["superseded_by"] and ev["superseded_by"] not in have
     ]
     return list(dict.fromkeys(wanted))
+
+
+_NAME = re.compile(r"\b([A-Z][\w'’.-]+(?:\s+(?:of|the|de|von|van|and|&)?\s*[A-Z][\w'’.-]+)*)")
+
+
+def bridge_questions(state: SearchState, evidence: list[Evidence], limit: int = 2) -> list[str]:
+    """Multi-hop bridges: names in the best evidence the question does not mention.
+
+    Each is joined to the question's own words (``Audrey Hepburn`` + ``actress win Tony``).
+    """
+    asked = term_set(state["question"])
+    core = " ".join(display_words(state["question"]))
+    counts: dict[str, float] = {}
+    for ev in sorted(evidence, key=relevance, reverse=True)[:3]:
+        for name in _NAME.findall(f"{ev['title']}. {ev['snippet']}"):
+            if term_set(name) & asked or name.lower() in STOPWORDS or len(name) < 3:
+                continue
+            counts[name] = counts.get(name, 0.0) + relevance(ev)
+    names = sorted(counts, key=lambda n: -counts[n])[:limit]
+    tried = {q.lower() for q in state.get("tried_queries", [])}
+    return [q for q in (f"{name} {core}" for name in names) if q.lower() not in tried]
 
 
 def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
@@ -67,6 +89,19 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
         }
         return verdict
     if evidence and cov >= ctx.coverage_threshold:
+        bridges = (
+            bridge_questions(state, evidence)
+            if state["budget"]["rounds"] <= ctx.bridge_rounds
+            else []
+        )
+        if bridges:
+            verdict |= {
+                "action": "search",
+                "gap_questions": bridges,
+                "reason": f"evidence covers {cov:.0%}; following the names it mentions "
+                f"(bridge round) before answering",
+            }
+            return verdict
         verdict["reason"] = f"evidence covers {cov:.0%} of the question"
         return verdict
     read = set(state.get("documents_read", []))
