@@ -60,7 +60,11 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         bm25 = list(dict.fromkeys(h["doc_id"] for h in index.chunk_hits(rows, "", 2)))
         latency["bm25"].append(time.perf_counter() - started)
         values, seconds = await run_graph(
-            q["question"], user.name, max_rounds=args.rounds, search_k=args.search_k
+            q["question"],
+            user.name,
+            max_rounds=args.rounds,
+            search_k=args.search_k,
+            bridge_rounds=args.bridge_rounds,
         )
         latency["graph"].append(seconds)
         hybrid = await source.search(q["question"], user, 10)
