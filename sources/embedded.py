@@ -409,7 +409,8 @@ class EmbeddedIndex:
                 "SELECT chunk_id, heading, text FROM chunks WHERE doc_id = ? ORDER BY ord, id",
                 (doc_id,),
             ).fetchall()
-        return {
+        stored: list[Chunk] = [{"chunk_id": c[0], "heading": c[1], "text": c[2]} for c in chunks]
+        document: Document = {
             "doc_id": r[0],
             "source": r[1],
             "kind": r[2],
@@ -420,8 +421,9 @@ class EmbeddedIndex:
             "version": r[7],
             "deprecated": bool(r[8]),
             "superseded_by": r[9],
-            "chunks": [{"chunk_id": c[0], "heading": c[1], "text": c[2]} for c in chunks],
+            "chunks": stored + context_chunks(r[0], r[2], r[4], len(stored)),
         }
+        return document
 
     def count(self, source: str | None = None) -> tuple[int, int]:
         """(documents, chunks) in the index, or in one source."""
@@ -439,6 +441,17 @@ class EmbeddedIndex:
                     (source,),
                 ).fetchone()[0]
         return int(d), int(c)
+
+
+def context_chunks(doc_id: str, kind: str, text: str, indexed: int) -> list[Chunk]:
+    """A message's neighbours (kept in its text at ingestion) as readable, citable passages."""
+    if kind != "messages":
+        return []
+    parts = [p for p in text.split("\n\n") if p.strip()][indexed:]
+    return [
+        {"chunk_id": f"{doc_id}#ctx{i}", "heading": "context", "text": p}
+        for i, p in enumerate(parts, start=1)
+    ]
 
 
 class SearchIndex(Protocol):

@@ -330,6 +330,7 @@ def chat_documents(
                 problems.append(f"{path}:{lineno}: not valid JSON ({exc.msg}); line skipped")
         unit = "line"
     docs: list[IndexedDocument] = []
+    groups: dict[tuple[str, str], list[int]] = {}
     for where, msg in entries:
         try:
             channel = str(msg["channel"])
@@ -356,7 +357,31 @@ def chat_documents(
                 origin=f"{path}:{where}",
             )
         )
+        groups.setdefault((channel, str(msg.get("thread") or "")), []).append(len(docs) - 1)
+    with_context(docs, groups)
     return docs
+
+
+#: Messages before and after one message that reading it returns as context.
+CONTEXT_MESSAGES = 2
+
+
+def with_context(docs: list[IndexedDocument], groups: dict[tuple[str, str], list[int]]) -> None:
+    """Give each message its neighbours in the same channel and thread, as readable context.
+
+    Only the message itself is a searchable chunk; the neighbours are part of the document's
+    text, which ``read`` returns (they share the channel, so they share the ACL).
+    """
+    for members in groups.values():
+        ordered = sorted(members, key=lambda i: docs[i].updated_at or "")
+        for pos, i in enumerate(ordered):
+            around = (
+                ordered[max(0, pos - CONTEXT_MESSAGES) : pos]
+                + ordered[pos + 1 : pos + 1 + CONTEXT_MESSAGES]
+            )
+            context = [f"{docs[j].updated_at}: {docs[j].chunks[0]['text']}" for j in around]
+            if context:
+                docs[i].text = "\n\n".join([docs[i].chunks[0]["text"], *context])
 
 
 def read_folder(

@@ -24,7 +24,7 @@ from providers.embeddings import Embedder, calibrate_cosine
 from providers.rerank import COSINE_HIGH, COSINE_LOW
 from providers.text import coverage, segmented, term_set, terms
 from sources.base import User
-from sources.embedded import IndexedDocument, fuse, lexical_terms
+from sources.embedded import IndexedDocument, context_chunks, fuse, lexical_terms
 from state.models import Chunk, Document, Hit
 
 _TAG_SPECIAL = re.compile(r"([,.<>{}\[\]\"':;!@#$%^&*()\-+=~|/\\ ])")
@@ -292,6 +292,7 @@ class RedisIndex:
                         "text": chunk["text"],
                     }
                 )
+        chunks += context_chunks(doc_id, doc["kind"], doc["text"], len(chunks))
         document: Document = {
             "doc_id": doc_id,
             "source": source,

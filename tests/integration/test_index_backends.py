@@ -80,6 +80,12 @@ async def test_search_ranks_and_permissions_hold(index) -> None:
     assert doc is not None and "orchid-42" in doc["text"] and len(doc["chunks"]) == 3
     chat = await sources["chat"].search("Nightjar firmware fix release", BOB, 5)
     assert all(not h["doc_id"].startswith("chat/security/") for h in chat)
+    # a message is read with its neighbours in the channel, as citable context passages
+    message = await sources["chat"].read("chat/it-help/m003", BOB)
+    assert message is not None and message["chunks"][0]["chunk_id"] == "chat/it-help/m003#0"
+    context = [c for c in message["chunks"] if c.get("heading") == "context"]
+    assert any("changing the endpoint to vpn2" in c["text"] for c in context)
+    assert not any("Nightjar" in c["text"] for c in context)
 
 
 async def test_incremental_sync_and_deletion(index, tmp_path: Path) -> None:
