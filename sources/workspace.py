@@ -81,7 +81,7 @@ def users_of(config: dict[str, Any]) -> list[User]:
 
 
 #: Bump when ingestion changes what it writes, so existing indexes are rebuilt.
-INDEX_FORMAT = "4"
+INDEX_FORMAT = "5"
 
 
 def _fingerprint(root: Path) -> str:
