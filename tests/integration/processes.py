@@ -115,34 +115,36 @@ def wait_http(proc: Proc, path: str = "/healthz", timeout: float = 60) -> None:
         time.sleep(0.2)
 
 
-def start_model_server(
-    tmp: Path, delay: float = 0.05, tokens: int = 60, first_delay: float = 0.0
-) -> Proc:
+def start_fake(tmp: Path, module: str, *args: str, ready: str = "/docs") -> Proc:
+    """Start ``python -m tests.fakes.<module> --port P ...`` and wait until it answers HTTP."""
     port = free_port()
-    args = [
-        sys.executable,
-        "-m",
-        "tests.fakes.model_server",
-        "--port",
-        str(port),
-        "--delay",
-        str(delay),
-        "--tokens",
-        str(tokens),
-        "--first-delay",
-        str(first_delay),
-    ]
-    proc = Proc(args, tmp / f"model-{port}.log", url=f"http://127.0.0.1:{port}")
+    command = [sys.executable, "-m", f"tests.fakes.{module}", "--port", str(port), *args]
+    proc = Proc(command, tmp / f"{module}-{port}.log", url=f"http://127.0.0.1:{port}")
     deadline = time.monotonic() + 30
     while True:
         try:
-            httpx.get(proc.url + "/docs", timeout=2)
+            httpx.get(proc.url + ready, timeout=2)
             return proc
         except httpx.TransportError:
             if not proc.alive() or time.monotonic() > deadline:
                 proc.stop()
                 raise AssertionError(proc.tail()) from None
             time.sleep(0.2)
+
+
+def start_model_server(
+    tmp: Path, delay: float = 0.05, tokens: int = 60, first_delay: float = 0.0
+) -> Proc:
+    return start_fake(
+        tmp,
+        "model_server",
+        "--delay",
+        str(delay),
+        "--tokens",
+        str(tokens),
+        "--first-delay",
+        str(first_delay),
+    )
 
 
 def start_app(tmp: Path, name: str, env_extra: dict[str, Any]) -> Proc:
@@ -182,32 +184,8 @@ def start_app(tmp: Path, name: str, env_extra: dict[str, Any]) -> Proc:
 
 
 def start_cohere_server(tmp: Path) -> Proc:
-    port = free_port()
-    args = [sys.executable, "-m", "tests.fakes.cohere_server", "--port", str(port)]
-    proc = Proc(args, tmp / f"cohere-{port}.log", url=f"http://127.0.0.1:{port}")
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(proc.url + "/calls", timeout=2)
-            return proc
-        except httpx.TransportError:
-            if not proc.alive() or time.monotonic() > deadline:
-                proc.stop()
-                raise AssertionError(proc.tail()) from None
-            time.sleep(0.2)
+    return start_fake(tmp, "cohere_server", ready="/calls")
 
 
 def start_search_server(tmp: Path) -> Proc:
-    port = free_port()
-    args = [sys.executable, "-m", "tests.fakes.search_server", "--port", str(port)]
-    proc = Proc(args, tmp / f"search-{port}.log", url=f"http://127.0.0.1:{port}")
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(proc.url + "/calls", timeout=2)
-            return proc
-        except httpx.TransportError:
-            if not proc.alive() or time.monotonic() > deadline:
-                proc.stop()
-                raise AssertionError(proc.tail()) from None
-            time.sleep(0.2)
+    return start_fake(tmp, "search_server", ready="/calls")
