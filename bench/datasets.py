@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from providers.embeddings import E5Embedder
+from providers.embeddings import load_embedder
 from sources.base import User
 from sources.embedded import EmbeddedIndex, EmbeddedSource, IndexCachedEmbedder, IndexedDocument
 from sources.ingest import chunk_markdown
@@ -77,15 +77,17 @@ def load(folder: Path, qrels_path: Path | None = None) -> Dataset:
     return Dataset(folder.name, corpus, questions, dict(qrels))
 
 
-def build_index(data: Dataset) -> tuple[EmbeddedIndex, EmbeddedSource, float]:
+def build_index(
+    data: Dataset, embedding: str = "minilm"
+) -> tuple[EmbeddedIndex, EmbeddedSource, float]:
     """The dataset in an embedded index (cached); returns it and the seconds spent indexing."""
     digest = hashlib.sha256()
     for doc in data.corpus:
         digest.update(doc["_id"].encode())
         digest.update(doc.get("text", "").encode())
     CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / f"{data.name}-{digest.hexdigest()[:12]}.sqlite"
-    embedder = E5Embedder()
+    embedder = load_embedder(embedding)
+    path = CACHE / f"{data.name}-{digest.hexdigest()[:12]}-{embedder.name}.sqlite"
     index = EmbeddedIndex(path, embedder)
     started = time.perf_counter()
     if index.count(SOURCE)[0] != len(data.corpus):

@@ -13,10 +13,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import json
 import operator
 import os
-import platform
 import statistics
 import time
 import uuid
@@ -29,6 +27,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
+from bench.report import write
 from graph.context import Context
 from graph.search import build_search_graph
 from nodes.services import Services, set_services
@@ -42,6 +41,9 @@ class HashEmbedder:
 
     name = "hash"
     dim = 16
+    cosine_low = 0.0
+    cosine_high = 1.0
+    paraphrase_cosine = 0.99
 
     def _vec(self, texts: list[str]) -> Any:
         rows = []
@@ -165,13 +167,8 @@ def main() -> None:
         "checkpointer": "AsyncRedisSaver, durability=sync, Redis 8.2 on loopback",
         "results": results,
         "target": "seekgraph within 1.5x of the bare graph",
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
-        "took_seconds": round(time.time() - started, 1),
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(out, indent=2) + "\n")
-    print(json.dumps(out, indent=2))
+    write(args.json, out, started)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import platform
 import statistics
 import time
 import tracemalloc
@@ -25,8 +22,10 @@ from typing import Any
 
 from bench.datasets import build_index, load
 from bench.metrics import all_supporting_at_k, char_f1, recall_at_k, strip_citations
-from bench.runner import doc_ranking, install, run_graph
+from bench.report import command_line, write
+from bench.runner import doc_ranking, install, run_graph, stage_latency
 from nodes.integrate import NOTHING_FOUND
+from providers.embeddings import EMBEDDING_MODELS
 
 KS = (5, 10)
 
@@ -44,7 +43,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     data = load(Path(args.data))
     if args.limit:
         data.questions = data.questions[: args.limit]
-    index, source, index_seconds = build_index(data)
+    index, source, index_seconds = build_index(data, args.embedding)
     install(index, source, data)
     per: dict[str, dict[str, list[float]]] = {"bm25": {}, "graph": {}}
     latency: dict[str, list[float]] = {"bm25": [], "graph": []}
@@ -100,6 +99,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             for m in summary["bm25"]
             if m in summary["graph"] and summary["bm25"][m] is not None
         },
+        "graph_stage_latency_seconds": stage_latency(),
         "latency_seconds": {
             n: {
                 "p50": round(statistics.median(v), 3),
@@ -124,6 +124,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True)
     parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument(
+        "--embedding", choices=EMBEDDING_MODELS, default="minilm", help="embedding model"
+    )
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--search-k", type=int, default=10)
@@ -133,19 +136,8 @@ def main() -> None:
     tracemalloc.start()
     result = asyncio.run(evaluate(args))
     peak = tracemalloc.get_traced_memory()[1] / 2**20
-    out = {
-        "command": "python -m bench.multihop "
-        + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v),
-        "data": str(args.data),
-        **result,
-        "peak_python_heap_mb": round(peak, 1),
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
-        "took_seconds": round(time.time() - started, 1),
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-    }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
-    print(json.dumps(out, indent=2, ensure_ascii=False))
+    out = {"command": command_line("bench.multihop", args), "data": str(args.data), **result}
+    write(args.json, {**out, "peak_python_heap_mb": round(peak, 1)}, started)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -20,7 +17,9 @@ from typing import Any
 
 from bench.datasets import build_index, load
 from bench.metrics import ndcg_at_k, recall_at_k
-from bench.runner import doc_ranking, install, run_graph
+from bench.report import command_line, write
+from bench.runner import doc_ranking, install, run_graph, stage_latency
+from providers.embeddings import EMBEDDING_MODELS
 
 
 def docs(index: Any, rows: list[tuple[int, float]]) -> list[str]:
@@ -32,7 +31,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     questions = [q for q in data.questions if q["_id"] in data.qrels]
     if args.limit:
         questions = questions[: args.limit]
-    index, source, index_seconds = build_index(data)
+    index, source, index_seconds = build_index(data, args.embedding)
     install(index, source, data)
     scores: dict[str, dict[str, list[float]]] = {}
     latency: dict[str, list[float]] = {}
@@ -67,6 +66,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         "relative_ndcg@10_vs_bm25": {
             n: round(s["ndcg@10"] / base - 1, 4) for n, s in systems.items() if base
         },
+        "graph_stage_latency_seconds": stage_latency(),
         "latency_seconds": {
             n: {
                 "p50": round(statistics.median(v), 4),
@@ -89,6 +89,9 @@ def main() -> None:
     parser.add_argument("--data", required=True)
     parser.add_argument("--qrels")
     parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument(
+        "--embedding", choices=EMBEDDING_MODELS, default="minilm", help="embedding model"
+    )
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--search-k", type=int, default=20)
@@ -96,22 +99,11 @@ def main() -> None:
     args = parser.parse_args()
     started = time.time()
     result = asyncio.run(evaluate(args))
-    out = {
-        "command": "python -m bench.retrieval "
-        + " ".join(
-            f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}")
-            for k, v in vars(args).items()
-            if v
-        ),
-        "data": str(args.data),
-        **result,
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
-        "took_seconds": round(time.time() - started, 1),
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-    }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(out, indent=2) + "\n")
-    print(json.dumps(out, indent=2))
+    write(
+        args.json,
+        {"command": command_line("bench.retrieval", args), "data": str(args.data), **result},
+        started,
+    )
 
 
 if __name__ == "__main__":

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import platform
 import statistics
 import tempfile
 import time
@@ -27,6 +24,7 @@ from typing import Any
 
 import httpx
 
+from bench.report import write
 from server.auth import add_key_to_file
 from tests.integration.processes import Proc, start_app, start_model_server, start_redis
 
@@ -194,13 +192,8 @@ def main() -> None:
             "resume_same_instance_p50_ms": 50,
             "resume_forwarded_p50_ms": 150,
         },
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
-        "took_seconds": round(time.time() - started, 1),
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(out, indent=2) + "\n")
-    print(json.dumps(out, indent=2))
+    write(args.json, out, started)
 
 
 if __name__ == "__main__":

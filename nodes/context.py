@@ -38,11 +38,11 @@ class Context:
         default=2, metadata=_d("Rounds without new evidence or rejected answers before stopping.")
     )
     max_variants: int = field(default=3, metadata=_d("Most query variants per round."))
-    variant_similarity_threshold: float = field(
-        default=0.985,
+    variant_similarity_threshold: float | None = field(
+        default=None,
         metadata=_d(
-            "Drop a variant whose embedding cosine to a tried query is at least this "
-            "(e5-small: paraphrases ≥ 0.99, keyword and feedback variants 0.94–0.98)."
+            "Drop a variant whose embedding cosine to a tried query is at least this; unset "
+            "uses the embedding model's paraphrase cosine (MiniLM 0.95, e5-small 0.985)."
         ),
     )
     search_k: int = field(default=6, metadata=_d("Passages asked of each source per query."))

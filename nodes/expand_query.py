@@ -78,11 +78,12 @@ async def pick_variants(
     priority = sorted(fresh, key=lambda q: q != question)  # stable: original first
     vectors = await aembed_queries(services.embedder, [*tried, *priority])
     chosen = list(vectors[: len(tried)])
+    threshold = ctx.variant_similarity_threshold or services.embedder.paraphrase_cosine
     keep: set[str] = set()
     dropped: list[str] = []
     for q, v in zip(priority, vectors[len(tried) :], strict=True):
         close = max((float(np.dot(v, c)) for c in chosen), default=0.0)
-        if close >= ctx.variant_similarity_threshold or len(keep) >= ctx.max_variants:
+        if close >= threshold or len(keep) >= ctx.max_variants:
             dropped.append(q)
             continue
         keep.add(q)

@@ -9,10 +9,6 @@ import numpy as np
 from providers.embeddings import Embedder, aembed_passages, aembed_queries, calibrate_cosine
 from providers.text import coverage, term_set, terms
 
-#: e5-small cosines: unrelated pairs sit near 0.70-0.80, relevant ones near 0.85-0.90.
-COSINE_LOW = 0.78
-COSINE_HIGH = 0.90
-
 
 class Reranker(Protocol):
     """Scores passages against a query."""
@@ -43,7 +39,7 @@ class LocalReranker:
             return []
         qv = await aembed_queries(self.embedder, [query])
         pv = await aembed_passages(self.embedder, passages)
-        dense = calibrate_cosine(pv @ qv[0], COSINE_LOW, COSINE_HIGH)
+        dense = calibrate_cosine(pv @ qv[0], self.embedder.cosine_low, self.embedder.cosine_high)
         qterms = terms(query)
         lexical = np.array([coverage(qterms, term_set(p)) for p in passages], dtype=np.float32)
         blended = self.dense_weight * dense + (1 - self.dense_weight) * lexical

@@ -8,7 +8,7 @@ from pathlib import Path
 from nodes.services import Services
 from providers.chat import ChatModelConfig, load_chat_model
 from providers.cohere_rerank import CohereReranker
-from providers.embeddings import E5Embedder
+from providers.embeddings import load_embedder
 from providers.rerank import LocalReranker, Reranker
 from server.images import load_image
 from server.settings import Settings
@@ -29,7 +29,7 @@ def index_path(settings: Settings, workspace: Path) -> Path:
 
 def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
     """Open (and sync) the workspace and load the configured models."""
-    embedder = E5Embedder()
+    embedder = load_embedder(settings.embedding_model)
     workspace = workspace_of(settings)
     shared = None
     if settings.index_backend == "redis":
@@ -38,7 +38,9 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
         from sources.redis_index import RedisIndex
 
         scope = hashlib.sha256(str(workspace).encode()).hexdigest()[:12]
-        shared = RedisIndex(settings.redis_url, embedder, prefix=f"seekgraph:index:{scope}:")
+        shared = RedisIndex(
+            settings.redis_url, embedder, prefix=f"seekgraph:index:{scope}:{embedder.name}:"
+        )
     registry, report = open_workspace(
         workspace, index_path(settings, workspace), embedder, index=shared
     )

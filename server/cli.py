@@ -253,7 +253,7 @@ def index_folder(args: argparse.Namespace) -> int:
     """Index a folder as a named source, re-indexing only what changed; print a summary."""
     from tqdm import tqdm
 
-    from providers.embeddings import E5Embedder
+    from providers.embeddings import load_embedder
     from server.bootstrap import index_path, workspace_of
     from sources.embedded import EmbeddedIndex
     from sources.workspace import load_config, register_source, sync_source
@@ -269,7 +269,7 @@ def index_folder(args: argparse.Namespace) -> int:
         load_config(workspace)
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
-    index = EmbeddedIndex(index_path(settings, workspace), E5Embedder())
+    index = EmbeddedIndex(index_path(settings, workspace), load_embedder(settings.embedding_model))
     files = sum(1 for p in folder.rglob("*") if p.is_file())
     with tqdm(
         total=files, unit="file", desc=f"indexing {args.source}", file=sys.stderr, disable=None

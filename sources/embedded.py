@@ -19,8 +19,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from providers.embeddings import Embedder, calibrate_cosine
-from providers.rerank import COSINE_HIGH, COSINE_LOW
-from providers.text import STOPWORDS, coverage, segmented, term_set, terms, words
+from providers.text import STOPWORDS, segmented, words
 from sources.base import User
 from state.models import AUTHORITY_BY_KIND, Chunk, Document, Hit
 
@@ -120,6 +119,11 @@ def fuse(lexical: dict[K, float], dense: dict[K, float], k: int) -> list[tuple[K
     return [(key, round(score, 4)) for key, score in best]
 
 
+def embed_text(title: str, heading: str, text: str) -> str:
+    """The text embedded for a chunk: "title. heading: text" (what a reranker sees too)."""
+    return f"{title}. {heading}: {text}" if heading else f"{title}. {text}"
+
+
 def lexical_terms(query: str) -> list[str]:
     """The distinct content words of a query, for full-text engines."""
     return list(dict.fromkeys(w for w in words(query) if w not in STOPWORDS and w))
@@ -136,6 +140,32 @@ class EmbeddedIndex:
         self._conn = sqlite3.connect(self.path, check_same_thread=False)
         self._conn.executescript(SCHEMA)
         self._matrices: dict[str, tuple[np.ndarray, list[int], list[str]]] = {}
+        if self.get_meta("embedding_model") != embedder.name:
+            self._reembed()
+
+    def _reembed(self) -> None:
+        """Give every chunk a vector from the current embedding model (after a model change).
+
+        Vectors already computed by this model come from the cache; the others are computed.
+        """
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT c.id, d.title, c.heading, c.text FROM chunks c"
+                " JOIN documents d ON d.doc_id = c.doc_id ORDER BY c.id"
+            ).fetchall()
+        texts = [embed_text(t, h, x) for _, t, h, x in rows]
+        vectors = self._embed_cached(texts)
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "UPDATE chunks SET vector = ? WHERE id = ?",
+                [
+                    (v.astype(np.float32).tobytes(), r[0])
+                    for r, v in zip(rows, vectors, strict=True)
+                ],
+            )
+            self._conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)", (self.embedder.name,)
+            )
 
     def close(self) -> None:
         """Close the database file."""
@@ -237,12 +267,7 @@ class EmbeddedIndex:
     def _embed_text(doc: IndexedDocument, chunk: Chunk) -> str:
         # The same text a reranker sees for this chunk's hit ("title. snippet"), so the
         # vector stored here serves reranking too.
-        heading = chunk.get("heading", "")
-        return (
-            f"{doc.title}. {heading}: {chunk['text']}"
-            if heading
-            else f"{doc.title}. {chunk['text']}"
-        )
+        return embed_text(doc.title, chunk.get("heading", ""), chunk["text"])
 
     def passage_vectors(self, texts: list[str], store: bool = True) -> list[np.ndarray]:
         """Passage vectors from the cache (by content hash), computing only what is missing."""
@@ -263,7 +288,7 @@ class EmbeddedIndex:
         missing = [
             (h, t) for h, t in dict(zip(hashes, texts, strict=True)).items() if h not in found
         ]
-        batch = 32
+        batch = 256  # the embedder batches by length inside this
         for start in range(0, len(missing), batch):
             part = missing[start : start + batch]
             vecs = self.embedder.embed_passages([t for _, t in part])
@@ -323,20 +348,13 @@ class EmbeddedIndex:
             fts = _fts_query(query)
             if fts:
                 rows = self._conn.execute(
-                    "SELECT f.rowid, -bm25(chunks_fts, 3.0, 2.0, 1.0) AS s, c.doc_id,"
-                    " d.title || ' ' || c.heading || ' ' || c.text"
+                    "SELECT f.rowid, -bm25(chunks_fts, 3.0, 2.0, 1.0) AS s, c.doc_id"
                     " FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
                     " JOIN documents d ON d.doc_id = c.doc_id"
                     " WHERE chunks_fts MATCH ? AND d.source = ? ORDER BY s DESC LIMIT ?",
                     (fts, source, max(100, k * 10)),
                 ).fetchall()
-                qterms = terms(query)
-                lexical = {
-                    r[0]: float(r[1])
-                    * (1.0 if mode == "bm25" else coverage(qterms, term_set(r[3])))
-                    for r in rows
-                    if r[2] in allowed
-                }
+                lexical = {r[0]: float(r[1]) for r in rows if r[2] in allowed}
             if mode == "bm25":
                 best = sorted(lexical.items(), key=lambda kv: -kv[1])[:k]
                 top = best[0][1] if best else 1.0
@@ -351,7 +369,7 @@ class EmbeddedIndex:
         if len(ids):
             qv = self.embedder.embed_queries([query])[0]
             cos = matrix @ qv
-            cal = calibrate_cosine(cos, COSINE_LOW, COSINE_HIGH)
+            cal = calibrate_cosine(cos, self.embedder.cosine_low, self.embedder.cosine_high)
             order = np.argsort(-cos)[: max(100, k * 10)]
             dense = {ids[i]: float(cal[i]) for i in order if doc_ids[i] in allowed}
         return fuse(lexical, dense, k)
@@ -503,6 +521,9 @@ class IndexCachedEmbedder:
         self.index = index
         self.name = embedder.name
         self.dim = embedder.dim
+        self.cosine_low = embedder.cosine_low
+        self.cosine_high = embedder.cosine_high
+        self.paraphrase_cosine = embedder.paraphrase_cosine
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
         """Queries are embedded as usual."""

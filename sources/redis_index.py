@@ -21,10 +21,9 @@ from redis.commands.search.index_definition import IndexDefinition, IndexType
 from redis.commands.search.query import Query
 
 from providers.embeddings import Embedder, calibrate_cosine
-from providers.rerank import COSINE_HIGH, COSINE_LOW
-from providers.text import coverage, segmented, term_set, terms
+from providers.text import segmented
 from sources.base import User
-from sources.embedded import IndexedDocument, context_chunks, fuse, lexical_terms
+from sources.embedded import IndexedDocument, context_chunks, embed_text, fuse, lexical_terms
 from state.models import Chunk, Document, Hit
 
 _TAG_SPECIAL = re.compile(r"([,.<>{}\[\]\"':;!@#$%^&*()\-+=~|/\\ ])")
@@ -114,8 +113,8 @@ class RedisIndex:
         missing = [
             (h, t) for h, t in dict(zip(hashes, texts, strict=True)).items() if h not in found
         ]
-        for start in range(0, len(missing), 32):
-            part = missing[start : start + 32]
+        for start in range(0, len(missing), 256):
+            part = missing[start : start + 256]
             vecs = self.embedder.embed_passages([t for _, t in part])
             for (h, _), v in zip(part, vecs, strict=True):
                 found[h] = v.astype(np.float32)
@@ -127,14 +126,7 @@ class RedisIndex:
         """Write documents (replacing older versions); returns the number of chunks written."""
         docs = list(docs)
         pairs = [(d, c) for d in docs for c in d.chunks]
-        texts = [
-            (
-                f"{d.title}. {c.get('heading', '')}: {c['text']}"
-                if c.get("heading")
-                else f"{d.title}. {c['text']}"
-            )
-            for d, c in pairs
-        ]
+        texts = [embed_text(d.title, c.get("heading", ""), c["text"]) for d, c in pairs]
         vectors = self.passage_vectors(texts)
         self.delete(d.doc_id for d in docs)
         pipe = self.r.pipeline(transaction=False)
@@ -215,15 +207,12 @@ class RedisIndex:
                 Query(f"(@title|heading|text:({text})) {where}")
                 .scorer("BM25STD")
                 .with_scores()
-                .return_fields("title", "heading", "text")
+                .no_content()
                 .paging(0, depth)
                 .dialect(2)
             )
-            qterms = terms(query)
             for doc in self.r.ft(self.name).search(q).docs:
-                body = f"{doc.title} {doc.heading} {doc.text}"
-                factor = 1.0 if mode == "bm25" else coverage(qterms, term_set(body))
-                lexical[doc.id] = float(doc.score) * factor
+                lexical[doc.id] = float(doc.score)
         if mode == "bm25":
             best = sorted(lexical.items(), key=lambda kv: -kv[1])[:k]
             top = best[0][1] if best else 1.0
@@ -242,7 +231,9 @@ class RedisIndex:
             best = sorted(cosines.items(), key=lambda kv: -kv[1])[:k]
             return [(key, round(score, 4)) for key, score in best]
         cal = calibrate_cosine(
-            np.array(list(cosines.values()), dtype=np.float32), COSINE_LOW, COSINE_HIGH
+            np.array(list(cosines.values()), dtype=np.float32),
+            self.embedder.cosine_low,
+            self.embedder.cosine_high,
         )
         dense = {key: float(c) for key, c in zip(cosines, cal, strict=True)}
         return fuse(lexical, dense, k)

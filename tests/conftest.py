@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.context import Context
 from graph.search import build_search_graph
 from nodes.services import Services, use_services
-from providers.embeddings import E5Embedder
+from providers.embeddings import E5Embedder, Embedder, load_embedder
 from providers.rerank import LocalReranker
 from sources.base import User
 from sources.memory import InMemorySource, MemoryDocument
@@ -24,7 +24,14 @@ BOB = User("bob", frozenset({"everyone"}))
 
 
 @pytest.fixture(scope="session")
-def embedder() -> E5Embedder:
+def embedder() -> Embedder:
+    """The default embedding model (what a user gets without configuring one)."""
+    return load_embedder()
+
+
+@pytest.fixture(scope="session")
+def e5() -> E5Embedder:
+    """The multilingual model (Chinese and other languages)."""
     return E5Embedder()
 
 
@@ -92,7 +99,7 @@ def chat_docs() -> list[MemoryDocument]:
 
 
 def make_services(
-    embedder: E5Embedder,
+    embedder: Embedder,
     sources: list[Any] | None = None,
     chat_model: BaseChatModel | None = None,
 ) -> Services:
@@ -112,7 +119,7 @@ def make_services(
 
 
 @pytest.fixture
-def services(embedder: E5Embedder) -> Iterator[Services]:
+def services(embedder: Embedder) -> Iterator[Services]:
     with use_services(make_services(embedder)) as s:
         yield s
 

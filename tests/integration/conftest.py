@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nodes.services import Services, use_services
-from providers.embeddings import E5Embedder
+from providers.embeddings import load_embedder
 from providers.rerank import LocalReranker
 from sources.workspace import demo_workspace, open_workspace
 
@@ -35,7 +35,7 @@ RESTRICTED_MARKERS = [
 
 @pytest.fixture(scope="session")
 def demo_services(tmp_path_factory: pytest.TempPathFactory) -> Services:
-    embedder = E5Embedder()
+    embedder = load_embedder()
     index = tmp_path_factory.mktemp("index") / "demo.sqlite"
     registry, _ = open_workspace(demo_workspace(), index, embedder)
     return Services(registry=registry, embedder=embedder, reranker=LocalReranker(embedder))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from providers.embeddings import E5Embedder
+from providers.embeddings import E5Embedder, Embedder
 from sources.base import User
 from sources.embedded import EmbeddedIndex, EmbeddedSource
 from sources.workspace import demo_workspace, load_config, sync_source
@@ -35,9 +35,20 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(params=["sqlite", "redis"])
 def index(
-    request: pytest.FixtureRequest, tmp_path: Path, embedder: E5Embedder, redis_url: str
+    request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder, redis_url: str
 ) -> Iterator[Any]:
-    if request.param == "sqlite":
+    yield from open_index(request.param, tmp_path, embedder, redis_url)
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def index_e5(
+    request: pytest.FixtureRequest, tmp_path: Path, e5: E5Embedder, redis_url: str
+) -> Iterator[Any]:
+    yield from open_index(request.param, tmp_path, e5, redis_url)
+
+
+def open_index(backend: str, tmp_path: Path, embedder: Embedder, redis_url: str) -> Iterator[Any]:
+    if backend == "sqlite":
         idx: Any = EmbeddedIndex(tmp_path / "idx.sqlite", embedder)
     else:
         from sources.redis_index import RedisIndex
@@ -104,7 +115,8 @@ async def test_incremental_sync_and_deletion(index, tmp_path: Path) -> None:
     assert await source.read("team/a", BOB) is None
 
 
-async def test_chinese(index, tmp_path: Path) -> None:
+async def test_chinese(index_e5: Any, tmp_path: Path) -> None:
+    index = index_e5
     root = tmp_path / "zh"
     root.mkdir()
     (root / "vpn.md").write_text(

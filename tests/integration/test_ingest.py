@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from providers.embeddings import E5Embedder
+from providers.embeddings import E5Embedder, Embedder
 from sources.base import User
 from sources.embedded import EmbeddedIndex, EmbeddedSource
 from sources.ingest import read_folder
@@ -125,7 +125,7 @@ def test_chat_exports_and_transcripts(tmp_path: Path) -> None:
 
 
 def test_reindexing_touches_only_what_changed_and_removes_deleted_files(
-    folder: Path, tmp_path: Path, embedder: E5Embedder
+    folder: Path, tmp_path: Path, embedder: Embedder
 ) -> None:
     index = EmbeddedIndex(tmp_path / "idx.sqlite", embedder)
     first = sync_source(index, folder, "team", "docs", ["group:everyone"])
@@ -138,7 +138,7 @@ def test_reindexing_touches_only_what_changed_and_removes_deleted_files(
 
 
 async def test_a_chinese_question_retrieves_the_chinese_document(
-    tmp_path: Path, embedder: E5Embedder
+    tmp_path: Path, e5: E5Embedder
 ) -> None:
     root = tmp_path / "zh"
     root.mkdir()
@@ -146,7 +146,7 @@ async def test_a_chinese_question_retrieves_the_chinese_document(
         "# 远程访问\n\n公司的VPN网关地址是 vpn2.example，使用WireGuard客户端连接。\n"
     )
     (root / "food.md").write_text("# 食堂\n\n食堂周五下午关闭，咖啡在三楼。\n")
-    index = EmbeddedIndex(tmp_path / "zh.sqlite", embedder)
+    index = EmbeddedIndex(tmp_path / "zh.sqlite", e5)
     sync_source(index, root, "zh", "kb", ["group:everyone"])
     hits = await EmbeddedSource(index, "zh", "kb").search("如何连接公司的VPN网关？", BOB, 2)
     assert hits[0]["doc_id"] == "zh/vpn"
