@@ -18,9 +18,11 @@ from typing import Any
 from providers.embeddings import load_embedder
 from sources.base import User
 from sources.embedded import EmbeddedIndex, EmbeddedSource, IndexCachedEmbedder, IndexedDocument
-from sources.ingest import chunk_markdown
+from sources.ingest import chunk_markdown, with_context
 
 CACHE = Path(__file__).parent / ".cache"
+#: Bump when what gets indexed changes (cached indexes are keyed by it).
+FORMAT = "2"
 SOURCE = "corpus"
 
 
@@ -81,7 +83,7 @@ def build_index(
     data: Dataset, embedding: str = "minilm"
 ) -> tuple[EmbeddedIndex, EmbeddedSource, float]:
     """The dataset in an embedded index (cached); returns it and the seconds spent indexing."""
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(FORMAT.encode())
     for doc in data.corpus:
         digest.update(doc["_id"].encode())
         digest.update(doc.get("text", "").encode())
@@ -92,22 +94,29 @@ def build_index(
     started = time.perf_counter()
     if index.count(SOURCE)[0] != len(data.corpus):
         docs = []
+        groups: dict[tuple[str, str], list[int]] = {}
         for doc in data.corpus:
             doc_id = str(doc["_id"])
             text = doc.get("text", "")
+            chat = "conversation" in doc and "speaker" in doc
+            if chat:  # indexed as seekgraph indexes a chat export: "author: text", neighbours
+                text = f"{doc['speaker']}: {text}"
+                key = (str(doc["conversation"]), str(doc.get("session", "")))
+                groups.setdefault(key, []).append(len(docs))
             docs.append(
                 IndexedDocument(
                     doc_id=doc_id,
                     source=SOURCE,
-                    kind="docs",
+                    kind="messages" if chat else "docs",
                     title=doc.get("title") or doc_id,
                     text=text,
-                    chunks=chunk_markdown(text, doc_id)
+                    chunks=(not chat and chunk_markdown(text, doc_id))
                     or [{"chunk_id": f"{doc_id}#0", "heading": "", "text": text or doc_id}],
                     acl=[data.scope(doc)],
                     updated_at=doc.get("date_time"),
                 )
             )
+        with_context(docs, groups)
         for start in range(0, len(docs), 256):
             index.upsert(docs[start : start + 256])
     seconds = time.perf_counter() - started

@@ -57,6 +57,13 @@ class Context:
     rerank_min_score: float = field(
         default=0.3, metadata=_d("Rerank keeps hits scoring at least this.")
     )
+    context_weight: float = field(
+        default=0.5,
+        metadata=_d(
+            "How far the messages around a chat message lift its rerank score toward theirs "
+            "(0 judges a message alone)."
+        ),
+    )
     rerank_top_k: int = field(
         default=8, metadata=_d("Rerank keeps at most this many hits a round.")
     )

@@ -26,9 +26,10 @@ from state.schemas import SearchState
 
 
 def to_evidence(hit: Hit, round_: int, kept_by: str, **scores: float) -> Evidence:
-    """A hit promoted to evidence, with its stage scores."""
+    """A hit promoted to evidence, with its stage scores (a message's neighbours left out)."""
+    fields = {k: v for k, v in hit.items() if k != "context"}
     return {
-        **hit,
+        **fields,  # type: ignore[typeddict-item]
         "scores": {"retrieval": hit["score"], **scores},
         "kept_by": kept_by,
         "queries": [hit["query"]],
@@ -43,6 +44,26 @@ def unique_hits(hits: list[Hit]) -> list[Hit]:
         if hit["source_id"] not in best or hit["score"] > best[hit["source_id"]]["score"]:
             best[hit["source_id"]] = hit
     return sorted(best.values(), key=lambda h: -h["score"])
+
+
+async def lift_by_context(
+    question: str, pool: list[Evidence], contexts: dict[str, str], weight: float
+) -> None:
+    """Let a chat message's neighbours lift its rerank score toward theirs.
+
+    A reply ("Yes, last year!") rarely repeats the question's words; the messages around it
+    do. The score moves ``weight`` of the way up to the neighbours' score, never down. The
+    neighbours' text stays out of the evidence (state keeps references, not conversations).
+    """
+    with_context = [ev for ev in pool if ev["source_id"] in contexts]
+    if weight > 0 and with_context:
+        services = get_services("filter_results")
+        texts = [f"{ev['title']}. {contexts[ev['source_id']]}" for ev in with_context]
+        scores = await services.reranker.rerank(question, texts)
+        for ev, around in zip(with_context, scores, strict=True):
+            own = ev["scores"]["rerank"]
+            ev["scores"]["context"] = around
+            ev["scores"]["rerank"] = round(own + weight * max(0.0, around - own), 4)
 
 
 async def grade(
@@ -105,17 +126,22 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
             scores = await services.reranker.rerank(state["question"], texts)
             for ev, score in zip(pool, scores, strict=True):
                 ev["scores"]["rerank"] = score
-            # A hit found by a gap or bridge query answers part of the question that the
-            # question's own wording may not show (the second hop): judge it by its query too.
+            # A hit found by a gap or bridge question answers part of the question that the
+            # question's own wording may not show (the second hop): judge it by that query
+            # too. Paraphrase and feedback variants are the question itself: their hits are
+            # judged by the question alone (their own wording would flatter them).
+            hops = set(state["verdict"].get("gap_questions", []))
             by_query: dict[str, list[int]] = {}
             for i, ev in enumerate(pool):
-                if ev["query"] != state["question"]:
+                if ev["query"] in hops and ev["query"] != state["question"]:
                     by_query.setdefault(ev["query"], []).append(i)
             for query, indices in by_query.items():
                 own = await services.reranker.rerank(query, [texts[i] for i in indices])
                 for i, score in zip(indices, own, strict=True):
                     pool[i]["scores"]["rerank_query"] = score
                     pool[i]["scores"]["rerank"] = max(pool[i]["scores"]["rerank"], score)
+            contexts = {h["source_id"]: h["context"] for h in candidates if h.get("context")}
+            await lift_by_context(state["question"], pool, contexts, ctx.context_weight)
             pool = sorted(
                 (ev for ev in pool if ev["scores"]["rerank"] >= ctx.rerank_min_score),
                 key=lambda ev: -ev["scores"]["rerank"],

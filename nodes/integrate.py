@@ -179,6 +179,11 @@ async def extractive_answer(
     scores = await services.reranker.rerank(
         state["question"], [f"{ev['title']}. {s}" for s, ev in candidates]
     )
+    # A chat message's sentence is judged with the messages around it, as its passage was.
+    scores = [
+        score + ctx.context_weight * max(0.0, ev["scores"].get("context", 0.0) - score)
+        for (_, ev), score in zip(candidates, scores, strict=True)
+    ]
     ranked = sorted(zip(candidates, scores, strict=True), key=lambda cs: -cs[1])
     qterms = terms(state["question"])
     covered: set[str] = set()

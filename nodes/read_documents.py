@@ -15,7 +15,7 @@ from nodes.evidence import user_of
 from nodes.services import get_services
 from providers.text import STOPWORDS, display_words, term_set
 from state.events import node_event
-from state.models import Document, Evidence
+from state.models import Document, Evidence, hit_of
 from state.schemas import SearchState
 
 PASSAGES_PER_DOCUMENT = 3
@@ -63,23 +63,16 @@ async def read_documents(state: SearchState, runtime: Runtime[Context]) -> dict[
         for i, (chunk, score) in enumerate(ranked[:PASSAGES_PER_DOCUMENT]):
             if i > 0 and score < ctx.rerank_min_score:  # the best passage is always kept
                 break
-            heading = chunk.get("heading", "")
+            hit = hit_of(
+                doc,
+                chunk,
+                authority=source[doc["source"]].authority,
+                score=score,
+                query=state["question"],
+            )
             evidence.append(
                 {
-                    "source_id": chunk["chunk_id"],
-                    "doc_id": doc["doc_id"],
-                    "source": doc["source"],
-                    "kind": doc["kind"],
-                    "authority": source[doc["source"]].authority,
-                    "title": doc["title"],
-                    "snippet": f"{heading}: {chunk['text']}" if heading else chunk["text"],
-                    "score": score,
-                    "url": doc["url"],
-                    "updated_at": doc["updated_at"],
-                    "version": doc["version"],
-                    "deprecated": doc["deprecated"],
-                    "superseded_by": doc["superseded_by"],
-                    "query": state["question"],
+                    **hit,
                     "scores": {"read": score},
                     "kept_by": "read",
                     "queries": [state["question"]],

@@ -381,30 +381,30 @@ class EmbeddedIndex:
             for rowid, score in rows:
                 r = self._conn.execute(
                     "SELECT c.chunk_id, c.doc_id, c.heading, c.text, d.source, d.kind, d.title,"
-                    " d.url, d.updated_at, d.version, d.deprecated, d.superseded_by"
+                    " d.url, d.updated_at, d.version, d.deprecated, d.superseded_by,"
+                    " CASE WHEN d.kind = 'messages' THEN d.text END"
                     " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE c.id = ?",
                     (rowid,),
                 ).fetchone()
                 if r is None:
                     continue
-                hits.append(
-                    {
-                        "source_id": r[0],
-                        "doc_id": r[1],
-                        "source": r[4],
-                        "kind": r[5],
-                        "authority": authority,
-                        "title": r[6],
-                        "snippet": f"{r[2]}: {r[3]}" if r[2] else r[3],
-                        "score": score,
-                        "url": r[7],
-                        "updated_at": r[8],
-                        "version": r[9],
-                        "deprecated": bool(r[10]),
-                        "superseded_by": r[11],
-                        "query": query,
-                    }
-                )
+                hit: Hit = {
+                    "source_id": r[0],
+                    "doc_id": r[1],
+                    "source": r[4],
+                    "kind": r[5],
+                    "authority": authority,
+                    "title": r[6],
+                    "snippet": f"{r[2]}: {r[3]}" if r[2] else r[3],
+                    "score": score,
+                    "url": r[7],
+                    "updated_at": r[8],
+                    "version": r[9],
+                    "deprecated": bool(r[10]),
+                    "superseded_by": r[11],
+                    "query": query,
+                }
+                hits.append(with_message_context(hit, r[12]))
         return hits
 
     def read(self, source: str, doc_id: str, user: User) -> Document | None:
@@ -470,6 +470,15 @@ def context_chunks(doc_id: str, kind: str, text: str, indexed: int) -> list[Chun
         {"chunk_id": f"{doc_id}#ctx{i}", "heading": "context", "text": p}
         for i, p in enumerate(parts, start=1)
     ]
+
+
+def with_message_context(hit: Hit, document_text: str | None) -> Hit:
+    """A chat message's hit carries its neighbours (from its document's text) as ``context``."""
+    if hit["kind"] == "messages" and document_text:
+        around = context_chunks(hit["doc_id"], "messages", document_text, 1)
+        if around:
+            hit["context"] = "\n\n".join(c["text"] for c in around)
+    return hit
 
 
 class SearchIndex(Protocol):

@@ -23,8 +23,15 @@ from redis.commands.search.query import Query
 from providers.embeddings import Embedder, calibrate_cosine
 from providers.text import segmented
 from sources.base import User
-from sources.embedded import IndexedDocument, context_chunks, embed_text, fuse, lexical_terms
-from state.models import Chunk, Document, Hit
+from sources.embedded import (
+    IndexedDocument,
+    context_chunks,
+    embed_text,
+    fuse,
+    lexical_terms,
+    with_message_context,
+)
+from state.models import Chunk, Document, Hit, hit_of
 
 _TAG_SPECIAL = re.compile(r"([,.<>{}\[\]\"':;!@#$%^&*()\-+=~|/\\ ])")
 
@@ -246,25 +253,8 @@ class RedisIndex:
             doc = chunk and self._json(f"{self.prefix}doc:{chunk['doc_id']}")
             if not chunk or not doc:
                 continue
-            heading = chunk.get("heading", "")
-            hits.append(
-                {
-                    "source_id": chunk["chunk_id"],
-                    "doc_id": doc["doc_id"],
-                    "source": doc["source"],
-                    "kind": doc["kind"],
-                    "authority": authority,
-                    "title": doc["title"],
-                    "snippet": f"{heading}: {chunk['text']}" if heading else chunk["text"],
-                    "score": score,
-                    "url": doc["url"],
-                    "updated_at": doc["updated_at"],
-                    "version": doc["version"],
-                    "deprecated": bool(doc["deprecated"]),
-                    "superseded_by": doc["superseded_by"],
-                    "query": query,
-                }
-            )
+            hit = hit_of(doc, chunk, authority=authority, score=score, query=query)
+            hits.append(with_message_context(hit, doc["text"]))
         return hits
 
     def read(self, source: str, doc_id: str, user: User) -> Document | None:

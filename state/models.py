@@ -6,7 +6,8 @@ unchanged from any checkpointer.
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -55,6 +56,8 @@ class Hit(TypedDict):
     superseded_by: str | None
     """Doc id of the document that replaces this one, when it is deprecated."""
     query: str
+    context: NotRequired[str]
+    """Chat messages around this one (same channel and thread): judged with it, not cited."""
 
 
 class Evidence(Hit):
@@ -157,3 +160,26 @@ class Turn(TypedDict):
     answer: str
     mode: str
     images: NotRequired[list[ImageRef]]
+
+
+def hit_of(
+    doc: Mapping[str, Any], chunk: Chunk, *, authority: int, score: float, query: str
+) -> Hit:
+    """The hit for one chunk of a document (``doc`` holds ``Document``'s metadata fields)."""
+    heading = chunk.get("heading", "")
+    return {
+        "source_id": chunk["chunk_id"],
+        "doc_id": doc["doc_id"],
+        "source": doc["source"],
+        "kind": doc["kind"],
+        "authority": authority,
+        "title": doc["title"],
+        "snippet": f"{heading}: {chunk['text']}" if heading else chunk["text"],
+        "score": score,
+        "url": doc["url"],
+        "updated_at": doc["updated_at"],
+        "version": doc["version"],
+        "deprecated": bool(doc["deprecated"]),
+        "superseded_by": doc["superseded_by"],
+        "query": query,
+    }

@@ -64,3 +64,19 @@ def cli(*args: str, data_dir: Path, timeout: float = 120) -> subprocess.Complete
         timeout=timeout,
         cwd=REPO,
     )
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Redis with the search and JSON modules: CI's (SEEKGRAPH_TEST_REDIS_URL) or our own."""
+    url = os.environ.get("SEEKGRAPH_TEST_REDIS_URL")
+    if url:
+        yield url
+        return
+    from tests.integration.processes import start_redis  # it imports this module
+
+    proc, url = start_redis(tmp_path_factory.mktemp("redis-index"))
+    try:
+        yield url
+    finally:
+        proc.stop()

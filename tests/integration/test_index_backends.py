@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,23 +13,9 @@ from providers.embeddings import E5Embedder, Embedder
 from sources.base import User
 from sources.embedded import EmbeddedIndex, EmbeddedSource
 from sources.workspace import demo_workspace, load_config, sync_source
-from tests.integration.processes import start_redis
 
 ALICE = User("alice", frozenset({"everyone", "engineering", "security"}))
 BOB = User("bob", frozenset({"everyone", "sales"}))
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    url = os.environ.get("SEEKGRAPH_TEST_REDIS_URL")
-    if url:
-        yield url
-        return
-    proc, url = start_redis(tmp_path_factory.mktemp("redis-index"))
-    try:
-        yield url
-    finally:
-        proc.stop()
 
 
 @pytest.fixture(params=["sqlite", "redis"])

@@ -5,14 +5,20 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from graph.context import Context
+from nodes.services import Services, use_services
 from providers.embeddings import E5Embedder, Embedder
+from providers.rerank import LocalReranker
 from sources.base import User
 from sources.embedded import EmbeddedIndex, EmbeddedSource
 from sources.ingest import read_folder
+from sources.registry import SourceRegistry
 from sources.workspace import sync_source
+from tests.conftest import run_graph
 from tests.integration.conftest import cli
 
 BOB = User("bob", frozenset({"everyone"}))
@@ -196,3 +202,46 @@ def test_seekgraph_index_then_ask_that_source(folder: Path, tmp_path: Path) -> N
     assert any(c["doc_id"] == "team/page" for c in json.loads(asked.stdout)["citations"])
     missing = cli("index", str(folder), "--source", "team", "--kind", "docs", data_dir=data)
     assert missing.returncode == 2 and "--acl" in missing.stderr
+
+
+async def test_a_short_reply_is_found_through_the_messages_around_it(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """ "Yes — renewed Monday, valid until 31 March" repeats none of the question's words."""
+    chat = tmp_path / "chat"
+    chat.mkdir()
+    messages = [
+        ("m1", "ana", "Has anyone renewed the Harbor Street garage parking permit?"),
+        ("m2", "ben", "Yes, renewed it on Monday, valid until 31 March."),
+        ("m3", "ana", "Thanks! Lunch is at noon today."),
+        ("m4", "cy", "The garage on Harbor Street closes for cleaning on Sunday."),
+        ("m5", "cy", "Parking on the street is free after six."),
+        ("m6", "dee", "Who has the permit form for the new street festival?"),
+    ]
+    (chat / "export.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {"id": i, "channel": "ops", "author": a, "ts": f"2026-03-0{n}T09:00", "text": t}
+            )
+            + "\n"
+            for n, (i, a, t) in enumerate(messages, start=1)
+        )
+    )
+    index = EmbeddedIndex(tmp_path / "chat.sqlite", embedder)
+    sync_source(index, chat, "chat", "messages", ["group:everyone"])
+    registry = SourceRegistry([EmbeddedSource(index, "chat", "messages")], users=[BOB])
+    services = Services(registry=registry, embedder=embedder, reranker=LocalReranker(embedder))
+    question = "Until when is the Harbor Street garage parking permit valid?"
+    with use_services(services):
+        alone = await run_graph(question, Context(user="bob", context_weight=0.0, max_rounds=1))
+        judged = await run_graph(question, Context(user="bob", max_rounds=1))
+
+    def score(run: Any) -> float:
+        """The reply's rerank score (0 when the filter dropped it)."""
+        replies = [e for e in run.output["evidence"] if e["doc_id"] == "chat/ops/m2"]
+        assert all("context" not in e for e in replies)  # judged with, not stored in state
+        return max((float(e["scores"]["rerank"]) for e in replies), default=0.0)
+
+    assert score(judged) > score(alone)
+    assert "31 March" in judged.output["answer"]
+    assert "chat/ops/m2" in {c["doc_id"] for c in judged.output["citations"]}
