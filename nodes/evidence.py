@@ -51,6 +51,11 @@ def kept(evidence: Iterable[Evidence]) -> list[Evidence]:
     return [ev for ev in evidence if ev["kept_by"] != "none"]
 
 
+def lifted(own: float, around: float, weight: float) -> float:
+    """A score moved ``weight`` of the way up to its surroundings' score, never down."""
+    return own + weight * max(0.0, around - own)
+
+
 def relevance(ev: Evidence) -> float:
     """The most informed score of a piece of evidence: grade, then rerank/read, then retrieval."""
     scores = ev["scores"]

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.decisions import Grades
-from nodes.evidence import chat_model_for, now
+from nodes.evidence import chat_model_for, lifted, now
 from nodes.llm import Decision, decide
 from nodes.search_source import failure_event
 from nodes.services import get_services
@@ -63,7 +63,7 @@ async def lift_by_context(
         for ev, around in zip(with_context, scores, strict=True):
             own = ev["scores"]["rerank"]
             ev["scores"]["context"] = around
-            ev["scores"]["rerank"] = round(own + weight * max(0.0, around - own), 4)
+            ev["scores"]["rerank"] = round(lifted(own, around, weight), 4)
 
 
 async def grade(

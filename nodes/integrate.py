@@ -22,6 +22,7 @@ from nodes.evidence import (
     chat_model_for,
     conversation_of,
     kept,
+    lifted,
     newer,
     now,
     only_changed,
@@ -181,7 +182,7 @@ async def extractive_answer(
     )
     # A chat message's sentence is judged with the messages around it, as its passage was.
     scores = [
-        score + ctx.context_weight * max(0.0, ev["scores"].get("context", 0.0) - score)
+        lifted(score, ev["scores"].get("context", 0.0), ctx.context_weight)
         for (_, ev), score in zip(candidates, scores, strict=True)
     ]
     ranked = sorted(zip(candidates, scores, strict=True), key=lambda cs: -cs[1])

@@ -14,14 +14,15 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import numpy as np
 
 from providers.embeddings import Embedder, calibrate_cosine
 from providers.text import STOPWORDS, segmented, words
 from sources.base import User
-from state.models import AUTHORITY_BY_KIND, Chunk, Document, Hit
+from sources.scoring import embed_text, fuse
+from state.models import AUTHORITY_BY_KIND, Chunk, Document, Hit, hit_of
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -49,9 +50,6 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-
-#: Weight of the dense score in the fused score; 0.5 was best on SciFact (see MEASURED.md).
-DENSE_WEIGHT = 0.5
 
 
 @dataclass
@@ -100,33 +98,20 @@ def _fts_query(query: str) -> str | None:
     return " OR ".join(f'"{t}"' for t in dict.fromkeys(tokens))
 
 
-K = TypeVar("K")
-
-
-def fuse(lexical: dict[K, float], dense: dict[K, float], k: int) -> list[tuple[K, float]]:
-    """Linear fusion: BM25 (relative to the best lexical hit) and calibrated cosine, equally.
-
-    ``DENSE_WEIGHT`` 0.5 was best on SciFact (``../shared/MEASURED.md``). Both indexes use it.
-    """
-    top_lex = max(lexical.values(), default=0.0)
-    fused: dict[K, float] = {}
-    for key in set(lexical) | set(dense):
-        lex = lexical.get(key, 0.0) / top_lex if top_lex > 0 else 0.0
-        score = DENSE_WEIGHT * dense.get(key, 0.0) + (1 - DENSE_WEIGHT) * lex
-        if score > 0.05:
-            fused[key] = score
-    best = sorted(fused.items(), key=lambda kv: -kv[1])[:k]
-    return [(key, round(score, 4)) for key, score in best]
-
-
-def embed_text(title: str, heading: str, text: str) -> str:
-    """The text embedded for a chunk: "title. heading: text" (what a reranker sees too)."""
-    return f"{title}. {heading}: {text}" if heading else f"{title}. {text}"
-
-
-def lexical_terms(query: str) -> list[str]:
-    """The distinct content words of a query, for full-text engines."""
-    return list(dict.fromkeys(w for w in words(query) if w not in STOPWORDS and w))
+#: The ``documents`` columns a hit is made from, in the order ``chunk_hits`` selects them
+#: (``text`` only for messages: it holds their neighbours).
+DOC_FIELDS = (
+    "doc_id",
+    "source",
+    "kind",
+    "title",
+    "url",
+    "updated_at",
+    "version",
+    "deprecated",
+    "superseded_by",
+    "text",
+)
 
 
 class EmbeddedIndex:
@@ -380,31 +365,18 @@ class EmbeddedIndex:
         with self._lock:
             for rowid, score in rows:
                 r = self._conn.execute(
-                    "SELECT c.chunk_id, c.doc_id, c.heading, c.text, d.source, d.kind, d.title,"
+                    "SELECT c.chunk_id, c.heading, c.text, d.doc_id, d.source, d.kind, d.title,"
                     " d.url, d.updated_at, d.version, d.deprecated, d.superseded_by,"
-                    " CASE WHEN d.kind = 'messages' THEN d.text END"
+                    " CASE WHEN d.kind = 'messages' THEN d.text END"  # neighbours, messages only
                     " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE c.id = ?",
                     (rowid,),
                 ).fetchone()
                 if r is None:
                     continue
-                hit: Hit = {
-                    "source_id": r[0],
-                    "doc_id": r[1],
-                    "source": r[4],
-                    "kind": r[5],
-                    "authority": authority,
-                    "title": r[6],
-                    "snippet": f"{r[2]}: {r[3]}" if r[2] else r[3],
-                    "score": score,
-                    "url": r[7],
-                    "updated_at": r[8],
-                    "version": r[9],
-                    "deprecated": bool(r[10]),
-                    "superseded_by": r[11],
-                    "query": query,
-                }
-                hits.append(with_message_context(hit, r[12]))
+                chunk: Chunk = {"chunk_id": r[0], "heading": r[1], "text": r[2]}
+                doc = dict(zip(DOC_FIELDS, r[3:], strict=True))
+                hit = hit_of(doc, chunk, authority=authority, score=score, query=query)
+                hits.append(with_message_context(hit, doc["text"]))
         return hits
 
     def read(self, source: str, doc_id: str, user: User) -> Document | None:

@@ -1,0 +1,43 @@
+"""What both index backends share in scoring.
+
+BM25 and vectors fused into one score, the text a chunk is embedded as, and the query words
+sent to a full-text engine.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from providers.text import STOPWORDS, words
+
+#: Weight of the dense score in the fused score; 0.5 was best on SciFact (see MEASURED.md).
+DENSE_WEIGHT = 0.5
+
+
+K = TypeVar("K")
+
+
+def fuse(lexical: dict[K, float], dense: dict[K, float], k: int) -> list[tuple[K, float]]:
+    """Linear fusion: BM25 (relative to the best lexical hit) and calibrated cosine, equally.
+
+    ``DENSE_WEIGHT`` 0.5 was best on SciFact (``../shared/MEASURED.md``). Both indexes use it.
+    """
+    top_lex = max(lexical.values(), default=0.0)
+    fused: dict[K, float] = {}
+    for key in set(lexical) | set(dense):
+        lex = lexical.get(key, 0.0) / top_lex if top_lex > 0 else 0.0
+        score = DENSE_WEIGHT * dense.get(key, 0.0) + (1 - DENSE_WEIGHT) * lex
+        if score > 0.05:
+            fused[key] = score
+    best = sorted(fused.items(), key=lambda kv: -kv[1])[:k]
+    return [(key, round(score, 4)) for key, score in best]
+
+
+def embed_text(title: str, heading: str, text: str) -> str:
+    """The text embedded for a chunk: "title. heading: text" (what a reranker sees too)."""
+    return f"{title}. {heading}: {text}" if heading else f"{title}. {text}"
+
+
+def lexical_terms(query: str) -> list[str]:
+    """The distinct content words of a query, for full-text engines."""
+    return list(dict.fromkeys(w for w in words(query) if w not in STOPWORDS and w))
