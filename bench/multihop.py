@@ -34,7 +34,9 @@ def unanswerable_said(values: dict[str, Any]) -> bool:
     """The graph reported that its sources do not answer (rather than answering from noise)."""
     answer = values.get("answer", "")
     return answer.startswith(NOTHING_FOUND) or any(
-        u.startswith(("No source found mentions", "Nothing in your sources"))
+        u.startswith(
+            ("No source found mentions", "Nothing in your sources", "No message found says this")
+        )
         for u in values.get("unanswered", [])
     )
 

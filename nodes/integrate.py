@@ -168,14 +168,60 @@ def unanswered_of(state: SearchState, ctx: Context, forced: str | None, found: b
     return items
 
 
+_AUTHOR = re.compile(r"^([^:\n]{1,60}):\s")
+_ADDRESSED = re.compile(r"\b(?:you|your|yours|yourself)\b", re.I)
+
+
+def author_of(ev: Evidence) -> str | None:
+    """Who wrote a chat message (messages are indexed as ``author: text``)."""
+    if ev["kind"] != "messages":
+        return None
+    match = _AUTHOR.match(ev["snippet"])
+    return match.group(1).strip() if match else None
+
+
+def _names(person: str, text: str) -> bool:
+    """``text`` names ``person`` (by first name, as people write in chat)."""
+    return re.search(rf"\b{re.escape(person.split()[0])}\b", text, re.I) is not None
+
+
+def misattributed(
+    question: str, quoted: list[tuple[str, Evidence]], pool: list[Evidence]
+) -> str | None:
+    """Why the best quote does not answer for the person the question asks about, if so.
+
+    "What did Caroline realise after her charity race?" is not answered by Melanie writing
+    "I realised self-care matters after my charity race". When the question names exactly
+    one of the chat's authors and the best quoted message (``quoted`` is best first) is by
+    someone else, neither naming nor addressing ("you") that person, the answer says so.
+    Only chat messages are judged.
+    """
+    speakers = {a for ev in pool if (a := author_of(ev))}
+    asked = [a for a in speakers if _names(a, question)]
+    if len(asked) != 1 or not quoted:
+        return None
+    person = asked[0]
+    sentence, ev = quoted[0]
+    author = author_of(ev)
+    if author is None or author == person:
+        return None
+    body = sentence.removeprefix(f"{author}:")
+    if _ADDRESSED.search(body) or _names(person, body):
+        return None
+    return (
+        f"No message found says this of {person}: the best match is {author}'s own message, "
+        f"which neither names nor addresses {person}."
+    )
+
+
 async def extractive_answer(
     state: SearchState, ctx: Context, pool: list[Evidence]
-) -> tuple[list[str], list[tuple[str, Evidence]]]:
-    """Answer lines quoted from the evidence, and the scored candidate sentences."""
+) -> tuple[list[str], list[tuple[str, Evidence]], list[tuple[str, Evidence]]]:
+    """Answer lines quoted from the evidence, the scored candidate sentences, the quoted ones."""
     services = get_services("integrate")
     candidates = [(s, ev) for ev in pool[:8] for s in sentences(ev["snippet"])]
     if not candidates:
-        return [], []
+        return [], [], []
     # A sentence is judged with its document's title: "it found X" needs the topic beside it.
     scores = await services.reranker.rerank(
         state["question"], [f"{ev['title']}. {s}" for s, ev in candidates]
@@ -197,16 +243,19 @@ async def extractive_answer(
         adds = coverage(qterms, sterms | covered) > coverage(qterms, covered)
         if per_doc.get(ev["doc_id"], 0) >= 3 or (not adds and score < STRONG_SENTENCE_SCORE):
             continue
+        if sentence.rstrip().endswith(("?", "？")):  # a question asks; it answers nothing
+            continue
         chosen.append((sentence, ev, score))
         covered |= sterms
         per_doc[ev["doc_id"]] = per_doc.get(ev["doc_id"], 0) + 1
     if not chosen:
         # The evidence passed the filter, so quote its best sentence rather than nothing.
         chosen = [(s, ev, score) for (s, ev), score in ranked[:1]]
+    quoted = [(s, ev) for s, ev, _ in chosen]  # best first
     chosen.sort(key=lambda c: (-c[1]["authority"], -c[2]))
     lines = [f"- {s} [src:{ev['source_id']}]" for s, ev, _ in chosen]
     relevant = [(s, ev) for (s, ev), score in ranked if score >= MIN_SENTENCE_SCORE][:16]
-    return lines, relevant
+    return lines, relevant, quoted
 
 
 def conflict_lines(conflicts: list[Conflict]) -> list[str]:
@@ -302,7 +351,7 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
     evidence = kept(state.get("evidence", []))
     pool, notes = resolve_versions(by_authority(evidence))
     model = chat_model_for(services, state)
-    lines, relevant = await extractive_answer(state, ctx, pool)
+    lines, relevant, quoted = await extractive_answer(state, ctx, pool)
     conflicts = find_conflicts(relevant)
     tokens = 0
     calls: list[ModelCall] = []
@@ -352,6 +401,8 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
         if extra:
             body += "\n\n" + "\n".join(extra)
     unanswered = unanswered_of(state, ctx, forced, bool(pool))
+    if mode == "extractive" and (wrong_person := misattributed(state["question"], quoted, pool)):
+        unanswered.insert(0, wrong_person)
     if unanswered and mode == "extractive":
         body += "\n\nMissing: " + " ".join(unanswered)
     runtime.stream_writer(

@@ -204,24 +204,15 @@ def test_seekgraph_index_then_ask_that_source(folder: Path, tmp_path: Path) -> N
     assert missing.returncode == 2 and "--acl" in missing.stderr
 
 
-async def test_a_short_reply_is_found_through_the_messages_around_it(
-    tmp_path: Path, embedder: Embedder
-) -> None:
-    """ "Yes — renewed Monday, valid until 31 March" repeats none of the question's words."""
+def _chat_index(
+    tmp_path: Path, embedder: Embedder, messages: list[tuple[str, str, str]]
+) -> Services:
     chat = tmp_path / "chat"
     chat.mkdir()
-    messages = [
-        ("m1", "ana", "Has anyone renewed the Harbor Street garage parking permit?"),
-        ("m2", "ben", "Yes, renewed it on Monday, valid until 31 March."),
-        ("m3", "ana", "Thanks! Lunch is at noon today."),
-        ("m4", "cy", "The garage on Harbor Street closes for cleaning on Sunday."),
-        ("m5", "cy", "Parking on the street is free after six."),
-        ("m6", "dee", "Who has the permit form for the new street festival?"),
-    ]
     (chat / "export.jsonl").write_text(
         "".join(
             json.dumps(
-                {"id": i, "channel": "ops", "author": a, "ts": f"2026-03-0{n}T09:00", "text": t}
+                {"id": i, "channel": "ops", "author": a, "ts": f"2026-05-0{n}T09:00", "text": t}
             )
             + "\n"
             for n, (i, a, t) in enumerate(messages, start=1)
@@ -230,7 +221,22 @@ async def test_a_short_reply_is_found_through_the_messages_around_it(
     index = EmbeddedIndex(tmp_path / "chat.sqlite", embedder)
     sync_source(index, chat, "chat", "messages", ["group:everyone"])
     registry = SourceRegistry([EmbeddedSource(index, "chat", "messages")], users=[BOB])
-    services = Services(registry=registry, embedder=embedder, reranker=LocalReranker(embedder))
+    return Services(registry=registry, embedder=embedder, reranker=LocalReranker(embedder))
+
+
+async def test_a_short_reply_is_found_through_the_messages_around_it(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """ "Yes — renewed Monday, valid until 31 March" repeats none of the question's words."""
+    messages = [
+        ("m1", "ana", "Has anyone renewed the Harbor Street garage parking permit?"),
+        ("m2", "ben", "Yes, renewed it on Monday, valid until 31 March."),
+        ("m3", "ana", "Thanks! Lunch is at noon today."),
+        ("m4", "cy", "The garage on Harbor Street closes for cleaning on Sunday."),
+        ("m5", "cy", "Parking on the street is free after six."),
+        ("m6", "dee", "Who has the permit form for the new street festival?"),
+    ]
+    services = _chat_index(tmp_path, embedder, messages)
     question = "Until when is the Harbor Street garage parking permit valid?"
     with use_services(services):
         alone = await run_graph(question, Context(user="bob", context_weight=0.0, max_rounds=1))
@@ -245,3 +251,33 @@ async def test_a_short_reply_is_found_through_the_messages_around_it(
     assert score(judged) > score(alone)
     assert "31 March" in judged.output["answer"]
     assert "chat/ops/m2" in {c["doc_id"] for c in judged.output["citations"]}
+
+
+async def test_a_question_about_one_person_is_not_answered_with_another_persons_words(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Melanie ran the charity race; asked what Caroline realised after it, say nobody said."""
+    services = _chat_index(
+        tmp_path,
+        embedder,
+        [
+            ("m1", "Caroline", "Hey Mel! How was your weekend?"),
+            ("m2", "Melanie", "I ran a charity race for mental health on Saturday."),
+            ("m3", "Melanie", "After the charity race I realized self-care is really important."),
+            ("m4", "Caroline", "I went to an LGBTQ support group yesterday, it was powerful."),
+            ("m5", "Caroline", "I'm thinking about counseling as a career now."),
+        ],
+    )
+    with use_services(services):
+        swapped = await run_graph(
+            "What did Caroline realize after her charity race?", Context(user="bob")
+        )
+        asked_right = await run_graph(
+            "What did Melanie realize after her charity race?", Context(user="bob")
+        )
+    assert "No message found says this of Caroline" in swapped.output["answer"]
+    assert any("Caroline" in u for u in swapped.output["unanswered"])
+    # The right person's question is answered from her own message, without the warning.
+    assert "self-care" in asked_right.output["answer"]
+    assert "No message found says this of" not in asked_right.output["answer"]
+    assert "chat/ops/m3" in {c["doc_id"] for c in asked_right.output["citations"]}
