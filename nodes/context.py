@@ -64,6 +64,13 @@ class Context:
             "(0 judges a message alone)."
         ),
     )
+    retrieval_weight: float = field(
+        default=0.4,
+        metadata=_d(
+            "Share of the source's own retrieval score (scaled to [0, 1]) in the rerank score "
+            "(0: the reranker alone)."
+        ),
+    )
     rerank_top_k: int = field(
         default=8, metadata=_d("Rerank keeps at most this many hits a round.")
     )

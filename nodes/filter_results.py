@@ -66,6 +66,26 @@ async def lift_by_context(
             ev["scores"]["rerank"] = round(lifted(own, around, weight), 4)
 
 
+def blend_retrieval(pool: list[Evidence], weight: float) -> None:
+    """Let the source's own ranking count in the rerank score, ``weight`` of it.
+
+    The source ranked the hit with what the reranker cannot see (the index's term statistics:
+    BM25 weighs rare words; the local reranker counts every question word alike). Scores in
+    [0, 1] are taken as they are — the built-in indexes' fused scores are, and they compare
+    across queries and rounds; a source scoring on another scale is divided by its best
+    score this round. The reranker's own score stays in ``scores["reranker"]``.
+    """
+    if weight <= 0:
+        return
+    scale: dict[str, float] = {}
+    for ev in pool:
+        scale[ev["source"]] = max(scale.get(ev["source"], 1.0), ev["scores"]["retrieval"])
+    for ev in pool:
+        share = max(0.0, ev["scores"]["retrieval"]) / scale[ev["source"]]
+        ev["scores"]["reranker"] = ev["scores"]["rerank"]
+        ev["scores"]["rerank"] = round((1 - weight) * ev["scores"]["rerank"] + weight * share, 4)
+
+
 async def grade(
     model: ChatModel, question: str, ctx: Context, candidates: list[Evidence]
 ) -> tuple[dict[str, float] | None, int, list[ModelCall]]:
@@ -142,6 +162,7 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
                     pool[i]["scores"]["rerank"] = max(pool[i]["scores"]["rerank"], score)
             contexts = {h["source_id"]: h["context"] for h in candidates if h.get("context")}
             await lift_by_context(state["question"], pool, contexts, ctx.context_weight)
+            blend_retrieval(pool, ctx.retrieval_weight)
             pool = sorted(
                 (ev for ev in pool if ev["scores"]["rerank"] >= ctx.rerank_min_score),
                 key=lambda ev: -ev["scores"]["rerank"],
