@@ -11,6 +11,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,6 +115,10 @@ DOC_FIELDS = (
 )
 
 
+#: Unstored vectors kept in memory (384 floats each with MiniLM: ~30 MB).
+RECENT_VECTORS = 20_000
+
+
 class EmbeddedIndex:
     """A SQLite file holding documents, chunks, ACLs and vectors for several sources."""
 
@@ -125,6 +130,9 @@ class EmbeddedIndex:
         self._conn = sqlite3.connect(self.path, check_same_thread=False)
         self._conn.executescript(SCHEMA)
         self._matrices: dict[str, tuple[np.ndarray, list[int], list[str]]] = {}
+        # Vectors of texts that are not stored (sentences, a message's neighbours), kept in
+        # memory so the next round or question that judges the same text does not embed it.
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         if self.get_meta("embedding_model") != embedder.name:
             self._reembed()
 
@@ -264,6 +272,10 @@ class EmbeddedIndex:
         found: dict[str, np.ndarray] = {}
         with self._lock:
             for h in set(hashes):
+                if h in self._recent:
+                    found[h] = self._recent[h]
+                    self._recent.move_to_end(h)
+                    continue
                 row = self._conn.execute(
                     "SELECT vector FROM embedding_cache WHERE content_hash = ? AND model = ?",
                     (h, model),
@@ -278,7 +290,11 @@ class EmbeddedIndex:
             part = missing[start : start + batch]
             vecs = self.embedder.embed_passages([t for _, t in part])
             if not store:
-                found.update({h: v for (h, _), v in zip(part, vecs, strict=True)})
+                with self._lock:
+                    for (h, _), v in zip(part, vecs, strict=True):
+                        found[h] = self._recent[h] = v
+                    while len(self._recent) > RECENT_VECTORS:
+                        self._recent.popitem(last=False)
                 continue
             with self._lock, self._conn:
                 for (h, _), v in zip(part, vecs, strict=True):

@@ -84,6 +84,22 @@ def test_switching_the_embedding_model_reembeds_once_and_reuses_cached_vectors(
     assert back.passages == 0  # e5's vectors were still in the cache
 
 
+def test_text_judged_again_is_not_embedded_again_and_not_written_to_the_index(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """A message's neighbours and answer sentences are judged every round, not re-embedded."""
+    counting = Counting(embedder)
+    index = EmbeddedIndex(tmp_path / "idx.sqlite", counting)
+    texts = ["ben: Yes, renewed it on Monday.", "ana: Thanks! Lunch is at noon today."]
+    first = index.passage_vectors(texts, store=False)
+    again = index.passage_vectors([texts[1], texts[0]], store=False)
+    assert counting.passages == 2
+    assert np.allclose(first[0], again[1]) and np.allclose(first[1], again[0])
+    reopened = Counting(embedder)
+    EmbeddedIndex(tmp_path / "idx.sqlite", reopened).passage_vectors(texts, store=False)
+    assert reopened.passages == 2  # kept in memory only, the index file did not grow
+
+
 def test_an_unknown_embedding_model_is_refused_with_the_choices() -> None:
     with pytest.raises(ValueError, match="minilm, e5"):
         load_embedder("bert")
