@@ -58,10 +58,17 @@ class Context:
         default=0.3, metadata=_d("Rerank keeps hits scoring at least this.")
     )
     context_weight: float = field(
-        default=0.5,
+        default=0.8,
         metadata=_d(
             "How far the messages around a chat message lift its rerank score toward theirs "
             "(0 judges a message alone)."
+        ),
+    )
+    quote_context_weight: float = field(
+        default=0.5,
+        metadata=_d(
+            "How far the messages around a chat message lift its sentences toward their score "
+            "when the extractive answer picks what to quote (0 judges a sentence alone)."
         ),
     )
     retrieval_weight: float = field(

@@ -66,24 +66,26 @@ async def lift_by_context(
             ev["scores"]["rerank"] = round(lifted(own, around, weight), 4)
 
 
-def blend_retrieval(pool: list[Evidence], weight: float) -> None:
-    """Let the source's own ranking count in the rerank score, ``weight`` of it.
+def retrieval_shares(hits: list[Hit]) -> dict[str, float]:
+    """Each hit's retrieval score on a [0, 1] scale, by ``source_id``.
 
-    The source ranked the hit with what the reranker cannot see (the index's term statistics:
-    BM25 weighs rare words; the local reranker counts every question word alike). Scores in
-    [0, 1] are taken as they are — the built-in indexes' fused scores are, and they compare
-    across queries and rounds; a source scoring on another scale is divided by its best
-    score this round. The reranker's own score stays in ``scores["reranker"]``.
+    Scores in [0, 1] are taken as they are — the built-in indexes' fused scores are, and they
+    compare across queries and rounds; a source scoring on another scale is divided by its
+    best score this round.
     """
-    if weight <= 0:
-        return
     scale: dict[str, float] = {}
-    for ev in pool:
-        scale[ev["source"]] = max(scale.get(ev["source"], 1.0), ev["scores"]["retrieval"])
-    for ev in pool:
-        share = max(0.0, ev["scores"]["retrieval"]) / scale[ev["source"]]
-        ev["scores"]["reranker"] = ev["scores"]["rerank"]
-        ev["scores"]["rerank"] = round((1 - weight) * ev["scores"]["rerank"] + weight * share, 4)
+    for hit in hits:
+        scale[hit["source"]] = max(scale.get(hit["source"], 1.0), hit["score"])
+    return {h["source_id"]: max(0.0, h["score"]) / scale[h["source"]] for h in hits}
+
+
+def blended(reranker: float, share: float, weight: float) -> float:
+    """The rerank score with the source's own ranking counted ``weight`` of it.
+
+    The source ranked the hit with what the reranker cannot see (the index's term
+    statistics: BM25 weighs rare words; the local reranker counts every question word alike).
+    """
+    return round((1 - weight) * reranker + weight * share, 4)
 
 
 async def grade(
@@ -122,10 +124,11 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
     ctx = runtime.context
     services = get_services("filter_results")
     round_ = state["budget"]["rounds"]
-    known = {ev["source_id"] for ev in state.get("evidence", []) if ev["kept_by"] != "none"}
+    known = {ev["source_id"]: ev for ev in state.get("evidence", []) if ev["kept_by"] != "none"}
     hits = unique_hits(state.get("hits", []))
     again = [h for h in hits if h["source_id"] in known]
     candidates = [h for h in hits if h["source_id"] not in known]
+    shares = retrieval_shares(hits)
     log: dict[str, Any] = {"round": round_, "hits": len(hits), "already_kept": len(again)}
     tokens = 0
     calls: list[ModelCall] = []
@@ -162,7 +165,13 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
                     pool[i]["scores"]["rerank"] = max(pool[i]["scores"]["rerank"], score)
             contexts = {h["source_id"]: h["context"] for h in candidates if h.get("context")}
             await lift_by_context(state["question"], pool, contexts, ctx.context_weight)
-            blend_retrieval(pool, ctx.retrieval_weight)
+            if ctx.retrieval_weight > 0:
+                for ev in pool:  # the reranker's own score stays beside the blend
+                    ev["scores"]["reranker"] = ev["scores"]["rerank"]
+                    share = shares[ev["source_id"]]
+                    ev["scores"]["rerank"] = blended(
+                        ev["scores"]["rerank"], share, ctx.retrieval_weight
+                    )
             pool = sorted(
                 (ev for ev in pool if ev["scores"]["rerank"] >= ctx.rerank_min_score),
                 key=lambda ev: -ev["scores"]["rerank"],
@@ -204,8 +213,16 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
     log["kept"] = len(kept)
     log["dropped"] = len(candidates) - len(kept)
     update_evidence = list(kept)
-    # Passages kept earlier and found again: the merge records this round's query on them.
-    update_evidence += [to_evidence(h, round_, "none") for h in again]
+    # Passages kept earlier and found again: the merge records this round's query on them,
+    # and a better retrieval score this round raises their rerank score (the merge keeps the
+    # best of each stage), so what every query agrees on ranks by its best retrieval.
+    for hit in again:
+        seen = to_evidence(hit, round_, "none")
+        reranker = known[hit["source_id"]]["scores"].get("reranker")
+        if reranker is not None and ctx.retrieval_weight > 0:
+            share = shares[hit["source_id"]]
+            seen["scores"]["rerank"] = blended(reranker, share, ctx.retrieval_weight)
+        update_evidence.append(seen)
     failures = [f for f in state.get("source_failures", []) if f["round"] == round_]
     for failure in failures:
         runtime.stream_writer(failure_event(failure))

@@ -228,7 +228,7 @@ async def extractive_answer(
     )
     # A chat message's sentence is judged with the messages around it, as its passage was.
     scores = [
-        lifted(score, ev["scores"].get("context", 0.0), ctx.context_weight)
+        lifted(score, ev["scores"].get("context", 0.0), ctx.quote_context_weight)
         for (_, ev), score in zip(candidates, scores, strict=True)
     ]
     ranked = sorted(zip(candidates, scores, strict=True), key=lambda cs: -cs[1])
