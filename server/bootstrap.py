@@ -8,7 +8,7 @@ from pathlib import Path
 from nodes.services import Services
 from providers.chat import ChatModelConfig, load_chat_model
 from providers.cohere_rerank import CohereReranker
-from providers.embeddings import load_embedder
+from providers.embeddings import RememberingEmbedder, load_embedder
 from providers.rerank import LocalReranker, Reranker
 from server.images import load_image
 from server.settings import Settings
@@ -81,7 +81,7 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
         None,
     )
     local: Reranker = LocalReranker(
-        IndexCachedEmbedder(embedder, index) if index is not None else embedder
+        IndexCachedEmbedder(embedder, index) if index is not None else RememberingEmbedder(embedder)
     )
     reranker = local
     if settings.cohere_api_key:

@@ -11,7 +11,6 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from providers.embeddings import Embedder, calibrate_cosine
+from providers.embeddings import Embedder, RecentVectors, calibrate_cosine, text_hash
 from providers.text import STOPWORDS, segmented, words
 from sources.base import User
 from sources.scoring import embed_text, fuse
@@ -132,7 +131,7 @@ class EmbeddedIndex:
         self._matrices: dict[str, tuple[np.ndarray, list[int], list[str]]] = {}
         # Vectors of texts that are not stored (sentences, a message's neighbours), kept in
         # memory so the next round or question that judges the same text does not embed it.
-        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._recent = RecentVectors(RECENT_VECTORS)
         if self.get_meta("embedding_model") != embedder.name:
             self._reembed()
 
@@ -267,14 +266,13 @@ class EmbeddedIndex:
         return self._embed_cached(texts, store)
 
     def _embed_cached(self, texts: list[str], store: bool = True) -> list[np.ndarray]:
-        hashes = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        hashes = [text_hash(t) for t in texts]
         model = self.embedder.name
         found: dict[str, np.ndarray] = {}
         with self._lock:
             for h in set(hashes):
-                if h in self._recent:
-                    found[h] = self._recent[h]
-                    self._recent.move_to_end(h)
+                if (recent := self._recent.get(h)) is not None:
+                    found[h] = recent
                     continue
                 row = self._conn.execute(
                     "SELECT vector FROM embedding_cache WHERE content_hash = ? AND model = ?",
@@ -290,11 +288,9 @@ class EmbeddedIndex:
             part = missing[start : start + batch]
             vecs = self.embedder.embed_passages([t for _, t in part])
             if not store:
-                with self._lock:
-                    for (h, _), v in zip(part, vecs, strict=True):
-                        found[h] = self._recent[h] = v
-                    while len(self._recent) > RECENT_VECTORS:
-                        self._recent.popitem(last=False)
+                for (h, _), v in zip(part, vecs, strict=True):
+                    found[h] = v
+                    self._recent.put(h, v)
                 continue
             with self._lock, self._conn:
                 for (h, _), v in zip(part, vecs, strict=True):

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from providers.embeddings import E5Embedder, Embedder, MiniLMEmbedder, Vectors, load_embedder
+from providers.embeddings import (
+    E5Embedder,
+    Embedder,
+    MiniLMEmbedder,
+    RecentVectors,
+    RememberingEmbedder,
+    Vectors,
+    load_embedder,
+)
 from server.settings import Settings
 from sources.base import User
 from sources.embedded import EmbeddedIndex
@@ -98,6 +106,21 @@ def test_text_judged_again_is_not_embedded_again_and_not_written_to_the_index(
     reopened = Counting(embedder)
     EmbeddedIndex(tmp_path / "idx.sqlite", reopened).passage_vectors(texts, store=False)
     assert reopened.passages == 2  # kept in memory only, the index file did not grow
+
+
+def test_without_an_embedded_index_the_reranker_still_embeds_a_text_once(
+    embedder: Embedder,
+) -> None:
+    """The Redis backend has no SQLite cache: the reranker's embedder remembers vectors."""
+    counting = Counting(embedder)
+    remembering = RememberingEmbedder(counting, RecentVectors(size=2))
+    texts = ["ben: Yes, renewed it on Monday.", "ana: Thanks! Lunch is at noon today."]
+    first = remembering.embed_passages(texts)
+    assert np.allclose(remembering.embed_passages(texts[::-1]), first[::-1])
+    assert counting.passages == 2
+    remembering.embed_passages(["cy: The garage closes on Sunday."])  # forgets the oldest
+    remembering.embed_passages(texts)
+    assert counting.passages == 4
 
 
 def test_an_unknown_embedding_model_is_refused_with_the_choices() -> None:
