@@ -78,6 +78,13 @@ class Context:
             "(0: the reranker alone)."
         ),
     )
+    message_retrieval_weight: float = field(
+        default=0.2,
+        metadata=_d(
+            "retrieval_weight for a chat message judged with its neighbours (its retrieval "
+            "score saw the message alone)."
+        ),
+    )
     rerank_top_k: int = field(
         default=8, metadata=_d("Rerank keeps at most this many hits a round.")
     )

@@ -79,6 +79,15 @@ def retrieval_shares(hits: list[Hit]) -> dict[str, float]:
     return {h["source_id"]: max(0.0, h["score"]) / scale[h["source"]] for h in hits}
 
 
+def retrieval_weight(ctx: Context, ev: Evidence) -> float:
+    """How much the source's ranking counts for this evidence.
+
+    A chat message judged with its neighbours counts it less: its retrieval score saw the
+    message alone, the rerank score the conversation around it.
+    """
+    return ctx.message_retrieval_weight if "context" in ev["scores"] else ctx.retrieval_weight
+
+
 def blended(reranker: float, share: float, weight: float) -> float:
     """The rerank score with the source's own ranking counted ``weight`` of it.
 
@@ -165,13 +174,11 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
                     pool[i]["scores"]["rerank"] = max(pool[i]["scores"]["rerank"], score)
             contexts = {h["source_id"]: h["context"] for h in candidates if h.get("context")}
             await lift_by_context(state["question"], pool, contexts, ctx.context_weight)
-            if ctx.retrieval_weight > 0:
-                for ev in pool:  # the reranker's own score stays beside the blend
-                    ev["scores"]["reranker"] = ev["scores"]["rerank"]
-                    share = shares[ev["source_id"]]
-                    ev["scores"]["rerank"] = blended(
-                        ev["scores"]["rerank"], share, ctx.retrieval_weight
-                    )
+            for ev in pool:  # the reranker's own score stays beside the blend
+                ev["scores"]["reranker"] = ev["scores"]["rerank"]
+                share = shares[ev["source_id"]]
+                weight = retrieval_weight(ctx, ev)
+                ev["scores"]["rerank"] = blended(ev["scores"]["rerank"], share, weight)
             pool = sorted(
                 (ev for ev in pool if ev["scores"]["rerank"] >= ctx.rerank_min_score),
                 key=lambda ev: -ev["scores"]["rerank"],
@@ -218,10 +225,10 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
     # best of each stage), so what every query agrees on ranks by its best retrieval.
     for hit in again:
         seen = to_evidence(hit, round_, "none")
-        reranker = known[hit["source_id"]]["scores"].get("reranker")
-        if reranker is not None and ctx.retrieval_weight > 0:
-            share = shares[hit["source_id"]]
-            seen["scores"]["rerank"] = blended(reranker, share, ctx.retrieval_weight)
+        before = known[hit["source_id"]]
+        if "reranker" in before["scores"]:
+            share, weight = shares[hit["source_id"]], retrieval_weight(ctx, before)
+            seen["scores"]["rerank"] = blended(before["scores"]["reranker"], share, weight)
         update_evidence.append(seen)
     failures = [f for f in state.get("source_failures", []) if f["round"] == round_]
     for failure in failures:
