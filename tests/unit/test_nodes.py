@@ -20,6 +20,7 @@ from nodes.read_documents import read_documents
 from nodes.search_source import search_source
 from nodes.services import use_services
 from sources.registry import UnknownSourceError, UnknownUserError
+from state.reducers import merge_evidence
 from tests.conftest import make_services
 from tests.factories import make_evidence, make_hit, make_state
 
@@ -125,6 +126,28 @@ async def test_filter_results_rerank_threshold_and_top_k(services) -> None:
     assert all(e["scores"]["rerank"] >= 0.3 for e in kept)
     assert out["hits"] == {"replace": []}
     assert out["filter_log"][-1]["dropped"] == 3
+
+
+async def test_filter_results_counts_the_sources_ranking_and_what_is_found_again(
+    services,
+) -> None:
+    text = "Install the WireGuard VPN client from the IT portal."
+    first = [hit("kb/a#0", 0.9, text), hit("kb/b#0", 0.2, text)]
+    question = "How do I install the WireGuard VPN client?"
+    out = await filter_results(base_state(question, hits=first), rt()[0])
+    a, b = sorted(out["evidence"], key=lambda e: e["source_id"])
+    assert a["scores"]["reranker"] == b["scores"]["reranker"]  # same text, same judgement
+    assert a["scores"]["rerank"] > b["scores"]["rerank"]  # the source ranked a first
+    alone = await filter_results(base_state(question, hits=first), rt(retrieval_weight=0)[0])
+    assert len({e["scores"]["rerank"] for e in alone["evidence"]}) == 1
+
+    # Round 2: a later query finds b again, as its best match: b now ranks with a.
+    state = base_state(question, hits=[hit("kb/b#0", 0.9, text)], evidence=out["evidence"])
+    state["budget"] = {**state["budget"], "rounds": 2}
+    again = await filter_results(state, rt()[0])
+    merged = {e["source_id"]: e for e in merge_evidence(out["evidence"], again["evidence"])}
+    assert merged["kb/b#0"]["scores"]["rerank"] == merged["kb/a#0"]["scores"]["rerank"]
+    assert merged["kb/b#0"]["kept_by"] == "rerank"
 
 
 async def test_filter_results_llm_grading_in_batches(embedder) -> None:
