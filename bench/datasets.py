@@ -17,7 +17,7 @@ from typing import Any
 
 from providers.embeddings import load_embedder
 from sources.base import User
-from sources.embedded import EmbeddedIndex, EmbeddedSource, IndexCachedEmbedder, IndexedDocument
+from sources.embedded import EmbeddedIndex, EmbeddedSource, IndexedDocument
 from sources.ingest import chunk_markdown, with_context
 
 CACHE = Path(__file__).parent / ".cache"
@@ -121,8 +121,3 @@ def build_index(
             index.upsert(docs[start : start + 256])
     seconds = time.perf_counter() - started
     return index, EmbeddedSource(index, SOURCE, "docs"), seconds
-
-
-def reranker_embedder(index: EmbeddedIndex) -> IndexCachedEmbedder:
-    """The embedder a benchmark's reranker uses (stored passage vectors reused)."""
-    return IndexCachedEmbedder(index.embedder, index)

@@ -8,13 +8,13 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from bench.datasets import Dataset, reranker_embedder
+from bench.datasets import Dataset
 from graph.context import Context
 from graph.search import build_search_graph
 from nodes.evidence import relevance
 from nodes.services import Services, set_services
 from providers.rerank import LocalReranker
-from sources.embedded import EmbeddedIndex, EmbeddedSource
+from sources.embedded import EmbeddedIndex, EmbeddedSource, reranker_embedder
 from sources.registry import SourceRegistry
 
 SAVER = InMemorySaver()
@@ -29,7 +29,7 @@ def install(index: EmbeddedIndex, source: EmbeddedSource, data: Dataset) -> None
         Services(
             registry=registry,
             embedder=index.embedder,
-            reranker=LocalReranker(reranker_embedder(index)),
+            reranker=LocalReranker(reranker_embedder(index.embedder, index)),
         )
     )
 

@@ -8,11 +8,11 @@ from pathlib import Path
 from nodes.services import Services
 from providers.chat import ChatModelConfig, load_chat_model
 from providers.cohere_rerank import CohereReranker
-from providers.embeddings import RememberingEmbedder, load_embedder
+from providers.embeddings import load_embedder
 from providers.rerank import LocalReranker, Reranker
 from server.images import load_image
 from server.settings import Settings
-from sources.embedded import EmbeddedIndex, EmbeddedSource, IndexCachedEmbedder
+from sources.embedded import EmbeddedIndex, EmbeddedSource, reranker_embedder
 from sources.workspace import SyncReport, WorkspaceError, demo_workspace, open_workspace
 
 
@@ -80,9 +80,7 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
         ),
         None,
     )
-    local: Reranker = LocalReranker(
-        IndexCachedEmbedder(embedder, index) if index is not None else RememberingEmbedder(embedder)
-    )
+    local: Reranker = LocalReranker(reranker_embedder(embedder, index))
     reranker = local
     if settings.cohere_api_key:
         reranker = CohereReranker(

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from providers.embeddings import Embedder, RecentVectors, calibrate_cosine, text_hash
+from providers.embeddings import Embedder, RememberingEmbedder, calibrate_cosine, text_hash
 from providers.text import STOPWORDS, segmented, words
 from sources.base import User
 from sources.scoring import embed_text, fuse
@@ -114,10 +114,6 @@ DOC_FIELDS = (
 )
 
 
-#: Unstored vectors kept in memory (384 floats each with MiniLM: ~30 MB).
-RECENT_VECTORS = 20_000
-
-
 class EmbeddedIndex:
     """A SQLite file holding documents, chunks, ACLs and vectors for several sources."""
 
@@ -129,9 +125,6 @@ class EmbeddedIndex:
         self._conn = sqlite3.connect(self.path, check_same_thread=False)
         self._conn.executescript(SCHEMA)
         self._matrices: dict[str, tuple[np.ndarray, list[int], list[str]]] = {}
-        # Vectors of texts that are not stored (sentences, a message's neighbours), kept in
-        # memory so the next round or question that judges the same text does not embed it.
-        self._recent = RecentVectors(RECENT_VECTORS)
         if self.get_meta("embedding_model") != embedder.name:
             self._reembed()
 
@@ -271,9 +264,6 @@ class EmbeddedIndex:
         found: dict[str, np.ndarray] = {}
         with self._lock:
             for h in set(hashes):
-                if (recent := self._recent.get(h)) is not None:
-                    found[h] = recent
-                    continue
                 row = self._conn.execute(
                     "SELECT vector FROM embedding_cache WHERE content_hash = ? AND model = ?",
                     (h, model),
@@ -288,9 +278,7 @@ class EmbeddedIndex:
             part = missing[start : start + batch]
             vecs = self.embedder.embed_passages([t for _, t in part])
             if not store:
-                for (h, _), v in zip(part, vecs, strict=True):
-                    found[h] = v
-                    self._recent.put(h, v)
+                found.update({h: v for (h, _), v in zip(part, vecs, strict=True)})
                 continue
             with self._lock, self._conn:
                 for (h, _), v in zip(part, vecs, strict=True):
@@ -527,3 +515,13 @@ class IndexCachedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.vstack(self.index.passage_vectors(texts, store=False)).astype(np.float32)
+
+
+def reranker_embedder(embedder: Embedder, index: EmbeddedIndex | None) -> Embedder:
+    """The embedder a reranker uses.
+
+    Indexed chunks' vectors come from the index; texts that are judged but not indexed (a
+    message's neighbours, answer sentences) are remembered in memory, on either backend.
+    """
+    cached = IndexCachedEmbedder(embedder, index) if index is not None else embedder
+    return RememberingEmbedder(cached)

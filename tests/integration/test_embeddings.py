@@ -19,7 +19,7 @@ from providers.embeddings import (
 )
 from server.settings import Settings
 from sources.base import User
-from sources.embedded import EmbeddedIndex
+from sources.embedded import EmbeddedIndex, reranker_embedder
 from sources.workspace import sync_source
 
 BOB = User("bob", frozenset({"everyone"}))
@@ -97,14 +97,16 @@ def test_text_judged_again_is_not_embedded_again_and_not_written_to_the_index(
 ) -> None:
     """A message's neighbours and answer sentences are judged every round, not re-embedded."""
     counting = Counting(embedder)
-    index = EmbeddedIndex(tmp_path / "idx.sqlite", counting)
+    reranking = reranker_embedder(counting, EmbeddedIndex(tmp_path / "idx.sqlite", counting))
     texts = ["ben: Yes, renewed it on Monday.", "ana: Thanks! Lunch is at noon today."]
-    first = index.passage_vectors(texts, store=False)
-    again = index.passage_vectors([texts[1], texts[0]], store=False)
+    first = reranking.embed_passages(texts)
+    again = reranking.embed_passages([texts[1], texts[0]])
     assert counting.passages == 2
     assert np.allclose(first[0], again[1]) and np.allclose(first[1], again[0])
     reopened = Counting(embedder)
-    EmbeddedIndex(tmp_path / "idx.sqlite", reopened).passage_vectors(texts, store=False)
+    reranker_embedder(reopened, EmbeddedIndex(tmp_path / "idx.sqlite", reopened)).embed_passages(
+        texts
+    )
     assert reopened.passages == 2  # kept in memory only, the index file did not grow
 
 
