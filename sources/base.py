@@ -8,12 +8,15 @@ happen inside ``search`` and ``read``, and fail closed (no ACL entry means nobod
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 from state.models import Document, Hit
 
 EVERYONE = "group:everyone"
+
+_Linked = TypeVar("_Linked", Hit, Document)
 
 
 @dataclass(frozen=True)
@@ -49,3 +52,23 @@ class Source(Protocol):
     async def read(self, doc_id: str, user: User) -> Document | None:
         """The whole document, or ``None`` when it does not exist or ``user`` may not read it."""
         ...
+
+
+async def hide_unseen_links(
+    items: Sequence[_Linked], visible: Callable[[str], Awaitable[bool]]
+) -> None:
+    """Drop ``superseded_by`` links to documents the user may not see (in place).
+
+    A deprecated article superseded by a restricted one is, for someone outside that
+    restriction, simply deprecated: the id of the newer version must not reach an answer,
+    a citation, a checkpoint or a log line. Each distinct target is checked once.
+    """
+    seen: dict[str, bool] = {}
+    for item in items:
+        target = item.get("superseded_by")
+        if not target:
+            continue
+        if target not in seen:
+            seen[target] = await visible(target)
+        if not seen[target]:
+            item["superseded_by"] = None

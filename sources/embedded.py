@@ -20,7 +20,7 @@ import numpy as np
 
 from providers.embeddings import Embedder, RememberingEmbedder, calibrate_cosine, text_hash
 from providers.text import STOPWORDS, segmented, words
-from sources.base import User
+from sources.base import User, hide_unseen_links
 from sources.scoring import embed_text, fuse
 from state.models import AUTHORITY_BY_KIND, Chunk, Document, Hit, hit_of
 
@@ -483,11 +483,19 @@ class EmbeddedSource:
     async def search(self, query: str, user: User, k: int) -> list[Hit]:
         """Hybrid BM25 + dense search over the chunks ``user`` may read."""
         rows = await asyncio.to_thread(self.index.search, self.name, query, user, k)
-        return await asyncio.to_thread(self.index.chunk_hits, rows, query, self.authority)
+        hits = await asyncio.to_thread(self.index.chunk_hits, rows, query, self.authority)
+        await hide_unseen_links(hits, lambda doc_id: self._visible(doc_id, user))
+        return hits
 
     async def read(self, doc_id: str, user: User) -> Document | None:
         """The whole document, permission-checked."""
-        return await asyncio.to_thread(self.index.read, self.name, doc_id, user)
+        document = await asyncio.to_thread(self.index.read, self.name, doc_id, user)
+        if document is not None:
+            await hide_unseen_links([document], lambda target: self._visible(target, user))
+        return document
+
+    async def _visible(self, doc_id: str, user: User) -> bool:
+        return await asyncio.to_thread(self.index.read, self.name, doc_id, user) is not None
 
 
 class IndexCachedEmbedder:

@@ -24,7 +24,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from sources.base import User
+from sources.base import User, hide_unseen_links
 from state.models import AUTHORITY_BY_KIND, Document, Hit
 
 
@@ -154,9 +154,14 @@ class HttpSource:
                 )
             except (KeyError, TypeError, ValueError):
                 continue  # a malformed hit is dropped, the others kept
+        await hide_unseen_links(hits, lambda doc_id: self._visible(doc_id, user))
         return hits
 
-    async def read(self, doc_id: str, user: User) -> Document | None:
+    async def _visible(self, doc_id: str, user: User) -> bool:
+        """Whether ``user`` may read ``doc_id``; without a read endpoint nobody can tell: no."""
+        return await self.read(doc_id, user, follow_links=False) is not None
+
+    async def read(self, doc_id: str, user: User, follow_links: bool = True) -> Document | None:
         """The whole document from the service, or None (missing, refused, or not allowed)."""
         if self.read_url is None:
             return None
@@ -172,7 +177,7 @@ class HttpSource:
         if not isinstance(item, dict) or not self._allowed(item, user):
             return None
         text = str(item.get("text", ""))
-        return {
+        document: Document = {
             "doc_id": doc_id,
             "source": self.name,
             "kind": self.kind,
@@ -188,6 +193,9 @@ class HttpSource:
                 for i, p in enumerate(t for t in text.split("\n\n") if t.strip())
             ],
         }
+        if follow_links:
+            await hide_unseen_links([document], lambda target: self._visible(target, user))
+        return document
 
     async def aclose(self) -> None:
         """Close the HTTP client."""

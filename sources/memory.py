@@ -10,7 +10,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from providers.text import coverage, term_set, terms
-from sources.base import User
+from sources.base import User, hide_unseen_links
 from state.models import AUTHORITY_BY_KIND, Document, Hit
 
 
@@ -71,7 +71,13 @@ class InMemorySource:
                 if score > 0:
                     scored.append((score, doc, i))
         scored.sort(key=lambda t: -t[0])
-        return [self._hit(doc, i, score, query) for score, doc, i in scored[:k]]
+        hits = [self._hit(doc, i, score, query) for score, doc, i in scored[:k]]
+        await hide_unseen_links(hits, lambda doc_id: self._visible(doc_id, user))
+        return hits
+
+    async def _visible(self, doc_id: str, user: User) -> bool:
+        doc = self.documents.get(doc_id)
+        return doc is not None and user.may_read(doc.acl)
 
     async def read(self, doc_id: str, user: User) -> Document | None:
         """The whole document when ``user`` may read it."""
@@ -79,7 +85,7 @@ class InMemorySource:
         doc = self.documents.get(doc_id)
         if doc is None or not user.may_read(doc.acl):
             return None
-        return {
+        document: Document = {
             "doc_id": doc.doc_id,
             "source": self.name,
             "kind": self.kind,
@@ -94,6 +100,8 @@ class InMemorySource:
                 {"chunk_id": f"{doc.doc_id}#{i}", "text": p} for i, p in enumerate(doc.paragraphs)
             ],
         }
+        await hide_unseen_links([document], lambda target: self._visible(target, user))
+        return document
 
     def _hit(self, doc: MemoryDocument, i: int, score: float, query: str) -> Hit:
         return {
