@@ -19,6 +19,8 @@ from state.models import Document, Evidence, hit_of
 from state.schemas import SearchState
 
 PASSAGES_PER_DOCUMENT = 3
+#: A long document's chunks are pre-selected by the question's words before reranking.
+MAX_RERANKED_CHUNKS = 200
 
 
 def bridge_terms(question: str, documents: list[Document], limit: int = 5) -> list[str]:
@@ -57,6 +59,11 @@ async def read_documents(state: SearchState, runtime: Runtime[Context]) -> dict[
     source = {s.name: s for s in services.registry.select(ctx.sources)}
     for doc in documents:
         chunks = doc["chunks"]
+        if len(chunks) > MAX_RERANKED_CHUNKS:  # a huge file: rerank what shares words only
+            asked = term_set(state["question"])
+            chunks = sorted(chunks, key=lambda c: -len(asked & term_set(c["text"])))[
+                :MAX_RERANKED_CHUNKS
+            ]
         texts = [f"{doc['title']}. {c.get('heading', '')}. {c['text']}" for c in chunks]
         scores = await services.reranker.rerank(state["question"], texts)
         ranked = sorted(zip(chunks, scores, strict=True), key=lambda cs: -cs[1])

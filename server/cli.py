@@ -266,9 +266,12 @@ def index_folder(args: argparse.Namespace) -> int:
         raise CliError("say who may read it: --acl group:everyone, --acl user:NAME, …")
     try:
         workspace = workspace_of(settings)
-        load_config(workspace)
+        config = load_config(workspace)
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
+    # Chat exports: channel membership is the ACL (the workspace's channel list, then the
+    # export's own channels.json); --acl only covers channels that neither lists.
+    channels = dict(config.get("channels", {})) if args.kind == "messages" else None
     index = EmbeddedIndex(index_path(settings, workspace), load_embedder(settings.embedding_model))
     files = sum(1 for p in folder.rglob("*") if p.is_file())
     with tqdm(
@@ -281,6 +284,7 @@ def index_folder(args: argparse.Namespace) -> int:
                 args.source,
                 args.kind,
                 list(args.acl),
+                channels,
                 progress=lambda _path: bar.update(1),
             )
         except WorkspaceError as exc:
@@ -290,6 +294,8 @@ def index_folder(args: argparse.Namespace) -> int:
     )
     for problem in report.problems:
         print(f"skipped: {problem}", file=sys.stderr)
+    for channel, readers in sorted(report.channel_acls.items()):
+        print(f"#{channel}: readable by {readers}")
     print(
         f"{args.source}: {report.indexed} documents indexed ({report.chunks} chunks), "
         f"{report.unchanged} unchanged, {report.removed} removed, "

@@ -179,8 +179,11 @@ class EmbeddedIndex:
         return {r[0]: r[1] for r in rows}
 
     def upsert(self, docs: Iterable[IndexedDocument]) -> int:
-        """Write documents (replacing older versions); returns the number of chunks written."""
-        docs = list(docs)
+        """Write documents (replacing older versions); returns the number of chunks written.
+
+        A document id given twice is written once (the last one): ids are the primary key.
+        """
+        docs = list({d.doc_id: d for d in docs}.values())
         all_chunks = [(d, c) for d in docs for c in d.chunks]
         texts = [self._embed_text(d, c) for d, c in all_chunks]
         vectors = self._embed_cached(texts)

@@ -9,8 +9,6 @@ of the folder is still indexed.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,21 +18,44 @@ from typing import Any
 import frontmatter
 import yaml
 
+from sources.chunking import (
+    HARD_CHUNK_CHARS,
+    MAX_CHUNK_CHARS,
+    MAX_DOCUMENT_CHARS,
+    IngestError,
+    chunk_markdown,
+    doc_id_of,
+    iso,
+    mtime,
+    parse_acl,
+    rename,
+    split_long,
+)
+from sources.conversations import (
+    CHANNELS_FILE,
+    chat_documents,
+    export_channels,
+    transcript_document,
+    with_context,
+)
 from sources.embedded import IndexedDocument
-from state.models import Chunk
 
-MAX_CHUNK_CHARS = 900
+__all__ = [
+    "HARD_CHUNK_CHARS",
+    "MAX_CHUNK_CHARS",
+    "IngestError",
+    "Ingested",
+    "chunk_markdown",
+    "read_folder",
+    "split_long",
+    "with_context",
+]
+
 MARKDOWN = {".md", ".markdown", ".txt"}
 HTML = {".html", ".htm"}
 PDF = {".pdf"}
 CHAT = {".jsonl", ".json"}
 TRANSCRIPT = {".vtt", ".srt"}
-#: Seconds of a transcript kept together in one chunk.
-TRANSCRIPT_WINDOW = 90.0
-
-
-class IngestError(ValueError):
-    """A file that could not be read; the message names the path and, when known, the line."""
 
 
 @dataclass
@@ -44,56 +65,8 @@ class Ingested:
     documents: list[IndexedDocument] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     files: int = 0
-
-
-def _iso(value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    return str(value)
-
-
-def _mtime(path: Path) -> str:
-    return dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.UTC).date().isoformat()
-
-
-def _doc_id(root: Path, path: Path, source: str) -> str:
-    return f"{source}/{path.relative_to(root).with_suffix('').as_posix()}"
-
-
-def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
-    """Split Markdown by headings, then by paragraphs up to ``MAX_CHUNK_CHARS``.
-
-    Every chunk keeps the heading it sits under, so evidence reads in context.
-    """
-    chunks: list[Chunk] = []
-    heading = ""
-    buf: list[str] = []
-
-    def flush() -> None:
-        body = "\n\n".join(p for p in buf if p.strip()).strip()
-        if body:
-            chunks.append({"chunk_id": f"{doc_id}#{len(chunks)}", "heading": heading, "text": body})
-        buf.clear()
-
-    for para in re.split(r"\n\s*\n", text):
-        para = para.strip()
-        if not para:
-            continue
-        match = re.match(r"^(#{1,6})\s+(.*)$", para.splitlines()[0])
-        if match:
-            flush()
-            heading = match.group(2).strip()
-            rest = "\n".join(para.splitlines()[1:]).strip()
-            if rest:
-                buf.append(rest)
-            continue
-        if sum(len(p) for p in buf) + len(para) > MAX_CHUNK_CHARS:
-            flush()
-        buf.append(para)
-    flush()
-    return chunks
+    channel_acls: dict[str, str] = field(default_factory=dict)
+    """Chat channel → who may read it and why (its members, or the source's ACL)."""
 
 
 def _first_heading(text: str) -> str | None:
@@ -111,9 +84,21 @@ def _document(
     default_acl: list[str],
     title: str | None = None,
 ) -> IndexedDocument:
-    acl = [str(a) for a in meta.get("acl", default_acl)]
+    if len(body) > MAX_DOCUMENT_CHARS:
+        raise IngestError(
+            f"{path}: {len(body):,} characters of text, more than the "
+            f"{MAX_DOCUMENT_CHARS:,} a document may hold; split it into several files"
+        )
+    acl = parse_acl(meta["acl"], str(path)) if "acl" in meta else list(default_acl)
     if "attendees" in meta:
-        acl = [f"user:{a}" for a in meta["attendees"]] + [str(a) for a in meta.get("acl", [])]
+        attendees = meta["attendees"]
+        if isinstance(attendees, str):
+            attendees = [a for a in re.split(r"[\s,]+", attendees) if a]
+        if not isinstance(attendees, list) or not all(isinstance(a, str) for a in attendees):
+            raise IngestError(f"{path}: attendees must be a list of user names")
+        acl = [f"user:{a}" for a in attendees] + (
+            parse_acl(meta["acl"], str(path)) if "acl" in meta else []
+        )
     superseded = meta.get("superseded_by")
     return IndexedDocument(
         doc_id=doc_id,
@@ -126,7 +111,7 @@ def _document(
         chunks=chunk_markdown(body, doc_id),
         acl=acl,
         url=meta.get("url"),
-        updated_at=_iso(meta.get("updated_at") or meta.get("date")) or _mtime(path),
+        updated_at=iso(meta.get("updated_at") or meta.get("date")) or mtime(path),
         version=None if meta.get("version") is None else str(meta.get("version")),
         deprecated=str(meta.get("deprecated", "")).lower() in {"true", "yes", "1"},
         superseded_by=f"{source}/{superseded}" if superseded else None,
@@ -155,7 +140,9 @@ def markdown_document(
         raise IngestError(f"{path}{line}: front matter is not valid YAML ({problem})") from exc
     meta: dict[str, Any] = dict(post.metadata)
     return [
-        _document(_doc_id(root, path, source), source, kind, path, meta, post.content, default_acl)
+        _document(
+            doc_id_of(root, path, source), source, kind, path, meta, post.content, default_acl
+        )
     ]
 
 
@@ -189,7 +176,7 @@ def html_document(
     body = "\n\n".join(lines)
     title = soup.title.get_text(strip=True) if soup.title else None
     return [
-        _document(_doc_id(root, path, source), source, kind, path, meta, body, default_acl, title)
+        _document(doc_id_of(root, path, source), source, kind, path, meta, body, default_acl, title)
     ]
 
 
@@ -214,174 +201,8 @@ def pdf_document(
     )
     title = str(info.get("/Title") or "") or None
     return [
-        _document(_doc_id(root, path, source), source, kind, path, {}, body, default_acl, title)
+        _document(doc_id_of(root, path, source), source, kind, path, {}, body, default_acl, title)
     ]
-
-
-def transcript_document(
-    root: Path, path: Path, source: str, kind: str, default_acl: list[str]
-) -> list[IndexedDocument]:
-    """A meeting transcript (WebVTT or SRT) in windows of ``TRANSCRIPT_WINDOW`` seconds.
-
-    The speakers named in the transcript (``<v Name>`` or ``Name:``) are its attendees and
-    its ACL, together with ``default_acl``.
-    """
-    cues: list[tuple[float, str, str]] = []  # (start seconds, speaker, text)
-    try:
-        if path.suffix.lower() == ".vtt":
-            import webvtt
-
-            for caption in webvtt.read(str(path)).captions:
-                speaker = caption.voice or ""
-                text = " ".join(caption.text.split())
-                cues.append((caption.start_in_seconds, speaker, text))
-        else:
-            import pysrt
-
-            text = path.read_text(encoding="utf-8-sig")
-            for item in pysrt.from_string(text, error_handling=pysrt.ERROR_RAISE):
-                start = item.start.ordinal / 1000
-                cues.append((start, "", " ".join(item.text.split())))
-    except Exception as exc:  # noqa: BLE001 - the parsers raise their own types
-        line = getattr(exc, "line", None) or _line_of(exc)
-        where = f":{line}" if line else ""
-        raise IngestError(f"{path}{where}: not a valid transcript ({exc})") from exc
-    speakers: list[str] = []
-    lines: list[tuple[float, str]] = []
-    for start, speaker, text in cues:
-        match = re.match(r"^([A-Z][\w .'-]{0,40}):\s+(.*)$", text)
-        if not speaker and match:
-            speaker, text = match.group(1), match.group(2)
-        if speaker and speaker.lower() not in speakers:
-            speakers.append(speaker.lower())
-        lines.append((start, f"{speaker}: {text}" if speaker else text))
-    doc_id = _doc_id(root, path, source)
-    chunks: list[Chunk] = []
-    window: list[str] = []
-    window_start = 0.0
-    for start, line_text in lines:
-        if window and start - window_start >= TRANSCRIPT_WINDOW:
-            chunks.append(_cue_chunk(doc_id, len(chunks), window_start, window))
-            window = []
-        if not window:
-            window_start = start
-        window.append(line_text)
-    if window:
-        chunks.append(_cue_chunk(doc_id, len(chunks), window_start, window))
-    acl = [*(f"user:{s.split()[0]}" for s in speakers), *default_acl]
-    return [
-        IndexedDocument(
-            doc_id=doc_id,
-            source=source,
-            kind=kind,
-            title=path.stem.replace("-", " "),
-            text="\n".join(t for _, t in lines),
-            chunks=chunks,
-            acl=acl,
-            updated_at=_mtime(path),
-            origin=str(path),
-        )
-    ]
-
-
-def _cue_chunk(doc_id: str, n: int, start: float, lines: list[str]) -> Chunk:
-    stamp = f"{int(start // 3600):02d}:{int(start % 3600 // 60):02d}:{int(start % 60):02d}"
-    return {"chunk_id": f"{doc_id}#{n}", "heading": f"at {stamp}", "text": "\n".join(lines)}
-
-
-def _line_of(exc: BaseException) -> int | None:
-    match = re.search(r"line (\d+)", str(exc))
-    return int(match.group(1)) if match else None
-
-
-def chat_documents(
-    root: Path,
-    path: Path,
-    source: str,
-    kind: str,
-    channels: dict[str, list[str]],
-    default_acl: list[str],
-    problems: list[str],
-) -> list[IndexedDocument]:
-    """A chat export: JSONL (one message a line) or a JSON array; one document per message.
-
-    Each message: ``{"id", "channel", "author", "ts", "text", "thread"?, "url"?}``. Channel
-    membership is the ACL (``channels``, else ``default_acl``); nobody listed means nobody.
-    A malformed line is reported by path and line and skipped.
-    """
-    raw = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".json":
-        try:
-            items = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise IngestError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(items, list):
-            raise IngestError(f"{path}: expected a JSON array of messages")
-        entries = [(i + 1, item) for i, item in enumerate(items)]
-        unit = "message"
-    else:
-        entries = []
-        for lineno, line in enumerate(raw.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                entries.append((lineno, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                problems.append(f"{path}:{lineno}: not valid JSON ({exc.msg}); line skipped")
-        unit = "line"
-    docs: list[IndexedDocument] = []
-    groups: dict[tuple[str, str], list[int]] = {}
-    for where, msg in entries:
-        try:
-            channel = str(msg["channel"])
-            doc_id = f"{source}/{channel}/{msg['id']}"
-            text = f"{msg['author']}: {msg['text']}"
-            ts = str(msg["ts"])
-        except (KeyError, TypeError) as exc:
-            problems.append(
-                f"{path}:{where}: {unit} lacks {exc} (needs id, channel, author, ts, text); skipped"
-            )
-            continue
-        thread = f" (thread {msg['thread']})" if msg.get("thread") else ""
-        docs.append(
-            IndexedDocument(
-                doc_id=doc_id,
-                source=source,
-                kind=kind,
-                title=f"#{channel} — {msg['author']}, {ts[:10]}{thread}",
-                text=text,
-                chunks=[{"chunk_id": f"{doc_id}#0", "heading": "", "text": text}],
-                acl=list(channels.get(channel, default_acl)),
-                url=msg.get("url"),
-                updated_at=ts,
-                origin=f"{path}:{where}",
-            )
-        )
-        groups.setdefault((channel, str(msg.get("thread") or "")), []).append(len(docs) - 1)
-    with_context(docs, groups)
-    return docs
-
-
-#: Messages before and after one message that reading it returns as context.
-CONTEXT_MESSAGES = 2
-
-
-def with_context(docs: list[IndexedDocument], groups: dict[tuple[str, str], list[int]]) -> None:
-    """Give each message its neighbours in the same channel and thread, as readable context.
-
-    Only the message itself is a searchable chunk; the neighbours are part of the document's
-    text, which ``read`` returns (they share the channel, so they share the ACL).
-    """
-    for members in groups.values():
-        ordered = sorted(members, key=lambda i: docs[i].updated_at or "")
-        for pos, i in enumerate(ordered):
-            around = (
-                ordered[max(0, pos - CONTEXT_MESSAGES) : pos]
-                + ordered[pos + 1 : pos + 1 + CONTEXT_MESSAGES]
-            )
-            context = [f"{docs[j].updated_at}: {docs[j].chunks[0]['text']}" for j in around]
-            if context:
-                docs[i].text = "\n\n".join([docs[i].chunks[0]["text"], *context])
 
 
 def read_folder(
@@ -392,31 +213,80 @@ def read_folder(
     channels: dict[str, list[str]] | None = None,
     progress: Callable[[Path], None] | None = None,
 ) -> Ingested:
-    """Every readable file under ``root``; problems are collected, never fatal."""
+    """Every readable file under ``root``; problems are collected, never fatal.
+
+    Chat messages are readable by their channel's members: ``channels`` (the workspace's
+    list) first, then the export's own ``channels.json``; ``default_acl`` only for a
+    channel neither lists. ``Ingested.channel_acls`` says which ACL each channel got.
+    """
     readers = {
         **dict.fromkeys(MARKDOWN, markdown_document),
         **dict.fromkeys(HTML, html_document),
         **dict.fromkeys(PDF, pdf_document),
-        **dict.fromkeys(TRANSCRIPT, transcript_document),
     }
     out = Ingested()
+    chat = kind == "messages" or channels is not None
+    members: dict[str, list[str]] = {}
+    if chat:
+        try:
+            members = {**export_channels(root), **(channels or {})}
+        except IngestError as exc:
+            out.problems.append(f"{exc}; its channels get the source's ACL")
+    seen: dict[str, Path] = {}
     files = sorted(p for p in root.rglob("*") if p.is_file())
     for path in files:
         suffix = path.suffix.lower()
         if progress is not None:
             progress(path)
+        if chat and path == root / CHANNELS_FILE:
+            continue
+        problems: list[str] = []
         try:
-            if suffix in CHAT and (kind == "messages" or channels is not None):
-                out.documents += chat_documents(
-                    root, path, source, kind, channels or {}, default_acl, out.problems
-                )
+            if suffix in CHAT and chat:
+                docs = chat_documents(root, path, source, kind, members, default_acl, problems)
+            elif suffix in TRANSCRIPT:
+                docs = transcript_document(root, path, source, kind, default_acl, problems)
             elif suffix in readers:
-                out.documents += readers[suffix](root, path, source, kind, default_acl)
+                docs = readers[suffix](root, path, source, kind, default_acl)
             else:
                 continue
-            out.files += 1
         except IngestError as exc:
             out.problems.append(f"{exc}; file skipped")
+            continue
         except (OSError, UnicodeDecodeError) as exc:
             out.problems.append(f"{path}: cannot be read ({exc}); file skipped")
+            continue
+        except Exception as exc:  # noqa: BLE001 - one bad file never stops the rest
+            out.problems.append(f"{path}: could not be read ({type(exc).__name__}: {exc}); skipped")
+            continue
+        finally:
+            out.problems += problems
+        kept = []
+        for doc in docs:
+            if doc.doc_id in seen:  # x.md beside x.txt, or a message id in two exports
+                first = seen[doc.doc_id]
+                renamed = f"{source}/{path.relative_to(root).as_posix()}"
+                if suffix in CHAT or renamed in seen:
+                    out.problems.append(
+                        f"{path}: {doc.doc_id} was already read from {first}; skipped"
+                    )
+                    continue
+                out.problems.append(
+                    f"{path}: same document id as {first.name} ({doc.doc_id}); indexed as {renamed}"
+                )
+                rename(doc, renamed)
+            seen[doc.doc_id] = path
+            kept.append(doc)
+            if suffix in CHAT and chat:
+                channel = doc.doc_id.split("/")[-2]
+                listed = members.get(channel)
+                out.channel_acls.setdefault(
+                    channel,
+                    f"{', '.join(listed) or 'nobody'} (channel members)"
+                    if listed is not None
+                    else f"{', '.join(default_acl) or 'nobody'} (the source's ACL: the channel "
+                    "lists no members)",
+                )
+        out.documents += kept
+        out.files += 1
     return out

@@ -124,8 +124,11 @@ class RedisIndex:
         return [found[h] for h in hashes]
 
     def upsert(self, docs: Iterable[IndexedDocument]) -> int:
-        """Write documents (replacing older versions); returns the number of chunks written."""
-        docs = list(docs)
+        """Write documents (replacing older versions); returns the number of chunks written.
+
+        A document id given twice is written once (the last one): ids are the primary key.
+        """
+        docs = list({d.doc_id: d for d in docs}.values())
         pairs = [(d, c) for d in docs for c in d.chunks]
         texts = [embed_text(d.title, c.get("heading", ""), c["text"]) for d, c in pairs]
         vectors = self.passage_vectors(texts)

@@ -37,6 +37,8 @@ class SyncReport:
     seconds: float
     problems: list[str] = field(default_factory=list)
     files: int = 0
+    channel_acls: dict[str, str] = field(default_factory=dict)
+    """Chat channel → where its ACL came from."""
 
     def plus(self, other: SyncReport) -> SyncReport:
         """Two reports added up."""
@@ -48,6 +50,7 @@ class SyncReport:
             self.seconds + other.seconds,
             [*self.problems, *other.problems],
             self.files + other.files,
+            {**self.channel_acls, **other.channel_acls},
         )
 
 
@@ -81,7 +84,7 @@ def users_of(config: dict[str, Any]) -> list[User]:
 
 
 #: Bump when ingestion changes what it writes, so existing indexes are rebuilt.
-INDEX_FORMAT = "5"
+INDEX_FORMAT = "6"
 
 
 def _fingerprint(root: Path) -> str:
@@ -124,6 +127,7 @@ def sync_source(
         seconds=time.perf_counter() - started,
         problems=read.problems,
         files=read.files,
+        channel_acls=read.channel_acls,
     )
 
 
