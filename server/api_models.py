@@ -4,7 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+
+def unicode_text(value: str, what: str) -> str:
+    """``value`` when it is valid Unicode text; a lone surrogate (U+D800) is not.
+
+    JSON may escape one, but no store, model or log can encode it: refused up front.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{what} holds an invalid character at position {exc.start + 1} "
+            f"({value[exc.start]!r} is half of a surrogate pair); send valid UTF-8 text"
+        ) from None
+    return value
 
 
 class ThreadOut(BaseModel):
@@ -44,6 +59,23 @@ class RunRequest(BaseModel):
         default=None, description="A configured chat model to use instead of the default."
     )
     max_rounds: int | None = Field(default=None, ge=1, le=10)
+
+    @field_validator("question")
+    @classmethod
+    def _question_text(cls, value: str) -> str:
+        return unicode_text(value, "the question")
+
+    @field_validator("sources", "images")
+    @classmethod
+    def _list_text(cls, values: list[str]) -> list[str]:
+        for value in values:
+            unicode_text(value, "an entry")
+        return values
+
+    @field_validator("model")
+    @classmethod
+    def _model_text(cls, value: str | None) -> str | None:
+        return None if value is None else unicode_text(value, "the model name")
 
 
 class Problem(BaseModel):

@@ -11,12 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import redis
 import redis.asyncio as aioredis
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from langgraph.graph.state import CompiledStateGraph
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redisvl.exceptions import RedisVLError
 
 from graph.search import build_search_graph
 from nodes.services import Services, set_services
@@ -45,6 +48,31 @@ class AppState:
     instance: str
     images_dir: Path
     backend: str
+    saver: Any = None
+
+    async def store_ready(self) -> bool:
+        """The checkpoint store answers and has its search indexes (recreated if missing)."""
+        await self.coordinator.ping()
+        ready = getattr(self.saver, "indexes_ready", None)
+        return True if ready is None else bool(await ready())
+
+
+def validation_detail(exc: RequestValidationError) -> str:
+    """One line that says where the request is wrong and what to send instead."""
+    problems = []
+    for e in exc.errors():
+        if e.get("type") == "json_invalid":
+            position = e["loc"][-1] if len(e["loc"]) > 1 else "?"
+            reason = (e.get("ctx") or {}).get("error", "not JSON")
+            problems.append(
+                f"the body is not valid JSON at character {position} ({reason}); "
+                'send an object such as {"question": "..."}'
+            )
+            continue
+        where = ".".join(str(p) for p in e["loc"] if p != "body") or "body"
+        message = str(e["msg"]).removeprefix("Value error, ")
+        problems.append(f"{where}: {message}")
+    return f"invalid request: {'; '.join(problems)}"
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -73,7 +101,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 )
                 saver: Any = FencedRedisSaver(redis_client=redis_client, ttl=ttl)
                 await saver.asetup()
-                coordinator: Coordinator = RedisCoordinator(redis_client)
+                sync_client = redis.Redis.from_url(
+                    settings.redis_url, socket_timeout=5, socket_connect_timeout=5
+                )
+                coordinator: Coordinator = RedisCoordinator(redis_client, sync_client=sync_client)
                 backend = "redis"
             else:
                 saver = await stack.enter_async_context(
@@ -98,6 +129,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 instance=instance,
                 images_dir=settings.data_dir / "images",
                 backend=backend,
+                saver=saver,
             )
             try:
                 yield
@@ -116,13 +148,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
 
+    @app.exception_handler(RedisVLError)
+    async def store_reset(request: Request, exc: RedisVLError) -> JSONResponse:
+        # the saver's search indexes are gone (Redis restarted empty): recreate, say retry
+        log.warning("checkpoint store error on %s: %s", request.url.path, exc)
+        await request.app.state.seekgraph.store_ready()
+        return JSONResponse(
+            status_code=503,
+            content={"detail": "the checkpoint store was reset or is not ready; try again shortly"},
+        )
+
+    @app.exception_handler(RedisConnectionError)
+    async def store_down(request: Request, exc: RedisConnectionError) -> JSONResponse:
+        return JSONResponse(
+            status_code=503,
+            content={"detail": "the checkpoint store is unreachable; try again shortly"},
+        )
+
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}"
-            for e in exc.errors()
-        )
-        return JSONResponse(status_code=422, content={"detail": f"invalid request: {problems}"})
+        return JSONResponse(status_code=422, content={"detail": validation_detail(exc)})
 
     from server.routes import health, internal, me, runs, threads
 

@@ -9,18 +9,54 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import redis
 import redis.asyncio as aioredis
 
-# Compare-and-set scripts: only the holder's token may refresh or release the lock.
-_REFRESH = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('pexpire', KEYS[1], ARGV[2])
+#: How long the last holder of a thread's lock is remembered (its fencing record).
+FENCE_RECORD_MS = 7 * 24 * 3600 * 1000
+
+# The lock of a thread is ``lock:<thread>`` (expires unless refreshed); ``fence:<thread>``
+# records which token acquired it last. A token may write while it holds the lock, or when
+# the lock lapsed and nobody else acquired it since (then it takes the lock back). Every
+# script below starts with this check, so the check and what follows are one atomic step.
+FENCE_PRELUDE = """
+local held = redis.call('get', KEYS[1])
+if held ~= ARGV[1] then
+  if held or redis.call('get', KEYS[2]) ~= ARGV[1] then
+    return redis.error_reply('SEEKGRAPH_LOST_LOCK this run no longer holds the thread lock')
+  end
+  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
+"""
+#: Marker of the error a fenced script returns when the token lost the lock.
+LOST_LOCK_MARK = "SEEKGRAPH_LOST_LOCK"
+
+_ACQUIRE = """
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[3])
+  return 1
 end
 return 0
+"""
+# KEYS: lock, fence, route; ARGV: token, ttl ms, route value ('' = none)
+_REFRESH = """
+local held = redis.call('get', KEYS[1])
+if held == ARGV[1] then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+elseif (not held) and redis.call('get', KEYS[2]) == ARGV[1] then
+  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+else
+  return 0
+end
+if ARGV[3] ~= '' then
+  redis.call('set', KEYS[3], ARGV[3], 'PX', ARGV[2])
+end
+return 1
 """
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -77,8 +113,20 @@ class Coordinator(Protocol):
         """Take the thread's run lock (``SET NX PX``)."""
         ...
 
-    async def refresh(self, thread_id: str, token: str, ttl_ms: int) -> bool:
-        """Extend the lock while ``token`` still holds it."""
+    async def refresh(
+        self, thread_id: str, token: str, ttl_ms: int, route: Route | None = None
+    ) -> bool:
+        """Extend the lock (and publish ``route``) while ``token`` may hold it.
+
+        A lock that lapsed with nobody acquiring it since is taken back: its holder was
+        only slow, not replaced. False once anyone else acquired the lock.
+        """
+        ...
+
+    def sync_refresher(
+        self, thread_id: str, token: str, ttl_ms: int, route: Route | None
+    ) -> Callable[[], bool]:
+        """``refresh`` as a blocking call, for a keeper thread the event loop cannot starve."""
         ...
 
     async def release(self, thread_id: str, token: str) -> None:
@@ -111,11 +159,24 @@ def _text(value: Any) -> str:
 
 
 class RedisCoordinator:
-    """Coordination through Redis keys under ``prefix``."""
+    """Coordination through Redis keys under ``prefix``.
 
-    def __init__(self, client: aioredis.Redis, prefix: str = "seekgraph") -> None:
+    ``sync_client`` (same server) serves the keeper threads that refresh run locks.
+    """
+
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        prefix: str = "seekgraph",
+        sync_client: redis.Redis | None = None,
+    ) -> None:
         self.r = client
         self.p = prefix
+        self.sync = sync_client
+
+    def fence_keys(self, thread_id: str) -> tuple[str, str]:
+        """The lock key and the fencing-record key of a thread (for fenced scripts)."""
+        return self._k("lock", thread_id), self._k("fence", thread_id)
 
     def _k(self, *parts: str) -> str:
         return ":".join([self.p, *parts])
@@ -169,12 +230,31 @@ class RedisCoordinator:
         return _text(run_id), json.loads(context or b"{}")
 
     async def acquire(self, thread_id: str, token: str, ttl_ms: int) -> bool:
-        """``SET lock token NX PX ttl``."""
-        return bool(await self.r.set(self._k("lock", thread_id), token, nx=True, px=ttl_ms))
+        """``SET lock token NX PX ttl``, recording ``token`` as the thread's last holder."""
+        keys = self.fence_keys(thread_id)
+        return bool(await self.r.eval(_ACQUIRE, 2, *keys, token, ttl_ms, FENCE_RECORD_MS))
 
-    async def refresh(self, thread_id: str, token: str, ttl_ms: int) -> bool:
-        """Extend the lock only while we hold it."""
-        return bool(await self.r.eval(_REFRESH, 1, self._k("lock", thread_id), token, ttl_ms))
+    def _refresh_args(
+        self, thread_id: str, token: str, ttl_ms: int, route: Route | None
+    ) -> list[Any]:
+        value = f"{route.run_id} {route.instance}" if route is not None else ""
+        return [*self.fence_keys(thread_id), self._k("route", thread_id), token, ttl_ms, value]
+
+    async def refresh(
+        self, thread_id: str, token: str, ttl_ms: int, route: Route | None = None
+    ) -> bool:
+        """Extend (or take back) the lock and publish the route, unless someone else has it."""
+        args = self._refresh_args(thread_id, token, ttl_ms, route)
+        return bool(await self.r.eval(_REFRESH, 3, *args))
+
+    def sync_refresher(
+        self, thread_id: str, token: str, ttl_ms: int, route: Route | None
+    ) -> Callable[[], bool]:
+        """``refresh`` on the blocking client (for a keeper thread)."""
+        if self.sync is None:
+            raise RuntimeError("RedisCoordinator needs sync_client for keeper threads")
+        client, args = self.sync, self._refresh_args(thread_id, token, ttl_ms, route)
+        return lambda: bool(client.eval(_REFRESH, 3, *args))
 
     async def release(self, thread_id: str, token: str) -> None:
         """Delete the lock only if we hold it."""
@@ -204,8 +284,10 @@ class RedisCoordinator:
             await self.r.delete(self._k("route", thread_id))
 
     async def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pools."""
         await self.r.aclose()
+        if self.sync is not None:
+            self.sync.close()
 
 
 class LocalCoordinator:
@@ -221,6 +303,7 @@ class LocalCoordinator:
         if path is not None and path.exists():
             self._threads = json.loads(path.read_text(encoding="utf-8"))
         self._locks: dict[str, tuple[str, float]] = {}
+        self._fences: dict[str, str] = {}
         self._routes: dict[str, tuple[Route, float]] = {}
 
     async def _save(self) -> None:
@@ -293,14 +376,29 @@ class LocalCoordinator:
         if self._live_lock(thread_id) is not None:
             return False
         self._locks[thread_id] = (token, time.monotonic() + ttl_ms / 1000)
+        self._fences[thread_id] = token
         return True
 
-    async def refresh(self, thread_id: str, token: str, ttl_ms: int) -> bool:
-        """Extend our lock."""
-        if self._live_lock(thread_id) != token:
+    def _refresh(self, thread_id: str, token: str, ttl_ms: int, route: Route | None) -> bool:
+        held = self._live_lock(thread_id)
+        if held != token and (held is not None or self._fences.get(thread_id) != token):
             return False
         self._locks[thread_id] = (token, time.monotonic() + ttl_ms / 1000)
+        if route is not None:
+            self._routes[thread_id] = (route, time.monotonic() + ttl_ms / 1000)
         return True
+
+    async def refresh(
+        self, thread_id: str, token: str, ttl_ms: int, route: Route | None = None
+    ) -> bool:
+        """Extend (or take back) our lock, unless someone else acquired it since."""
+        return self._refresh(thread_id, token, ttl_ms, route)
+
+    def sync_refresher(
+        self, thread_id: str, token: str, ttl_ms: int, route: Route | None
+    ) -> Callable[[], bool]:
+        """``refresh`` as a plain call."""
+        return lambda: self._refresh(thread_id, token, ttl_ms, route)
 
     async def release(self, thread_id: str, token: str) -> None:
         """Drop our lock."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import io
 from pathlib import Path
 
 from state.models import ImageRef
@@ -27,6 +28,24 @@ def sniff(data: bytes) -> str | None:
     return None
 
 
+def undecodable(data: bytes) -> str | None:
+    """Why Pillow cannot decode the whole image, or None when it can.
+
+    The magic bytes only say what a file claims to be: a truncated PNG passes them and would
+    reach the vision model.
+    """
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as exc:
+        return str(exc) or type(exc).__name__
+    except Image.DecompressionBombError:
+        return "too many pixels"
+    return None
+
+
 def accept_images(
     encoded: list[str],
     store: Path,
@@ -42,7 +61,14 @@ def accept_images(
     refs: list[ImageRef] = []
     blobs: list[tuple[str, bytes]] = []
     for i, item in enumerate(encoded, start=1):
-        payload = item.split(",", 1)[1] if item.startswith("data:") else item
+        if item.startswith("data:"):
+            header, comma, payload = item.partition(",")
+            if not comma:
+                raise ImageError(
+                    f"image {i} is a data URL without a comma; send data:image/png;base64,<data>"
+                )
+        else:
+            payload = item
         try:
             data = base64.b64decode(payload, validate=True)
         except (binascii.Error, ValueError):
@@ -52,6 +78,9 @@ def accept_images(
         media = sniff(data)
         if media is None:
             raise ImageError(f"image {i} is not a PNG, JPEG, WebP or GIF image")
+        problem = undecodable(data)
+        if problem is not None:
+            raise ImageError(f"image {i} looks like {media} but cannot be decoded ({problem})")
         digest = hashlib.sha256(data).hexdigest()
         blobs.append((digest, data))
         refs.append({"sha256": digest, "media_type": media, "bytes": len(data)})

@@ -27,9 +27,13 @@ from nodes.integrate import AnswerInterruptedError
 from providers.chat import ModelClientError
 from server.coordination import Coordinator, Route
 from server.fencing import FENCE, Fence, LostLockError
+from server.lock_keeper import LockKeeper
 
 log = logging.getLogger("seekgraph.runs")
 
+LOST_MESSAGE = (
+    "another instance took this run over; attach with GET /threads/{id}/stream to follow it"
+)
 OUTPUT_KEYS = ("answer", "mode", "citations", "conflicts", "unanswered", "notes")
 #: Context fields a continued run must reuse (the rest keep their defaults).
 RUN_SETTINGS = ("user", "mode", "sources", "max_rounds")
@@ -89,6 +93,7 @@ class RunHandle:
     events: list[Event] = field(default_factory=list)
     fold: dict[str, Any] = field(default_factory=dict)
     done: bool = False
+    status: str = "running"
     lost_lock: bool = False
     finished_at: float | None = None
     task: asyncio.Task[None] | None = None
@@ -188,6 +193,11 @@ class RunManager:
         self._forget_old()
         return self.runs.get(thread_id)
 
+    def forget(self, handle: RunHandle) -> None:
+        """Drop a finished run (it is about to be continued from its checkpoint)."""
+        if self.runs.get(handle.thread_id) is handle and handle.done:
+            del self.runs[handle.thread_id]
+
     def _forget_old(self) -> None:
         now = time.monotonic()
         for thread_id, handle in list(self.runs.items()):
@@ -214,35 +224,36 @@ class RunManager:
         handle.task = asyncio.create_task(self._drive(handle, graph_input, context))
         return handle
 
-    async def _keep_lock(self, handle: RunHandle, drive: asyncio.Task[None]) -> None:
-        token = self.token(handle.run_id)
+    def _keeper(self, handle: RunHandle, drive: asyncio.Task[None]) -> LockKeeper:
+        """A thread that keeps the run's lock and route fresh; it cancels the run if lost."""
+        loop = asyncio.get_running_loop()
         route = Route(instance=self.instance, run_id=handle.run_id)
-        interval = self.lock_ttl_ms / 3000
-        while True:
-            try:
-                await self.coordinator.set_route(handle.thread_id, route, self.lock_ttl_ms)
-                held = await self.coordinator.refresh(handle.thread_id, token, self.lock_ttl_ms)
-            except (RedisConnectionError, RedisTimeoutError, OSError):
-                held = True  # the store is down: the fence stops writes; keep going quietly
-            if not held:
-                log.warning("run %s lost the lock of thread %s", handle.run_id, handle.thread_id)
-                handle.lost_lock = True
-                drive.cancel()
-                return
-            await asyncio.sleep(interval)
+        refresh = self.coordinator.sync_refresher(
+            handle.thread_id, self.token(handle.run_id), self.lock_ttl_ms, route
+        )
+
+        def lost() -> None:
+            log.warning("run %s lost the lock of thread %s", handle.run_id, handle.thread_id)
+            handle.lost_lock = True
+            drive.cancel()
+
+        return LockKeeper(refresh, self.lock_ttl_ms / 3000, lambda: loop.call_soon_threadsafe(lost))
 
     async def _drive(
         self, handle: RunHandle, graph_input: dict[str, Any] | None, context: Context
     ) -> None:
         token = self.token(handle.run_id)
-        FENCE.set(Fence(self.coordinator, handle.thread_id, token))
+        FENCE.set(Fence(self.coordinator, handle.thread_id, token, self.lock_ttl_ms))
         config: dict[str, Any] = {
             "configurable": {"thread_id": handle.thread_id},
             "metadata": {"owner": handle.owner, "run_id": handle.run_id},
         }
-        keeper = asyncio.create_task(self._keep_lock(handle, asyncio.current_task()))  # type: ignore[arg-type]
+        keeper = self._keeper(handle, asyncio.current_task())  # type: ignore[arg-type]
         status = "done"
         try:
+            route = Route(instance=self.instance, run_id=handle.run_id)
+            await self.coordinator.refresh(handle.thread_id, token, self.lock_ttl_ms, route)
+            keeper.start()
             await self.coordinator.set_last_run(
                 handle.thread_id, handle.run_id, context_to_dict(context)
             )
@@ -265,7 +276,7 @@ class RunManager:
         except asyncio.CancelledError:
             if handle.lost_lock:
                 status = "lost"
-                handle.emit("error", {"message": "this run lost its thread lock; not continuing"})
+                handle.emit("error", {"message": LOST_MESSAGE})
             else:
                 status = "interrupted"
                 handle.emit(
@@ -278,7 +289,7 @@ class RunManager:
         except LostLockError as exc:
             status = "lost"
             log.warning("run %s lost the lock: %s", handle.run_id, exc)
-            handle.emit("error", {"message": str(exc)})
+            handle.emit("error", {"message": LOST_MESSAGE})
         except (RedisConnectionError, RedisTimeoutError) as exc:
             status = "interrupted"
             log.error("checkpoint store unreachable during run %s: %s", handle.run_id, exc)
@@ -297,7 +308,8 @@ class RunManager:
             log.exception("run %s failed", handle.run_id)
             handle.emit("error", {"message": f"the run failed ({type(exc).__name__})"})
         finally:
-            keeper.cancel()
+            keeper.stop()
+            handle.status = status
             handle.emit("end", {"status": status})
             handle.finish()
             with contextlib.suppress(Exception):

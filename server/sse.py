@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,18 +20,38 @@ def frame(run_id: str, event: Event) -> bytes:
     return f"id: {run_id}:{event.seq}\nevent: {event.type}\ndata: {data}\n\n".encode()
 
 
+_EVENT_ID = re.compile(r"([0-9A-Za-z_-]{0,64}):([0-9]{1,18})", re.ASCII)
+
+
+class BadEventIdError(ValueError):
+    """A ``Last-Event-ID`` that is not ``<run>:<seq>``; the message says what to send."""
+
+
 def parse_last_event_id(value: str | None) -> tuple[str | None, int]:
-    """``run:seq`` → (run id, seq); anything else → (None, 0)."""
-    if not value or ":" not in value:
+    """``run:seq`` → (run id, seq); nothing → (None, 0); anything else → ``BadEventIdError``."""
+    if not value:
         return None, 0
-    run_id, _, seq = value.rpartition(":")
-    return (run_id, int(seq)) if seq.isdigit() else (None, 0)
+    match = _EVENT_ID.fullmatch(value)
+    if match is None:
+        raise BadEventIdError(
+            "Last-Event-ID must be the id of an event this stream sent, <run>:<seq> "
+            "(e.g. 3f2a9c1b7d4e:12); send none to start from the beginning"
+        )
+    return match.group(1), int(match.group(2))
 
 
 async def handle_frames(handle: RunHandle, snapshot: bool, after: int = 0) -> AsyncIterator[bytes]:
     """A run's frames: optionally one snapshot first, then every later event, live."""
     if snapshot:
         snap = handle.snapshot()
+        if handle.done and handle.events and handle.events[-1].type == "end":
+            # a finished run: its snapshot, then its end again, so the client knows it is over
+            end = handle.events[-1]
+            yield frame(
+                handle.run_id, Event(end.seq - 1, "snapshot", {**snap.data, "seq": end.seq - 1})
+            )
+            yield frame(handle.run_id, end)
+            return
         after = snap.seq
         yield frame(handle.run_id, snap)
     async for event in handle.follow(after):

@@ -20,9 +20,18 @@ async def healthz() -> dict[str, str]:
 async def readyz(app: AppDep) -> dict[str, str] | JSONResponse:
     """Ready to take runs: the checkpoint store answers and the graph is compiled."""
     try:
-        await app.coordinator.ping()
+        indexes = await app.store_ready()
     except STORE_DOWN:
         return JSONResponse(
             status_code=503, content={"status": "unavailable", "detail": "redis is unreachable"}
+        )
+    if not indexes:
+        return JSONResponse(
+            status_code=503,
+            content={
+                "status": "unavailable",
+                "detail": "the checkpoint store has no search indexes (redis restarted empty?) "
+                "and they could not be recreated yet",
+            },
         )
     return {"status": "ready", "backend": app.backend, "instance": app.instance}

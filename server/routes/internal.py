@@ -23,7 +23,9 @@ async def internal_stream(
 ) -> StreamingResponse:
     """The live run's snapshot and events, for the instance the client reconnected to."""
     secret = app.settings.internal_token
-    if secret is None or token is None or not hmac.compare_digest(token, secret.get_secret_value()):
+    expected = None if secret is None else secret.get_secret_value().encode()
+    given = None if token is None else token.encode("utf-8", "surrogateescape")
+    if expected is None or given is None or not hmac.compare_digest(given, expected):
         raise HTTPException(403, "forbidden")
     handle = app.runs.live(thread_id)
     if handle is None or handle.done:

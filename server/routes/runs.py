@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -26,9 +28,17 @@ from server.deps import STORE_DOWN, AppDep, ThreadDep, UserDep
 from server.history import steps_of
 from server.images import ImageError, accept_images
 from server.runs import Event, RunHandle, context_from_dict
-from server.sse import error_frame, frame, handle_frames, parse_last_event_id, with_heartbeats
+from server.sse import (
+    BadEventIdError,
+    error_frame,
+    frame,
+    handle_frames,
+    parse_last_event_id,
+    with_heartbeats,
+)
 from sources.registry import UnknownSourceError
 
+log = logging.getLogger("seekgraph.runs")
 router = APIRouter(prefix="/threads", tags=["runs"])
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -60,6 +70,11 @@ async def create_run(
 ) -> StreamingResponse | JSONResponse:
     """Start a run and stream its events (``text/event-stream``)."""
     settings = app.settings
+    try:
+        if not await app.store_ready():
+            raise HTTPException(503, "the checkpoint store is not ready yet; try again shortly")
+    except STORE_DOWN:
+        raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
     question = body.question.strip()
     if not question:
         raise HTTPException(422, "the question is empty; send a question")
@@ -134,8 +149,15 @@ async def create_run(
     graph_input: dict[str, Any] = {"question": question}
     if images:
         graph_input["images"] = images
-    await app.coordinator.set_title(thread_id, question[:120])
-    handle = app.runs.start(thread_id, user.name, graph_input, Context(**context_args), run_id)
+    try:
+        await app.coordinator.set_title(thread_id, question[:120])
+        handle = app.runs.start(thread_id, user.name, graph_input, Context(**context_args), run_id)
+    except BaseException:
+        # nothing started: the thread must not stay locked by a run that never ran
+        log.exception("could not start run %s on thread %s", run_id, thread_id)
+        with contextlib.suppress(Exception):
+            await app.coordinator.release(thread_id, app.runs.token(run_id))
+        raise HTTPException(503, "the run could not be started; nothing was changed") from None
     return sse(app, handle_frames(handle, snapshot=False), run_id)
 
 
@@ -151,8 +173,17 @@ async def attach(
 ) -> StreamingResponse:
     """Attach to the thread's current or last run (honours ``Last-Event-ID``)."""
     lei = last_event_id or last_event
-    _, seq = parse_last_event_id(lei)
+    try:
+        _, seq = parse_last_event_id(lei)
+    except BadEventIdError as exc:
+        raise HTTPException(422, str(exc)) from None
     handle = app.runs.live(thread_id)
+    if handle is not None and handle.done and handle.status in ("interrupted", "lost"):
+        # it stopped here (a dropped model stream, a Redis blip) or was taken over: follow
+        # it where it lives now, or continue it from its last checkpoint on this instance
+        app.runs.forget(handle)
+        seq = max(seq, handle.seq)
+        handle = None
     if handle is not None:
         return sse(app, handle_frames(handle, snapshot=True), handle.run_id)
     try:
@@ -205,7 +236,8 @@ async def forward_frames(
             for raw in complete:
                 for line in raw.split(b"\n"):
                     if line.startswith(b"id: "):
-                        seq = parse_last_event_id(line[4:].decode())[1] or seq
+                        with contextlib.suppress(BadEventIdError, UnicodeDecodeError):
+                            seq = parse_last_event_id(line[4:].decode())[1] or seq
                 yield raw + b"\n\n"
         return
     except httpx.TransportError:

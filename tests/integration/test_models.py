@@ -262,7 +262,18 @@ async def test_cohere_rerank_is_used_and_its_failure_falls_back(servers, embedde
     await cohere.aclose()
 
 
-PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+def tiny_png() -> bytes:
+    """A real 2×2 PNG (images are decoded before they are accepted)."""
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (2, 2), "teal").save(out, format="PNG")
+    return out.getvalue()
+
+
+PNG = tiny_png()
 
 
 async def test_images_use_the_vision_model_even_from_history_and_stay_with_their_owner(
@@ -310,10 +321,11 @@ async def test_images_use_the_vision_model_even_from_history_and_stay_with_their
 def test_image_size_limit(tmp_path: Path) -> None:
     from server.images import ImageError, accept_images
 
-    with pytest.raises(ImageError, match="image 1 has 72 bytes; the limit is 50"):
+    with pytest.raises(ImageError, match=f"image 1 has {len(PNG)} bytes; the limit is 50"):
         accept_images([base64.b64encode(PNG).decode()], tmp_path, "bob", 6, 50)
     assert not any(tmp_path.rglob("*")), "nothing is stored when an image is refused"
-    with pytest.raises(ImageError, match="thread would hold 172 bytes of images; the limit is 150"):
+    total = 100 + len(PNG)
+    with pytest.raises(ImageError, match=f"thread would hold {total} bytes of images; the limit is 150"):
         accept_images(
             [base64.b64encode(PNG).decode()],
             tmp_path,
