@@ -18,7 +18,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from langgraph.graph.state import CompiledStateGraph
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
 from redisvl.exceptions import RedisVLError
 
 from graph.search import build_search_graph
@@ -62,7 +66,8 @@ def validation_detail(exc: RequestValidationError) -> str:
     problems = []
     for e in exc.errors():
         if e.get("type") == "json_invalid":
-            position = e["loc"][-1] if len(e["loc"]) > 1 else "?"
+            offset = e["loc"][-1] if len(e["loc"]) > 1 else None
+            position = offset + 1 if isinstance(offset, int) else "?"  # counted from 1
             reason = (e.get("ctx") or {}).get("error", "not JSON")
             problems.append(
                 f"the body is not valid JSON at character {position} ({reason}); "
@@ -90,8 +95,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if settings.redis_url:
                 # A blocking pool: a burst of requests waits for a free connection instead of
                 # failing (the default pool raises MaxConnectionsError past its limit).
+                # A connection broken by a Redis restart is retried on a fresh one (every
+                # write is idempotent: a checkpoint or a write stored twice is stored once).
+                retries = {
+                    "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+                    "socket_timeout": 5,
+                }
                 pool = aioredis.BlockingConnectionPool.from_url(
-                    settings.redis_url, max_connections=64, timeout=10, socket_timeout=5
+                    settings.redis_url,
+                    max_connections=64,
+                    timeout=10,
+                    retry=AsyncRetry(ExponentialBackoff(cap=1.0, base=0.05), 3),
+                    **retries,
                 )
                 redis_client = aioredis.Redis(connection_pool=pool)
                 ttl = (
@@ -102,7 +117,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 saver: Any = FencedRedisSaver(redis_client=redis_client, ttl=ttl)
                 await saver.asetup()
                 sync_client = redis.Redis.from_url(
-                    settings.redis_url, socket_timeout=5, socket_connect_timeout=5
+                    settings.redis_url,
+                    retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 3),
+                    **retries,
                 )
                 coordinator: Coordinator = RedisCoordinator(redis_client, sync_client=sync_client)
                 backend = "redis"

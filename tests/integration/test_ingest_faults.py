@@ -131,7 +131,7 @@ def test_chat_channels_keep_their_members_whatever_acl_the_command_gives(tmp_pat
                     "id": str(i),
                     "channel": c,
                     "author": "lea",
-                    "ts": "2026-11-0%dT10:00Z" % i,
+                    "ts": f"2026-11-0{i}T10:00Z",
                     "text": t,
                 }
             )

@@ -325,7 +325,9 @@ def test_image_size_limit(tmp_path: Path) -> None:
         accept_images([base64.b64encode(PNG).decode()], tmp_path, "bob", 6, 50)
     assert not any(tmp_path.rglob("*")), "nothing is stored when an image is refused"
     total = 100 + len(PNG)
-    with pytest.raises(ImageError, match=f"thread would hold {total} bytes of images; the limit is 150"):
+    with pytest.raises(
+        ImageError, match=f"thread would hold {total} bytes of images; the limit is 150"
+    ):
         accept_images(
             [base64.b64encode(PNG).decode()],
             tmp_path,
