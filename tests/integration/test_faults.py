@@ -242,3 +242,52 @@ def test_runs_with_a_short_lock_ttl_on_a_busy_machine_are_never_lost(world) -> N
         busy.stop()
     assert statuses == ["done"] * 8, statuses
     assert "lost the lock" not in busy.tail()
+
+
+def read_until_node(c: httpx.Client, url: str, node: str, **kwargs) -> Stream:
+    """Read a run's stream until the summary of ``node`` arrives, then drop the connection."""
+    from tests.integration.sse_client import parse
+
+    stream = Stream()
+    with c.stream("POST", url, timeout=httpx.Timeout(60, connect=5), **kwargs) as response:
+        for frame in parse(response.iter_lines(), stream):
+            if frame.event == "node" and frame.data["node"] == node:
+                break
+    return stream
+
+
+def test_a_holder_paused_after_evaluate_never_moves_the_state_backwards(world) -> None:
+    import signal
+    import time
+
+    holder = start_app(world["tmp"], "paused-eval", world["env"])
+    a = world["a"].url
+    key = auth(world["alice"])
+    try:
+        with httpx.Client(timeout=60) as c:
+            thread = new_thread(c, holder.url, world["alice"])
+            script(world["model"], {}, {}, {}, {"sleep": 2})  # the answer starts slowly
+            first = read_until_node(
+                c, f"{holder.url}/threads/{thread}/runs", "evaluate", json=QUESTION, headers=key
+            )
+            holder.popen.send_signal(signal.SIGSTOP)
+            time.sleep(3 + 1)  # past the lock TTL
+            second = read(
+                c,
+                "GET",
+                f"{a}/threads/{thread}/stream",
+                headers={**key, "Last-Event-ID": first.last_id},
+            )
+            taken = c.get(f"{a}/threads/{thread}/state", headers=key).json()
+            holder.popen.send_signal(signal.SIGCONT)
+            time.sleep(4)  # the woken holder tries to go on
+            later = c.get(f"{a}/threads/{thread}/state", headers=key).json()
+            history = c.get(f"{a}/threads/{thread}/history", headers=key).json()
+    finally:
+        holder.popen.send_signal(signal.SIGCONT)
+        holder.stop()
+    assert second.of("end")[0].data["status"] == "done"
+    assert taken["values"]["answer"] and taken["next"] == []
+    assert later["checkpoint_id"] == taken["checkpoint_id"], "the state went backwards"
+    ids = [h["checkpoint_id"] for h in history]
+    assert [h["parent_checkpoint_id"] for h in history][1:] == ids[:-1], "the history forked"
