@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def unicode_text(value: str, what: str) -> str:
@@ -12,6 +15,12 @@ def unicode_text(value: str, what: str) -> str:
 
     JSON may escape one, but no store, model or log can encode it: refused up front.
     """
+    control = _CONTROL.search(value)
+    if control is not None:
+        raise ValueError(
+            f"{what} holds a control character (U+{ord(control.group()):04X}) at position "
+            f"{control.start() + 1}; send plain text"
+        )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
