@@ -86,7 +86,8 @@ class Settings(BaseSettings):
     )
     heartbeat_seconds: float = Field(default=10.0, description="SSE heartbeat comment interval.")
     lock_ttl_ms: int = Field(
-        default=30_000, description="Run lock expiry; refreshed every third of it while running."
+        default=30_000,
+        description="Run lock expiry; a keeper thread refreshes it every third of it.",
     )
     checkpoint_ttl_minutes: int | None = Field(
         default=None, description="Expire Redis checkpoints after this many idle minutes."
