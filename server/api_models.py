@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -114,3 +114,40 @@ class HistoryItem(BaseModel):
     next: list[str]
     created_at: str | None
     summary: dict[str, Any]
+
+
+class ChatPart(BaseModel):
+    """One part of a chat message's content (text or an image)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    text: str | None = None
+    image_url: dict[str, Any] | str | None = None
+
+
+class ChatMessage(BaseModel):
+    """One message of an OpenAI chat request."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str
+    content: str | list[ChatPart] | None = None
+
+
+class ChatRequest(BaseModel):
+    """An OpenAI chat-completions request; seekgraph's own fields are optional extras."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str = Field(description="A flow, as listed by GET /v1/models.")
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    thread_id: str | None = Field(
+        default=None,
+        max_length=100,
+        description="Continue this thread (or send the X-Seekgraph-Thread-Id header); without "
+        "one a new thread is started and its id returned.",
+    )
+    sources: list[str] = Field(default_factory=list, description="Sources to search; all if empty.")
+    mode: Literal["auto", "llm", "extractive"] = "auto"

@@ -14,8 +14,9 @@ import httpx
 import redis
 import redis.asyncio as aioredis
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from langgraph.graph.state import CompiledStateGraph
 from redis.asyncio.retry import Retry as AsyncRetry
@@ -24,6 +25,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 from redisvl.exceptions import RedisVLError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graph.search import build_search_graph
 from nodes.services import Services, set_services
@@ -184,15 +186,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        if request.url.path.startswith("/v1/"):
+            return openai_error(422, validation_detail(exc))
         return JSONResponse(status_code=422, content={"detail": validation_detail(exc)})
 
-    from server.routes import health, internal, me, runs, threads
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if request.url.path.startswith("/v1/"):  # OpenAI clients read OpenAI's error format
+            return openai_error(exc.status_code, str(exc.detail), exc.headers)
+        return await http_exception_handler(request, exc)
+
+    from server.routes import health, internal, me, runs, threads, v1
+    from server.routes.v1 import openai_error
 
     app.include_router(health.router)
     app.include_router(me.router)
     app.include_router(threads.router)
     app.include_router(runs.router)
     app.include_router(internal.router)
+    app.include_router(v1.router)
 
     static = Path(__file__).parent / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")

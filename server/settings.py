@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from platformdirs import user_data_path
 from pydantic import Field, SecretStr
@@ -85,6 +86,12 @@ class Settings(BaseSettings):
         default=30_000_000, description="Most image bytes one thread may hold, all turns together."
     )
     heartbeat_seconds: float = Field(default=10.0, description="SSE heartbeat comment interval.")
+    openai_thinking: Literal["reasoning", "think", "none"] = Field(
+        default="reasoning",
+        description="How /v1/chat/completions shows progress: reasoning (reasoning_content "
+        "deltas), think (<think> text in the content, for clients that only show content), "
+        "or none.",
+    )
     lock_ttl_ms: int = Field(
         default=30_000,
         description="Run lock expiry; a keeper thread refreshes it every third of it.",

@@ -9,8 +9,8 @@ from fastapi import APIRouter, Header, HTTPException
 from fastapi.responses import StreamingResponse
 
 from server.deps import AppDep
-from server.routes.runs import INTERNAL_HEADER, sse
 from server.sse import handle_frames
+from server.streams import INTERNAL_HEADER, sse
 
 router = APIRouter(prefix="/internal", include_in_schema=False)
 

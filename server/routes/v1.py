@@ -1,0 +1,196 @@
+"""The OpenAI-compatible door: ``GET /v1/models`` and ``POST /v1/chat/completions``.
+
+Any chat UI, the ``openai`` SDK or LangChain's ``ChatOpenAI`` can use seekgraph as a model.
+The last user message is the question; a thread is kept by sending its id (``thread_id`` in
+the body, e.g. ``extra_body``, or the ``X-Seekgraph-Thread-Id`` header) — without one every
+request starts a new thread, whose id comes back in the ``X-Seekgraph-Thread-Id`` header and
+in the ``seekgraph`` field. A retry of the same question on a thread whose run is still going
+(or stopped half-way) follows that run instead of starting another.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, HTTPException
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from server.api_models import ChatMessage, ChatRequest, RunRequest
+from server.app import AppState
+from server.chat_completions import Completion, usage_of
+from server.deps import STORE_DOWN, AppDep, UserDep
+from server.sse import event_data, handle_frames, with_heartbeats
+from server.streams import SSE_HEADERS, RunConflictError, attach_frames, start_run
+from sources.base import User
+
+router = APIRouter(prefix="/v1", tags=["openai"])
+
+#: Flows served as models.
+MODELS = {"seekgraph-search": "the search flow: answers with provable citations"}
+THREAD_HEADER = "X-Seekgraph-Thread-Id"
+
+
+@router.get("/models")
+async def list_models(user: UserDep) -> dict[str, Any]:
+    """The flows, listed as models."""
+    return {
+        "object": "list",
+        "data": [
+            {"id": name, "object": "model", "created": 0, "owned_by": "seekgraph", "about": about}
+            for name, about in MODELS.items()
+        ],
+    }
+
+
+def question_of(messages: list[ChatMessage]) -> tuple[str, list[str]]:
+    """The last user message's text and its images (as data URLs)."""
+    last = next((m for m in reversed(messages) if m.role == "user"), None)
+    if last is None:
+        raise HTTPException(422, "messages: send at least one message with role 'user'")
+    if isinstance(last.content, str) or last.content is None:
+        return last.content or "", []
+    texts: list[str] = []
+    images: list[str] = []
+    for n, part in enumerate(last.content, start=1):
+        if part.type == "text":
+            texts.append(part.text or "")
+        elif part.type == "image_url":
+            url = part.image_url.get("url") if isinstance(part.image_url, dict) else part.image_url
+            if not isinstance(url, str) or not url.startswith("data:"):
+                raise HTTPException(
+                    422,
+                    f"message part {n}: remote image URLs are not fetched; send the image "
+                    "as a data: URL (data:image/png;base64,...)",
+                )
+            images.append(url)
+        else:
+            raise HTTPException(422, f"message part {n}: type {part.type!r} is not supported")
+    return "\n".join(t for t in texts if t), images
+
+
+async def thread_for(app: AppState, user: User, given: str | None) -> str:
+    """The thread to run on: the caller's own when named (404 otherwise), or a new one."""
+    try:
+        if given:
+            if await app.coordinator.owner(given) != user.name:
+                raise HTTPException(404, f"no thread {given}")
+            return given
+        thread_id = uuid.uuid4().hex
+        await app.coordinator.create_thread(thread_id, user.name)
+        return thread_id
+    except STORE_DOWN:
+        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
+
+
+async def run_frames(
+    app: AppState, user: User, thread_id: str, request: RunRequest
+) -> tuple[AsyncIterator[bytes], str | None]:
+    """A new run's frames, or those of the run already answering this question.
+
+    A retry of the question a run is still answering (or stopped answering half-way)
+    follows that run from the start instead of starting another.
+    """
+    snap = await app.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    same = (snap.values or {}).get("question") == request.question.strip()
+    if same and snap.tasks:  # interrupted, or its instance died: continue it
+        return await attach_frames(app, user.name, thread_id, None)
+    try:
+        handle = await start_run(app, user, thread_id, request)
+    except RunConflictError as exc:
+        if same:  # the client retried while the run goes on: follow it
+            return await attach_frames(app, user.name, thread_id, None)
+        raise HTTPException(409, f"{exc}; or wait for it to finish") from None
+    return handle_frames(handle, snapshot=False), handle.run_id
+
+
+def events(frames: AsyncIterator[bytes]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """(event type, data) of each SSE frame."""
+
+    async def gen() -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        async for raw in frames:
+            fields = event_data(raw)
+            if "event" in fields:
+                yield fields["event"], json.loads(fields.get("data") or "{}")
+
+    return gen()
+
+
+@router.post("/chat/completions", response_model=None)
+async def chat_completions(
+    app: AppDep,
+    user: UserDep,
+    body: ChatRequest,
+    thread_header: Annotated[str | None, Header(alias=THREAD_HEADER, max_length=100)] = None,
+) -> StreamingResponse | JSONResponse:
+    """Answer the last user message with a run of the flow the model names."""
+    if body.model not in MODELS:
+        raise HTTPException(
+            404, f"no model {body.model!r}; models: {', '.join(MODELS)} (GET /v1/models)"
+        )
+    question, images = question_of(body.messages)
+    request = RunRequest(question=question, images=images, sources=body.sources, mode=body.mode)
+    thread_id = await thread_for(app, user, body.thread_id or thread_header)
+    frames, run_id = await run_frames(app, user, thread_id, request)
+    completion = Completion(
+        completion_id=f"chatcmpl-{run_id or uuid.uuid4().hex[:12]}",
+        model=body.model,
+        thinking=app.settings.openai_thinking,
+    )
+    headers = {THREAD_HEADER: thread_id}
+
+    async def usage() -> dict[str, int]:
+        snap = await app.graph.aget_state({"configurable": {"thread_id": thread_id}})
+        return usage_of(snap.values or {})
+
+    if not body.stream:
+        async for event, data in events(frames):
+            completion.on_event(event, data)
+        result = completion.message(await usage(), thread_id, run_id)
+        return JSONResponse(result, headers=headers)
+
+    async def stream() -> AsyncIterator[bytes]:
+        first = completion.chunk({"role": "assistant", "content": ""})
+        first["seekgraph"] = {"thread_id": thread_id, "run_id": run_id}
+        yield sse_data(first)
+        async for event, data in events(frames):
+            for chunk in completion.on_event(event, data):
+                yield sse_data(chunk)
+        yield sse_data(completion.finish(await usage()))
+        yield b"data: [DONE]\n\n"
+
+    return StreamingResponse(
+        with_heartbeats(stream(), app.settings.heartbeat_seconds),
+        media_type="text/event-stream",
+        headers={**SSE_HEADERS, **headers},
+    )
+
+
+def sse_data(chunk: dict[str, Any]) -> bytes:
+    """One ``data:`` line as OpenAI streams it."""
+    return b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n"
+
+
+#: OpenAI's error type for each status this door answers with.
+ERROR_TYPES = {
+    400: ("invalid_request_error", None),
+    401: ("authentication_error", "invalid_api_key"),
+    403: ("permission_error", None),
+    404: ("not_found_error", "not_found"),
+    409: ("conflict_error", "run_in_progress"),
+    422: ("invalid_request_error", "invalid_value"),
+    503: ("service_unavailable", "store_unavailable"),
+}
+
+
+def openai_error(
+    status: int, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """An error in OpenAI's format, with the same message the native API gives."""
+    kind, code = ERROR_TYPES.get(status, ("server_error", None))
+    if status == 404 and message.startswith("no model"):
+        code = "model_not_found"
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return JSONResponse(status_code=status, content=body, headers=dict(headers or {}))

@@ -1,0 +1,296 @@
+"""Where a run's events come from: starting a run, and attaching to one wherever it lives.
+
+Every door (the native SSE API, the OpenAI-compatible chat, MCP, the LangGraph protocol)
+starts runs with ``start_run`` and reads them with ``attach_frames``, so admission rules,
+resume, forwarding and takeover are written once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from fastapi import HTTPException
+from fastapi.responses import StreamingResponse
+
+from graph.context import Context
+from server.api_models import RunRequest
+from server.app import AppState
+from server.deps import STORE_DOWN
+from server.history import steps_of
+from server.images import ImageError, accept_images
+from server.runs import Event, RunHandle, context_from_dict
+from server.sse import (
+    BadEventIdError,
+    error_frame,
+    frame,
+    handle_frames,
+    parse_last_event_id,
+    with_heartbeats,
+)
+from sources.base import User
+from sources.registry import UnknownSourceError
+
+log = logging.getLogger("seekgraph.runs")
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+INTERNAL_HEADER = "X-Seekgraph-Internal"
+
+
+class RunConflictError(Exception):
+    """Another run is live on the thread; ``run_id`` names it (when known)."""
+
+    def __init__(self, thread_id: str, run_id: str | None) -> None:
+        super().__init__(
+            "a run is already live on this thread; attach to it with "
+            f"GET /threads/{thread_id}/stream"
+        )
+        self.run_id = run_id
+
+
+def sse(
+    app: AppState, frames: AsyncIterator[bytes], run_id: str | None = None
+) -> StreamingResponse:
+    """An SSE response with heartbeats."""
+    headers = dict(SSE_HEADERS)
+    if run_id:
+        headers["X-Run-Id"] = run_id
+    return StreamingResponse(
+        with_heartbeats(frames, app.settings.heartbeat_seconds),
+        media_type="text/event-stream",
+        headers=headers,
+    )
+
+
+async def start_run(app: AppState, user: User, thread_id: str, body: RunRequest) -> RunHandle:
+    """Admit a run on a thread the caller owns and start it in the background.
+
+    Raises ``HTTPException`` (422 bad input, 503 store down) before anything is locked or
+    stored, and ``RunConflictError`` while another run is live on the thread.
+    """
+    settings = app.settings
+    try:
+        if not await app.store_ready():
+            raise HTTPException(503, "the checkpoint store is not ready yet; try again shortly")
+    except STORE_DOWN:
+        raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
+    question = body.question.strip()
+    if not question:
+        raise HTTPException(422, "the question is empty; send a question")
+    if len(question) > settings.max_question_chars:
+        raise HTTPException(
+            422,
+            f"the question has {len(question)} characters; the limit is "
+            f"{settings.max_question_chars}",
+        )
+    try:
+        app.services.registry.select(body.sources)
+    except UnknownSourceError as exc:
+        raise HTTPException(422, str(exc.args[0])) from None
+    if body.mode == "llm" and app.services.chat_model is None:
+        raise HTTPException(422, "mode 'llm' needs a configured chat model; use 'auto'")
+    known_models = {app.services.model_name, app.services.vision_model_name} - {None}
+    if body.model is not None and body.model not in known_models:
+        raise HTTPException(
+            422,
+            f"unknown model {body.model!r}; configured: "
+            f"{', '.join(sorted(m for m in known_models if m)) or 'none'}",
+        )
+    previous = (await app.graph.aget_state({"configurable": {"thread_id": thread_id}})).values
+    earlier_images = [ref for t in (previous or {}).get("turns", []) for ref in t.get("images", [])]
+    if body.model is not None and body.model != app.services.vision_model_name:
+        if body.images or earlier_images:
+            raise HTTPException(
+                422,
+                f"this thread holds images and model {body.model!r} cannot read them; ask "
+                "without choosing a model, or with the vision model",
+            )
+    try:
+        images = (
+            accept_images(
+                body.images,
+                app.images_dir,
+                user.name,
+                settings.max_images,
+                settings.max_image_bytes,
+                thread_bytes=sum(r["bytes"] for r in earlier_images),
+                max_thread_bytes=settings.max_thread_image_bytes,
+            )
+            if body.images
+            else []
+        )
+    except ImageError as exc:
+        raise HTTPException(422, str(exc)) from None
+    run_id = app.runs.new_run_id()
+    try:
+        if not await app.runs.try_lock(thread_id, run_id):
+            holder = await app.coordinator.holder(thread_id)
+            live = (holder or "").split("@")[0] or None
+            raise RunConflictError(thread_id, live)
+    except STORE_DOWN:
+        raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
+    context_args: dict[str, Any] = {
+        "user": user.name,
+        "mode": body.mode,
+        "sources": tuple(body.sources),
+    }
+    if body.max_rounds:
+        context_args["max_rounds"] = body.max_rounds
+    if body.model:
+        context_args["model"] = body.model
+    graph_input: dict[str, Any] = {"question": question}
+    if images:
+        graph_input["images"] = images
+    try:
+        await app.coordinator.set_title(thread_id, question[:120])
+        handle = app.runs.start(thread_id, user.name, graph_input, Context(**context_args), run_id)
+    except BaseException:
+        # nothing started: the thread must not stay locked by a run that never ran
+        log.exception("could not start run %s on thread %s", run_id, thread_id)
+        with contextlib.suppress(Exception):
+            await app.coordinator.release(thread_id, app.runs.token(run_id))
+        raise HTTPException(503, "the run could not be started; nothing was changed") from None
+    return handle
+
+
+async def attach_frames(
+    app: AppState, owner: str, thread_id: str, lei: str | None
+) -> tuple[AsyncIterator[bytes], str | None]:
+    """The frames of the thread's current or last run, wherever it lives, and its run id.
+
+    1. the run lives on this instance → one snapshot event, then live events (a run that
+       ended interrupted or lost here is looked for again below);
+    2. it lives on another instance (routing table in Redis) → forward to the origin;
+    3. its origin is gone → wait for the dead holder's lock to expire, take it, rebuild the
+       snapshot from the last checkpoint and continue the run from that checkpoint here.
+    """
+    try:
+        _, seq = parse_last_event_id(lei)
+    except BadEventIdError as exc:
+        raise HTTPException(422, str(exc)) from None
+    handle = app.runs.live(thread_id)
+    if handle is not None and handle.done and handle.status in ("interrupted", "lost"):
+        # it stopped here (a dropped model stream, a Redis blip) or was taken over: follow
+        # it where it lives now, or continue it from its last checkpoint on this instance
+        app.runs.forget(handle)
+        seq = max(seq, handle.seq)
+        handle = None
+    if handle is not None:
+        return handle_frames(handle, snapshot=True), handle.run_id
+    try:
+        route = await app.coordinator.route(thread_id)
+    except STORE_DOWN:
+        raise HTTPException(503, "the routing store is unreachable; try again shortly") from None
+    if route is not None and route.instance != app.instance and app.settings.internal_token:
+        upstream = await open_forward(app, route.instance, thread_id, lei)
+        if upstream is not None:
+            return forward_frames(app, upstream, thread_id, owner, seq), route.run_id
+    return takeover_frames(app, thread_id, owner, seq), None
+
+
+async def open_forward(
+    app: AppState, instance: str, thread_id: str, lei: str | None
+) -> httpx.Response | None:
+    """Open the origin's internal stream; None when the origin does not answer."""
+    assert app.settings.internal_token is not None
+    headers = {INTERNAL_HEADER: app.settings.internal_token.get_secret_value()}
+    if lei:
+        headers["Last-Event-ID"] = lei
+    # The origin sends a heartbeat at least every heartbeat interval: three missed in a row
+    # means it is paused or gone (a stopped process still accepts TCP connections).
+    silence = max(3 * app.settings.heartbeat_seconds, 1.0)
+    request = app.http.build_request(
+        "GET",
+        f"{instance}/internal/threads/{thread_id}/stream",
+        headers=headers,
+        timeout=httpx.Timeout(silence, connect=2.0),
+    )
+    try:
+        response = await app.http.send(request, stream=True)
+    except httpx.TransportError:
+        return None
+    if response.status_code != 200:
+        await response.aclose()
+        return None
+    return response
+
+
+async def forward_frames(
+    app: AppState, upstream: httpx.Response, thread_id: str, owner: str, seq: int
+) -> AsyncIterator[bytes]:
+    """Relay the origin's frames; if the origin dies mid-way, take the run over."""
+    buffer = b""
+    try:
+        async for chunk in upstream.aiter_raw():
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\n\n")
+            for raw in complete:
+                for line in raw.split(b"\n"):
+                    if line.startswith(b"id: "):
+                        with contextlib.suppress(BadEventIdError, UnicodeDecodeError):
+                            seq = parse_last_event_id(line[4:].decode())[1] or seq
+                yield raw + b"\n\n"
+        return
+    except httpx.TransportError:
+        pass  # the origin died: continue below from the last frame we relayed
+    finally:
+        await upstream.aclose()
+    async for item in takeover_frames(app, thread_id, owner, seq):
+        yield item
+
+
+def checkpoint_fold(handle: RunHandle, values: dict[str, Any], steps: list[str]) -> None:
+    """Rebuild a run's snapshot from its last checkpoint."""
+    fold = handle.fold
+    fold["steps"] = [{"node": n, "summary": "done (from checkpoint)"} for n in steps]
+    fold["answer"] = values.get("answer") or ""
+    for key in ("citations", "conflicts", "unanswered", "notes", "mode"):
+        if values.get(key) is not None:
+            fold[key] = values[key]
+    fold["sources"] = list(dict.fromkeys(e["title"] for e in values.get("evidence", [])))
+
+
+async def takeover_frames(
+    app: AppState, thread_id: str, owner: str, seq: int
+) -> AsyncIterator[bytes]:
+    """No live origin: show the last checkpoint, and continue the run from it if unfinished."""
+    config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
+    last = await app.coordinator.last_run(thread_id)
+    run_id, context = last if last is not None else ("none", {"user": owner})
+    snap = await app.graph.aget_state(config)  # type: ignore[arg-type]
+    steps = [n for _, wrote in await steps_of(app.graph, thread_id) for n in wrote]
+    handle = RunHandle(run_id=run_id, thread_id=thread_id, owner=owner, seq=seq)
+    checkpoint_fold(handle, snap.values or {}, steps)
+    if not snap.tasks:  # finished (or never started): the checkpoint is the whole story
+        handle.fold["status"] = "done" if snap.values else "empty"
+        snapshot = Event(seq + 1, "snapshot", {**handle.fold, "seq": seq + 1})
+        yield frame(run_id, snapshot)
+        yield frame(run_id, Event(seq + 2, "end", {"status": handle.fold["status"]}))
+        return
+    deadline = time.monotonic() + app.settings.lock_ttl_ms / 1000 + 5
+    while not await app.runs.try_lock(thread_id, run_id):
+        live = app.runs.live(thread_id)
+        if live is not None:  # another request on this instance took it over first
+            async for item in handle_frames(live, snapshot=True):
+                yield item
+            return
+        if time.monotonic() > deadline:
+            yield error_frame(run_id, seq, "the run is still held by another instance; retry")
+            return
+        await asyncio.sleep(0.25)
+    handle.emit(
+        "node",
+        {
+            "node": "resume",
+            "detail": {},
+            "summary": f"continued on {app.instance} from the last checkpoint",
+        },
+    )
+    app.runs.start(thread_id, owner, None, context_from_dict(context), handle=handle)
+    async for item in handle_frames(handle, snapshot=True):
+        yield item
