@@ -19,6 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from langgraph.graph.state import CompiledStateGraph
+from mcp.server.transport_security import TransportSecuritySettings
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -26,6 +27,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 from redisvl.exceptions import RedisVLError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from graph.search import build_search_graph
 from nodes.services import Services, set_services
@@ -150,6 +152,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 backend=backend,
                 saver=saver,
             )
+            await stack.enter_async_context(mcp_server.session_manager.run())
             try:
                 yield
             finally:
@@ -196,6 +199,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             return openai_error(exc.status_code, str(exc.detail), exc.headers)
         return await http_exception_handler(request, exc)
 
+    from server.mcp_door import RequireApiKey, build_mcp_server, http_user
     from server.routes import health, internal, me, runs, threads, v1
     from server.routes.v1 import openai_error
 
@@ -205,6 +209,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(runs.router)
     app.include_router(internal.router)
     app.include_router(v1.router)
+
+    # MCP over streamable HTTP at /mcp, behind the same API keys. Stateless: any instance
+    # can serve any request. DNS-rebinding protection (a Host allow-list) is for servers
+    # without credentials; every request here carries an API key a browser cannot forge.
+    mcp_server = build_mcp_server(
+        lambda: app.state.seekgraph, http_user(lambda: app.state.seekgraph)
+    )
+    mcp_http = mcp_server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    mcp_endpoint = next(r for r in mcp_http.routes if isinstance(r, Route)).endpoint
+    app.router.routes.append(
+        Route(
+            "/mcp",
+            RequireApiKey(mcp_endpoint, lambda: app.state.seekgraph),
+            include_in_schema=False,
+        )
+    )
 
     static = Path(__file__).parent / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")

@@ -65,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the HTTP server (SSE streaming, resumable runs)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
+    mcp = sub.add_parser("mcp", help="serve seekgraph's tools over MCP on stdio")
+    who = mcp.add_mutually_exclusive_group()
+    who.add_argument("--user", help="act as this user (default: SEEKGRAPH_USER)")
+    who.add_argument("--key", help="act as the user of this API key (SEEKGRAPH_API_KEYS_FILE)")
+    mcp.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
     keys = sub.add_parser("keys", help="manage API keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     add = keys_sub.add_parser("add", help="create an API key for a user (printed once)")
@@ -319,6 +324,34 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+async def serve_mcp_stdio(args: argparse.Namespace) -> int:
+    """Serve the MCP tools on stdin/stdout as one user (desktop assistants launch this)."""
+    from server.app import create_app
+    from server.mcp_door import build_mcp_server
+
+    settings = _settings(args)
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        state = app.state.seekgraph
+        if args.key:
+            name = await state.keys.user_for(args.key)
+            if name is None:
+                raise CliError("unknown API key (is SEEKGRAPH_API_KEYS_FILE set?)")
+        else:
+            name = _user(args, settings, state.services)
+        try:
+            user = state.services.registry.user(name)
+        except UnknownUserError:
+            raise CliError(f"the key's user {name!r} is not known to the workspace") from None
+
+        async def user_of(_ctx: Any) -> Any:
+            return user
+
+        server = build_mcp_server(lambda: state, user_of)
+        await server.run_stdio_async()
+    return 0
+
+
 def add_key(args: argparse.Namespace) -> int:
     """Create an API key, store its hash, print the key once."""
     from server.auth import add_key_to_file
@@ -352,6 +385,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return serve(args)
         if args.command == "keys":
             return add_key(args)
+        if args.command == "mcp":
+            return asyncio.run(serve_mcp_stdio(args))
         print(build_search_graph().compile().get_graph().draw_mermaid())
         return 0
     except CliError as exc:

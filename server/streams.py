@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -28,6 +30,7 @@ from server.runs import Event, RunHandle, context_from_dict
 from server.sse import (
     BadEventIdError,
     error_frame,
+    event_data,
     frame,
     handle_frames,
     parse_last_event_id,
@@ -294,3 +297,50 @@ async def takeover_frames(
     app.runs.start(thread_id, owner, None, context_from_dict(context), handle=handle)
     async for item in handle_frames(handle, snapshot=True):
         yield item
+
+
+async def thread_for(app: AppState, user: User, given: str | None) -> str:
+    """The thread to run on: the caller's own when named (404 otherwise), or a new one."""
+    try:
+        if given:
+            if await app.coordinator.owner(given) != user.name:
+                raise HTTPException(404, f"no thread {given}")
+            return given
+        thread_id = uuid.uuid4().hex
+        await app.coordinator.create_thread(thread_id, user.name)
+        return thread_id
+    except STORE_DOWN:
+        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
+
+
+async def run_frames(
+    app: AppState, user: User, thread_id: str, request: RunRequest
+) -> tuple[AsyncIterator[bytes], str | None]:
+    """A new run's frames, or those of the run already answering this question.
+
+    A retry of the question a run is still answering (or stopped answering half-way)
+    follows that run from the start instead of starting another.
+    """
+    snap = await app.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    same = (snap.values or {}).get("question") == request.question.strip()
+    if same and snap.tasks:  # interrupted, or its instance died: continue it
+        return await attach_frames(app, user.name, thread_id, None)
+    try:
+        handle = await start_run(app, user, thread_id, request)
+    except RunConflictError as exc:
+        if same:  # the client retried while the run goes on: follow it
+            return await attach_frames(app, user.name, thread_id, None)
+        raise HTTPException(409, f"{exc}; or wait for it to finish") from None
+    return handle_frames(handle, snapshot=False), handle.run_id
+
+
+def events(frames: AsyncIterator[bytes]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """(event type, data) of each SSE frame."""
+
+    async def gen() -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        async for raw in frames:
+            fields = event_data(raw)
+            if "event" in fields:
+                yield fields["event"], json.loads(fields.get("data") or "{}")
+
+    return gen()

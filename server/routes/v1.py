@@ -19,12 +19,10 @@ from fastapi import APIRouter, Header, HTTPException
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from server.api_models import ChatMessage, ChatRequest, RunRequest
-from server.app import AppState
 from server.chat_completions import Completion, usage_of
-from server.deps import STORE_DOWN, AppDep, UserDep
-from server.sse import event_data, handle_frames, with_heartbeats
-from server.streams import SSE_HEADERS, RunConflictError, attach_frames, start_run
-from sources.base import User
+from server.deps import AppDep, UserDep
+from server.sse import with_heartbeats
+from server.streams import SSE_HEADERS, events, run_frames, thread_for
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 
@@ -69,53 +67,6 @@ def question_of(messages: list[ChatMessage]) -> tuple[str, list[str]]:
         else:
             raise HTTPException(422, f"message part {n}: type {part.type!r} is not supported")
     return "\n".join(t for t in texts if t), images
-
-
-async def thread_for(app: AppState, user: User, given: str | None) -> str:
-    """The thread to run on: the caller's own when named (404 otherwise), or a new one."""
-    try:
-        if given:
-            if await app.coordinator.owner(given) != user.name:
-                raise HTTPException(404, f"no thread {given}")
-            return given
-        thread_id = uuid.uuid4().hex
-        await app.coordinator.create_thread(thread_id, user.name)
-        return thread_id
-    except STORE_DOWN:
-        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
-
-
-async def run_frames(
-    app: AppState, user: User, thread_id: str, request: RunRequest
-) -> tuple[AsyncIterator[bytes], str | None]:
-    """A new run's frames, or those of the run already answering this question.
-
-    A retry of the question a run is still answering (or stopped answering half-way)
-    follows that run from the start instead of starting another.
-    """
-    snap = await app.graph.aget_state({"configurable": {"thread_id": thread_id}})
-    same = (snap.values or {}).get("question") == request.question.strip()
-    if same and snap.tasks:  # interrupted, or its instance died: continue it
-        return await attach_frames(app, user.name, thread_id, None)
-    try:
-        handle = await start_run(app, user, thread_id, request)
-    except RunConflictError as exc:
-        if same:  # the client retried while the run goes on: follow it
-            return await attach_frames(app, user.name, thread_id, None)
-        raise HTTPException(409, f"{exc}; or wait for it to finish") from None
-    return handle_frames(handle, snapshot=False), handle.run_id
-
-
-def events(frames: AsyncIterator[bytes]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-    """(event type, data) of each SSE frame."""
-
-    async def gen() -> AsyncIterator[tuple[str, dict[str, Any]]]:
-        async for raw in frames:
-            fields = event_data(raw)
-            if "event" in fields:
-                yield fields["event"], json.loads(fields.get("data") or "{}")
-
-    return gen()
 
 
 @router.post("/chat/completions", response_model=None)
