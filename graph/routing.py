@@ -1,11 +1,16 @@
-"""Pure routers and ``Send`` fan-outs of the search graph. No I/O, no clock: state only."""
+"""Pure routers and ``Send`` fan-outs of the search graph.
+
+No I/O, no clock: they read the state and the run's ``Context`` only.
+"""
 
 from __future__ import annotations
 
 from typing import Literal
 
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
+from nodes.context import Context
 from state.budget import exhausted
 from state.schemas import SearchBranch, SearchState
 
@@ -22,12 +27,15 @@ def fan_out_expand_query(state: SearchState) -> list[Send] | Literal["filter_res
 
 
 def route_after_evaluate(
-    state: SearchState,
-) -> Literal["integrate", "read_documents", "expand_query"]:
-    """Answer when the verdict says so or the budget is spent; otherwise read or search."""
+    state: SearchState, runtime: Runtime[Context]
+) -> Literal["integrate", "review_evidence", "read_documents", "expand_query"]:
+    """Answer when the verdict says so or the budget is spent; otherwise read or search.
+
+    A run that asks for a review (``review_before_answer``) passes by ``review_evidence``.
+    """
     verdict = state["verdict"]
     if verdict["action"] == "answer" or exhausted(state["budget"]):
-        return "integrate"
+        return "review_evidence" if runtime.context.review_before_answer else "integrate"
     if verdict["action"] == "read" and verdict["read_doc_ids"]:
         return "read_documents"
     return "expand_query"

@@ -14,6 +14,7 @@ from nodes.filter_results import filter_results
 from nodes.integrate import integrate
 from nodes.prepare import prepare
 from nodes.read_documents import read_documents
+from nodes.review_evidence import review_evidence
 from nodes.search_source import record_source_failure, search_source
 from state.schemas import InputState, OutputState, SearchState
 
@@ -46,6 +47,7 @@ def build_search_graph(
     builder.add_node(filter_results)
     builder.add_node(evaluate)
     builder.add_node(read_documents)
+    builder.add_node(review_evidence)
     builder.add_node(integrate)
     builder.add_node(check_answer)
 
@@ -57,8 +59,11 @@ def build_search_graph(
     builder.add_edge("search_source", "filter_results")
     builder.add_edge("filter_results", "evaluate")
     builder.add_conditional_edges(
-        "evaluate", route_after_evaluate, ["integrate", "read_documents", "expand_query"]
+        "evaluate",
+        route_after_evaluate,
+        ["integrate", "review_evidence", "read_documents", "expand_query"],
     )
+    builder.add_edge("review_evidence", "integrate")
     builder.add_edge("read_documents", "evaluate")
     builder.add_edge("integrate", "check_answer")
     builder.add_conditional_edges("check_answer", route_after_check_answer, ["expand_query", END])

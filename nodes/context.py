@@ -105,6 +105,13 @@ class Context:
         ),
     )
     max_documents_per_read: int = field(default=3, metadata=_d("Documents read whole per step."))
+    review_before_answer: bool = field(
+        default=False,
+        metadata=_d(
+            "Pause before the answer is written so a person can drop evidence "
+            "(interrupt; resume with Command(resume={'drop': [ids]}))."
+        ),
+    )
     max_answer_sentences: int = field(
         default=5, metadata=_d("Most quoted sentences in an extractive answer.")
     )

@@ -29,6 +29,12 @@ async def prepare(state: SearchState, runtime: Runtime[Context]) -> dict[str, An
             f"prepare: the question has {len(question)} characters; the limit is "
             f"{MAX_QUESTION_CHARS}"
         )
+    if not ctx.user:
+        raise ValueError(
+            "prepare: no user is set for this run; pass it in the run's context, e.g. "
+            '{"user": "bob"} (LangGraph Studio: the assistant\'s Context tab; the SDK: '
+            "context={...}). Permissions follow that user."
+        )
     user_of(services, ctx)  # unknown users stop here
     sources = [s.name for s in services.registry.select(ctx.sources)]  # unknown ones stop here
     model = ctx.model or services.model_name

@@ -68,6 +68,11 @@ class RunRequest(BaseModel):
         default=None, description="A configured chat model to use instead of the default."
     )
     max_rounds: int | None = Field(default=None, ge=1, le=10)
+    review_before_answer: bool = Field(
+        default=False,
+        description="Pause before the answer for a person to drop evidence (the run ends "
+        "'waiting'; resume it through the LangGraph protocol with Command(resume=...)).",
+    )
 
     @field_validator("question")
     @classmethod

@@ -200,7 +200,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return await http_exception_handler(request, exc)
 
     from server.mcp_door import RequireApiKey, build_mcp_server, http_user
-    from server.routes import health, internal, me, runs, threads, v1
+    from server.routes import health, internal, langgraph_api, me, runs, threads, v1
     from server.routes.v1 import openai_error
 
     app.include_router(health.router)
@@ -209,6 +209,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(runs.router)
     app.include_router(internal.router)
     app.include_router(v1.router)
+    app.include_router(langgraph_api.router)
 
     # MCP over streamable HTTP at /mcp, behind the same API keys. Stateless: any instance
     # can serve any request. DNS-rebinding protection (a Host allow-list) is for servers

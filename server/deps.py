@@ -34,8 +34,13 @@ async def current_user(request: Request, app: AppDep) -> User:
             "send an API key: Authorization: Bearer <key>",
             headers={"WWW-Authenticate": "Bearer"},
         )
+    return await user_for_key(app, key.strip())
+
+
+async def user_for_key(app: AppState, key: str) -> User:
+    """The user of an API key; 401 for an unknown key, 403 for a user the workspace lacks."""
     try:
-        name = await app.keys.user_for(key.strip())
+        name = await app.keys.user_for(key)
     except STORE_DOWN:
         raise HTTPException(503, "the key store is unreachable; try again shortly") from None
     if name is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 import uuid
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -36,7 +38,7 @@ LOST_MESSAGE = (
 )
 OUTPUT_KEYS = ("answer", "mode", "citations", "conflicts", "unanswered", "notes")
 #: Context fields a continued run must reuse (the rest keep their defaults).
-RUN_SETTINGS = ("user", "mode", "sources", "max_rounds")
+RUN_SETTINGS = ("user", "mode", "sources", "max_rounds", "model", "review_before_answer")
 
 
 def context_to_dict(context: Context) -> dict[str, Any]:
@@ -92,6 +94,12 @@ class RunHandle:
     seq: int = 0
     events: list[Event] = field(default_factory=list)
     fold: dict[str, Any] = field(default_factory=dict)
+    protocol_seq: int = 0
+    protocol: list[Event] = field(default_factory=list)
+    """The LangGraph protocol's events of this run (``metadata``, ``values``, ``updates``,
+    ``custom``, ``end``), numbered apart from the native ones and kept for replay."""
+    values: dict[str, Any] | None = None
+    """The latest state values (the protocol's snapshot on a reconnect)."""
     done: bool = False
     status: str = "running"
     lost_lock: bool = False
@@ -113,6 +121,17 @@ class RunHandle:
         self._changed = asyncio.Event()
         return event
 
+    def emit_protocol(self, type_: str, data: Any) -> Event:
+        """Number a LangGraph-protocol event and wake the followers."""
+        self.protocol_seq += 1
+        event = Event(self.protocol_seq, type_, data)
+        self.protocol.append(event)
+        if type_ == "values":
+            self.values = data
+        self._changed.set()
+        self._changed = asyncio.Event()
+        return event
+
     def snapshot(self) -> Event:
         """Everything so far as one event, numbered with the latest sequence number."""
         return Event(self.seq, "snapshot", {**self.fold, "seq": self.seq})
@@ -123,15 +142,21 @@ class RunHandle:
         self.finished_at = time.monotonic()
         self._changed.set()
 
-    async def follow(self, after: int) -> AsyncIterator[Event]:
-        """Events numbered after ``after``, live, until the run ends."""
+    async def follow(self, after: int, channel: str = "native") -> AsyncIterator[Event]:
+        """Events numbered after ``after``, live, until the run ends.
+
+        ``channel``: ``native`` (the SSE protocol) or ``protocol`` (the LangGraph one).
+        """
         while True:
             waiter = self._changed
-            for event in self.events[max(0, after - self.first_seq) :]:
+            events = self.events if channel == "native" else self.protocol
+            last = self.seq if channel == "native" else self.protocol_seq
+            first = events[0].seq - 1 if events else last
+            for event in events[max(0, after - first) :]:
                 if event.seq > after:
                     after = event.seq
                     yield event
-            if self.done and after >= self.seq:
+            if self.done and after >= last:
                 return
             await waiter.wait()
 
@@ -139,6 +164,19 @@ class RunHandle:
     def first_seq(self) -> int:
         """Sequence number before this handle's first event (a takeover continues numbering)."""
         return self.events[0].seq - 1 if self.events else self.seq
+
+
+def jsonable(value: Any) -> Any:
+    """State and updates as JSON: interrupts become ``{"id", "value"}``, the rest as is."""
+    return json.loads(json.dumps(value, default=_plain))
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "value") and hasattr(value, "id"):  # langgraph.types.Interrupt
+        return {"id": value.id, "value": value.value}
+    if isinstance(value, tuple | set | frozenset):
+        return list(value)
+    return str(value)
 
 
 def fold_event(fold: dict[str, Any], event: Event) -> None:
@@ -212,7 +250,7 @@ class RunManager:
         self,
         thread_id: str,
         owner: str,
-        graph_input: dict[str, Any] | None,
+        graph_input: dict[str, Any] | Command[Any] | None,
         context: Context,
         run_id: str | None = None,
         handle: RunHandle | None = None,
@@ -240,7 +278,7 @@ class RunManager:
         return LockKeeper(refresh, self.lock_ttl_ms / 3000, lambda: loop.call_soon_threadsafe(lost))
 
     async def _drive(
-        self, handle: RunHandle, graph_input: dict[str, Any] | None, context: Context
+        self, handle: RunHandle, graph_input: dict[str, Any] | Command[Any] | None, context: Context
     ) -> None:
         token = self.token(handle.run_id)
         FENCE.set(Fence(self.coordinator, handle.thread_id, token, self.lock_ttl_ms))
@@ -257,22 +295,37 @@ class RunManager:
             await self.coordinator.set_last_run(
                 handle.thread_id, handle.run_id, context_to_dict(context)
             )
+            handle.emit_protocol(
+                "metadata", {"run_id": handle.run_id, "thread_id": handle.thread_id}
+            )
+            waiting: list[Any] = []
             async for mode, chunk in self.graph.astream(  # type: ignore[call-overload]
                 graph_input,
                 config,
                 context=context,
-                stream_mode=["custom", "tasks"],
+                stream_mode=["custom", "tasks", "updates", "values"],
                 durability="sync",
             ):
+                if mode in ("updates", "values"):
+                    data = jsonable(chunk)
+                    handle.emit_protocol(mode, data)
+                    if mode == "updates" and "__interrupt__" in data:
+                        waiting = data["__interrupt__"]
+                    continue
                 if mode == "tasks":
                     if "input" in chunk and not chunk["name"].startswith("__"):
                         handle.emit("node_start", {"node": chunk["name"]})
                     continue
+                handle.emit_protocol("custom", chunk)
                 kind = chunk.get("event")
                 if kind in {"node", "sources", "token", "error"}:
                     handle.emit(kind, {k: v for k, v in chunk.items() if k != "event"})
-            values = (await self.graph.aget_state(config)).values  # type: ignore[arg-type]
-            handle.emit("answer", {k: values.get(k) for k in OUTPUT_KEYS})
+            if waiting:  # paused for a person (review_evidence): resumed with a Command
+                status = "waiting"
+                handle.emit("waiting", {"interrupts": waiting})
+            else:
+                values = (await self.graph.aget_state(config)).values  # type: ignore[arg-type]
+                handle.emit("answer", {k: values.get(k) for k in OUTPUT_KEYS})
         except asyncio.CancelledError:
             if handle.lost_lock:
                 status = "lost"
@@ -310,6 +363,10 @@ class RunManager:
         finally:
             keeper.stop()
             handle.status = status
+            if status not in ("done", "waiting"):
+                message = handle.fold["errors"][-1] if handle.fold["errors"] else status
+                handle.emit_protocol("error", {"error": status, "message": message})
+            handle.emit_protocol("end", {"status": status})
             handle.emit("end", {"status": status})
             handle.finish()
             with contextlib.suppress(Exception):

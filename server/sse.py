@@ -40,8 +40,22 @@ def parse_last_event_id(value: str | None) -> tuple[str | None, int]:
     return match.group(1), int(match.group(2))
 
 
-async def handle_frames(handle: RunHandle, snapshot: bool, after: int = 0) -> AsyncIterator[bytes]:
-    """A run's frames: optionally one snapshot first, then every later event, live."""
+async def handle_frames(
+    handle: RunHandle, snapshot: bool, after: int = 0, channel: str = "native"
+) -> AsyncIterator[bytes]:
+    """A run's frames: optionally one snapshot first, then every later event, live.
+
+    On the ``protocol`` channel (the LangGraph protocol) a reconnect replays the events after
+    ``after`` that this instance holds; one it does not hold starts with the latest values.
+    """
+    if channel == "protocol":
+        first = handle.protocol[0].seq - 1 if handle.protocol else handle.protocol_seq
+        if snapshot and not first <= after <= handle.protocol_seq and handle.values is not None:
+            yield frame(handle.run_id, Event(handle.protocol_seq, "values", handle.values))
+            after = handle.protocol_seq
+        async for event in handle.follow(after, channel):
+            yield frame(handle.run_id, event)
+        return
     if snapshot:
         snap = handle.snapshot()
         if handle.done and handle.events and handle.events[-1].type == "end":

@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 from fastapi import HTTPException
 from fastapi.responses import StreamingResponse
+from langgraph.types import Command
 
 from graph.context import Context
 from server.api_models import RunRequest
@@ -26,7 +27,7 @@ from server.app import AppState
 from server.deps import STORE_DOWN
 from server.history import steps_of
 from server.images import ImageError, accept_images
-from server.runs import Event, RunHandle, context_from_dict
+from server.runs import Event, RunHandle, context_from_dict, jsonable
 from server.sse import (
     BadEventIdError,
     error_frame,
@@ -144,6 +145,8 @@ async def start_run(app: AppState, user: User, thread_id: str, body: RunRequest)
     }
     if body.max_rounds:
         context_args["max_rounds"] = body.max_rounds
+    if body.review_before_answer:
+        context_args["review_before_answer"] = True
     if body.model:
         context_args["model"] = body.model
     graph_input: dict[str, Any] = {"question": question}
@@ -162,7 +165,7 @@ async def start_run(app: AppState, user: User, thread_id: str, body: RunRequest)
 
 
 async def attach_frames(
-    app: AppState, owner: str, thread_id: str, lei: str | None
+    app: AppState, owner: str, thread_id: str, lei: str | None, channel: str = "native"
 ) -> tuple[AsyncIterator[bytes], str | None]:
     """The frames of the thread's current or last run, wherever it lives, and its run id.
 
@@ -181,23 +184,23 @@ async def attach_frames(
         # it stopped here (a dropped model stream, a Redis blip) or was taken over: follow
         # it where it lives now, or continue it from its last checkpoint on this instance
         app.runs.forget(handle)
-        seq = max(seq, handle.seq)
+        seq = max(seq, handle.seq if channel == "native" else handle.protocol_seq)
         handle = None
     if handle is not None:
-        return handle_frames(handle, snapshot=True), handle.run_id
+        return handle_frames(handle, snapshot=True, after=seq, channel=channel), handle.run_id
     try:
         route = await app.coordinator.route(thread_id)
     except STORE_DOWN:
         raise HTTPException(503, "the routing store is unreachable; try again shortly") from None
     if route is not None and route.instance != app.instance and app.settings.internal_token:
-        upstream = await open_forward(app, route.instance, thread_id, lei)
+        upstream = await open_forward(app, route.instance, thread_id, lei, channel)
         if upstream is not None:
-            return forward_frames(app, upstream, thread_id, owner, seq), route.run_id
-    return takeover_frames(app, thread_id, owner, seq), None
+            return forward_frames(app, upstream, thread_id, owner, seq, channel), route.run_id
+    return takeover_frames(app, thread_id, owner, seq, channel), None
 
 
 async def open_forward(
-    app: AppState, instance: str, thread_id: str, lei: str | None
+    app: AppState, instance: str, thread_id: str, lei: str | None, channel: str = "native"
 ) -> httpx.Response | None:
     """Open the origin's internal stream; None when the origin does not answer."""
     assert app.settings.internal_token is not None
@@ -210,6 +213,7 @@ async def open_forward(
     request = app.http.build_request(
         "GET",
         f"{instance}/internal/threads/{thread_id}/stream",
+        params={"channel": channel},
         headers=headers,
         timeout=httpx.Timeout(silence, connect=2.0),
     )
@@ -224,7 +228,12 @@ async def open_forward(
 
 
 async def forward_frames(
-    app: AppState, upstream: httpx.Response, thread_id: str, owner: str, seq: int
+    app: AppState,
+    upstream: httpx.Response,
+    thread_id: str,
+    owner: str,
+    seq: int,
+    channel: str = "native",
 ) -> AsyncIterator[bytes]:
     """Relay the origin's frames; if the origin dies mid-way, take the run over."""
     buffer = b""
@@ -243,7 +252,7 @@ async def forward_frames(
         pass  # the origin died: continue below from the last frame we relayed
     finally:
         await upstream.aclose()
-    async for item in takeover_frames(app, thread_id, owner, seq):
+    async for item in takeover_frames(app, thread_id, owner, seq, channel):
         yield item
 
 
@@ -259,7 +268,7 @@ def checkpoint_fold(handle: RunHandle, values: dict[str, Any], steps: list[str])
 
 
 async def takeover_frames(
-    app: AppState, thread_id: str, owner: str, seq: int
+    app: AppState, thread_id: str, owner: str, seq: int, channel: str = "native"
 ) -> AsyncIterator[bytes]:
     """No live origin: show the last checkpoint, and continue the run from it if unfinished."""
     config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
@@ -267,19 +276,29 @@ async def takeover_frames(
     run_id, context = last if last is not None else ("none", {"user": owner})
     snap = await app.graph.aget_state(config)  # type: ignore[arg-type]
     steps = [n for _, wrote in await steps_of(app.graph, thread_id) for n in wrote]
-    handle = RunHandle(run_id=run_id, thread_id=thread_id, owner=owner, seq=seq)
+    native_seq = seq if channel == "native" else 0
+    handle = RunHandle(run_id=run_id, thread_id=thread_id, owner=owner, seq=native_seq)
+    handle.protocol_seq = seq if channel == "protocol" else 0
     checkpoint_fold(handle, snap.values or {}, steps)
-    if not snap.tasks:  # finished (or never started): the checkpoint is the whole story
-        handle.fold["status"] = "done" if snap.values else "empty"
+    waiting = bool(snap.interrupts) if hasattr(snap, "interrupts") else False
+    if not snap.tasks or waiting:  # finished, never started, or waiting for a person
+        status = "waiting" if waiting else "done" if snap.values else "empty"
+        handle.fold["status"] = status
+        if channel == "protocol":
+            handle.emit_protocol("values", jsonable(snap.values or {}))
+            handle.emit_protocol("end", {"status": status})
+            for event in handle.protocol:
+                yield frame(run_id, event)
+            return
         snapshot = Event(seq + 1, "snapshot", {**handle.fold, "seq": seq + 1})
         yield frame(run_id, snapshot)
-        yield frame(run_id, Event(seq + 2, "end", {"status": handle.fold["status"]}))
+        yield frame(run_id, Event(seq + 2, "end", {"status": status}))
         return
     deadline = time.monotonic() + app.settings.lock_ttl_ms / 1000 + 5
     while not await app.runs.try_lock(thread_id, run_id):
         live = app.runs.live(thread_id)
         if live is not None:  # another request on this instance took it over first
-            async for item in handle_frames(live, snapshot=True):
+            async for item in handle_frames(live, snapshot=True, after=seq, channel=channel):
                 yield item
             return
         if time.monotonic() > deadline:
@@ -294,8 +313,12 @@ async def takeover_frames(
             "summary": f"continued on {app.instance} from the last checkpoint",
         },
     )
+    handle.emit_protocol("values", jsonable(snap.values or {}))
     app.runs.start(thread_id, owner, None, context_from_dict(context), handle=handle)
-    async for item in handle_frames(handle, snapshot=True):
+    after = handle.protocol_seq - 1 if channel == "protocol" else seq
+    async for item in handle_frames(
+        handle, snapshot=channel == "native", after=after, channel=channel
+    ):
         yield item
 
 
@@ -344,3 +367,26 @@ def events(frames: AsyncIterator[bytes]) -> AsyncIterator[tuple[str, dict[str, A
                 yield fields["event"], json.loads(fields.get("data") or "{}")
 
     return gen()
+
+
+async def resume_run(app: AppState, user: User, thread_id: str, value: Any) -> RunHandle:
+    """Resume a run that waits for a person (an ``interrupt()``) with ``value``.
+
+    Raises ``HTTPException`` 422 when nothing waits, ``RunConflictError`` while a run is live.
+    """
+    config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
+    snap = await app.graph.aget_state(config)  # type: ignore[arg-type]
+    if not snap.interrupts:
+        raise HTTPException(422, "nothing on this thread waits for a resume value; start a run")
+    run_id = app.runs.new_run_id()
+    if not await app.runs.try_lock(thread_id, run_id):
+        holder = await app.coordinator.holder(thread_id)
+        raise RunConflictError(thread_id, (holder or "").split("@")[0] or None)
+    last = await app.coordinator.last_run(thread_id)
+    context = context_from_dict({**(last[1] if last else {}), "user": user.name})
+    try:
+        return app.runs.start(thread_id, user.name, Command(resume=value), context, run_id)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await app.coordinator.release(thread_id, app.runs.token(run_id))
+        raise

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hmac
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, HTTPException
 from fastapi.responses import StreamingResponse
 
 from server.deps import AppDep
-from server.sse import handle_frames
+from server.sse import BadEventIdError, handle_frames, parse_last_event_id
 from server.streams import INTERNAL_HEADER, sse
 
 router = APIRouter(prefix="/internal", include_in_schema=False)
@@ -20,6 +20,8 @@ async def internal_stream(
     app: AppDep,
     thread_id: str,
     token: Annotated[str | None, Header(alias=INTERNAL_HEADER)] = None,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    channel: Literal["native", "protocol"] = "native",
 ) -> StreamingResponse:
     """The live run's snapshot and events, for the instance the client reconnected to."""
     secret = app.settings.internal_token
@@ -30,4 +32,9 @@ async def internal_stream(
     handle = app.runs.live(thread_id)
     if handle is None or handle.done:
         raise HTTPException(404, "no live run here")
-    return sse(app, handle_frames(handle, snapshot=True), handle.run_id)
+    try:
+        _, after = parse_last_event_id(last_event_id)
+    except BadEventIdError as exc:
+        raise HTTPException(422, str(exc)) from None
+    frames = handle_frames(handle, snapshot=True, after=after, channel=channel)
+    return sse(app, frames, handle.run_id)

@@ -1,10 +1,14 @@
 from typing import Any
 
 from langgraph.graph import END
+from langgraph.runtime import Runtime
 
+from graph.context import Context
 from graph.routing import fan_out_expand_query, route_after_check_answer, route_after_evaluate
 from state.budget import exhausted, new_budget, spend
 from tests.factories import make_state
+
+RUNTIME = Runtime(context=Context())
 
 
 def state(**over: Any) -> Any:
@@ -31,16 +35,27 @@ def test_fan_out_without_variants_goes_straight_to_the_filter() -> None:
 
 def test_route_after_evaluate_follows_the_verdict() -> None:
     v = state()["verdict"]
-    assert route_after_evaluate(state(verdict={**v, "action": "answer"})) == "integrate"
+    assert route_after_evaluate(state(verdict={**v, "action": "answer"}), RUNTIME) == "integrate"
     assert (
-        route_after_evaluate(state(verdict={**v, "action": "read", "read_doc_ids": ["kb/a"]}))
+        route_after_evaluate(
+            state(verdict={**v, "action": "read", "read_doc_ids": ["kb/a"]}), RUNTIME
+        )
         == "read_documents"
     )
     assert (
-        route_after_evaluate(state(verdict={**v, "action": "read", "read_doc_ids": []}))
+        route_after_evaluate(state(verdict={**v, "action": "read", "read_doc_ids": []}), RUNTIME)
         == "expand_query"
     )
-    assert route_after_evaluate(state()) == "expand_query"
+    assert route_after_evaluate(state(), RUNTIME) == "expand_query"
+
+
+def test_a_run_that_asks_for_review_passes_by_it_before_the_answer() -> None:
+    v = state()["verdict"]
+    reviewed = Runtime(context=Context(review_before_answer=True))
+    assert route_after_evaluate(state(verdict={**v, "action": "answer"}), reviewed) == (
+        "review_evidence"
+    )
+    assert route_after_evaluate(state(), reviewed) == "expand_query"
 
 
 def test_route_after_evaluate_answers_when_any_budget_is_spent() -> None:
@@ -52,7 +67,7 @@ def test_route_after_evaluate_answers_when_any_budget_is_spent() -> None:
         spend(b, now=100, bad_attempts=2),
     ):
         assert exhausted(spent)
-        assert route_after_evaluate(state(budget=spent)) == "integrate"
+        assert route_after_evaluate(state(budget=spent), RUNTIME) == "integrate"
 
 
 def test_route_after_check_answer() -> None:
