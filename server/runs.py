@@ -100,6 +100,9 @@ class RunHandle:
     ``custom``, ``end``), numbered apart from the native ones and kept for replay."""
     values: dict[str, Any] | None = None
     """The latest state values (the protocol's snapshot on a reconnect)."""
+    record_protocol: bool = False
+    """Keep every ``values`` and ``updates`` event for replay (runs started through the
+    LangGraph protocol); other runs keep only the latest values, sent on a protocol join."""
     done: bool = False
     status: str = "running"
     lost_lock: bool = False
@@ -126,8 +129,6 @@ class RunHandle:
         self.protocol_seq += 1
         event = Event(self.protocol_seq, type_, data)
         self.protocol.append(event)
-        if type_ == "values":
-            self.values = data
         self._changed.set()
         self._changed = asyncio.Event()
         return event
@@ -254,10 +255,12 @@ class RunManager:
         context: Context,
         run_id: str | None = None,
         handle: RunHandle | None = None,
+        record_protocol: bool = False,
     ) -> RunHandle:
         """Drive a run whose lock is already held; ``graph_input=None`` continues a checkpoint."""
         run_id = run_id or (handle.run_id if handle else uuid.uuid4().hex[:12])
         handle = handle or RunHandle(run_id=run_id, thread_id=thread_id, owner=owner)
+        handle.record_protocol = handle.record_protocol or record_protocol
         self.runs[thread_id] = handle
         handle.task = asyncio.create_task(self._drive(handle, graph_input, context))
         return handle
@@ -306,11 +309,13 @@ class RunManager:
                 stream_mode=["custom", "tasks", "updates", "values"],
                 durability="sync",
             ):
+                if mode == "values":
+                    handle.values = chunk
                 if mode in ("updates", "values"):
-                    data = jsonable(chunk)
-                    handle.emit_protocol(mode, data)
-                    if mode == "updates" and "__interrupt__" in data:
-                        waiting = data["__interrupt__"]
+                    if mode == "updates" and "__interrupt__" in chunk:
+                        waiting = jsonable(chunk["__interrupt__"])
+                    if handle.record_protocol:
+                        handle.emit_protocol(mode, jsonable(chunk))
                     continue
                 if mode == "tasks":
                     if "input" in chunk and not chunk["name"].startswith("__"):

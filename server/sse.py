@@ -9,7 +9,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from server.runs import Event, RunHandle
+from server.runs import Event, RunHandle, jsonable
 
 HEARTBEAT = b": heartbeat\n\n"
 
@@ -50,8 +50,10 @@ async def handle_frames(
     """
     if channel == "protocol":
         first = handle.protocol[0].seq - 1 if handle.protocol else handle.protocol_seq
-        if snapshot and not first <= after <= handle.protocol_seq and handle.values is not None:
-            yield frame(handle.run_id, Event(handle.protocol_seq, "values", handle.values))
+        missing = not handle.record_protocol or not first <= after <= handle.protocol_seq
+        if snapshot and missing and handle.values is not None:
+            values = jsonable(handle.values)
+            yield frame(handle.run_id, Event(handle.protocol_seq, "values", values))
             after = handle.protocol_seq
         async for event in handle.follow(after, channel):
             yield frame(handle.run_id, event)

@@ -71,7 +71,9 @@ def sse(
     )
 
 
-async def start_run(app: AppState, user: User, thread_id: str, body: RunRequest) -> RunHandle:
+async def start_run(
+    app: AppState, user: User, thread_id: str, body: RunRequest, record_protocol: bool = False
+) -> RunHandle:
     """Admit a run on a thread the caller owns and start it in the background.
 
     Raises ``HTTPException`` (422 bad input, 503 store down) before anything is locked or
@@ -154,7 +156,14 @@ async def start_run(app: AppState, user: User, thread_id: str, body: RunRequest)
         graph_input["images"] = images
     try:
         await app.coordinator.set_title(thread_id, question[:120])
-        handle = app.runs.start(thread_id, user.name, graph_input, Context(**context_args), run_id)
+        handle = app.runs.start(
+            thread_id,
+            user.name,
+            graph_input,
+            Context(**context_args),
+            run_id,
+            record_protocol=record_protocol,
+        )
     except BaseException:
         # nothing started: the thread must not stay locked by a run that never ran
         log.exception("could not start run %s on thread %s", run_id, thread_id)
@@ -279,13 +288,15 @@ async def takeover_frames(
     native_seq = seq if channel == "native" else 0
     handle = RunHandle(run_id=run_id, thread_id=thread_id, owner=owner, seq=native_seq)
     handle.protocol_seq = seq if channel == "protocol" else 0
+    handle.record_protocol = channel == "protocol"
+    handle.values = snap.values or {}
     checkpoint_fold(handle, snap.values or {}, steps)
     waiting = bool(snap.interrupts) if hasattr(snap, "interrupts") else False
     if not snap.tasks or waiting:  # finished, never started, or waiting for a person
         status = "waiting" if waiting else "done" if snap.values else "empty"
         handle.fold["status"] = status
         if channel == "protocol":
-            handle.emit_protocol("values", jsonable(snap.values or {}))
+            handle.emit_protocol("values", jsonable(handle.values))
             handle.emit_protocol("end", {"status": status})
             for event in handle.protocol:
                 yield frame(run_id, event)
@@ -313,7 +324,8 @@ async def takeover_frames(
             "summary": f"continued on {app.instance} from the last checkpoint",
         },
     )
-    handle.emit_protocol("values", jsonable(snap.values or {}))
+    if channel == "protocol":
+        handle.emit_protocol("values", jsonable(handle.values))
     app.runs.start(thread_id, owner, None, context_from_dict(context), handle=handle)
     after = handle.protocol_seq - 1 if channel == "protocol" else seq
     async for item in handle_frames(
@@ -369,7 +381,9 @@ def events(frames: AsyncIterator[bytes]) -> AsyncIterator[tuple[str, dict[str, A
     return gen()
 
 
-async def resume_run(app: AppState, user: User, thread_id: str, value: Any) -> RunHandle:
+async def resume_run(
+    app: AppState, user: User, thread_id: str, value: Any, record_protocol: bool = False
+) -> RunHandle:
     """Resume a run that waits for a person (an ``interrupt()``) with ``value``.
 
     Raises ``HTTPException`` 422 when nothing waits, ``RunConflictError`` while a run is live.
@@ -385,7 +399,14 @@ async def resume_run(app: AppState, user: User, thread_id: str, value: Any) -> R
     last = await app.coordinator.last_run(thread_id)
     context = context_from_dict({**(last[1] if last else {}), "user": user.name})
     try:
-        return app.runs.start(thread_id, user.name, Command(resume=value), context, run_id)
+        return app.runs.start(
+            thread_id,
+            user.name,
+            Command(resume=value),
+            context,
+            run_id,
+            record_protocol=record_protocol,
+        )
     except BaseException:
         with contextlib.suppress(Exception):
             await app.coordinator.release(thread_id, app.runs.token(run_id))

@@ -274,7 +274,9 @@ async def stream_run(
         if body.command is not None:
             if "resume" not in body.command:
                 raise HTTPException(422, "command: only resume is served")
-            handle = await resume_run(app, user, thread_id, body.command["resume"])
+            handle = await resume_run(
+                app, user, thread_id, body.command["resume"], record_protocol=True
+            )
         else:
             fields = {**(body.input or {}), **body.context}
             allowed = {
@@ -286,7 +288,7 @@ async def stream_run(
                 "review_before_answer",
             }
             request = RunRequest(**{k: v for k, v in fields.items() if k in allowed})
-            handle = await start_run(app, user, thread_id, request)
+            handle = await start_run(app, user, thread_id, request, record_protocol=True)
     except RunConflictError as exc:
         return JSONResponse(status_code=409, content={"detail": str(exc), "run_id": exc.run_id})
     frames = handle_frames(handle, snapshot=False, channel="protocol")
