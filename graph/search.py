@@ -30,10 +30,17 @@ def _retryable(exc: Exception) -> bool:
 
 def build_search_graph(
     source_timeout: float = SOURCE_TIMEOUT,
+    context_schema: type[Context] = Context,
 ) -> StateGraph[SearchState, Context, InputState, OutputState]:
-    """The search graph's builder (compile it with the checkpointer you need)."""
+    """The search graph's builder (compile it with the checkpointer you need).
+
+    ``context_schema`` may be a subclass of ``Context`` with other defaults (Studio's).
+    """
     builder = StateGraph(
-        SearchState, context_schema=Context, input_schema=InputState, output_schema=OutputState
+        SearchState,
+        context_schema=context_schema,
+        input_schema=InputState,
+        output_schema=OutputState,
     )
     builder.add_node(prepare)
     builder.add_node(expand_query)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.integration.conftest import BIN, REPO, free_port
+from tests.integration.conftest import BIN, REPO, RESTRICTED_MARKERS, free_port
 
 
 def test_langgraph_dev_serves_the_search_graph(tmp_path: Path) -> None:
@@ -50,6 +50,18 @@ def test_langgraph_dev_serves_the_search_graph(tmp_path: Path) -> None:
         out = run.json()
         assert out["mode"] == "extractive"
         assert any(c["doc_id"] == "kb/sso-setup-okta" for c in out["citations"])
+        # no user in the context: langgraph.json's development default, the demo's bob
+        default = httpx.post(
+            f"{base}/runs/wait",
+            json={
+                "assistant_id": "search",
+                "input": {"question": "What did the Project Nightjar penetration test find?"},
+            },
+            timeout=120,
+        )
+        assert default.status_code == 200, default.text
+        assert default.json()["mode"] == "extractive"
+        assert not [m for m in RESTRICTED_MARKERS if m in default.text]
     finally:
         proc.terminate()
         proc.wait(timeout=20)
