@@ -58,6 +58,11 @@ async def owned_thread(
     app: AppDep, user: UserDep, thread_id: Annotated[str, Path(max_length=100)]
 ) -> str:
     """The thread id, when the caller owns it; 404 otherwise (whether or not it exists)."""
+    return await own_thread(app, user, thread_id)
+
+
+async def own_thread(app: AppState, user: User, thread_id: str) -> str:
+    """``thread_id`` when ``user`` owns it; 404 otherwise (whether or not it exists)."""
     try:
         owner = await app.coordinator.owner(thread_id)
     except STORE_DOWN:

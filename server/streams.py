@@ -24,7 +24,7 @@ from langgraph.types import Command
 from graph.context import Context
 from server.api_models import RunRequest
 from server.app import AppState
-from server.deps import STORE_DOWN
+from server.deps import STORE_DOWN, own_thread
 from server.history import steps_of
 from server.images import ImageError, accept_images
 from server.runs import Event, RunHandle, context_from_dict, jsonable
@@ -336,11 +336,9 @@ async def takeover_frames(
 
 async def thread_for(app: AppState, user: User, given: str | None) -> str:
     """The thread to run on: the caller's own when named (404 otherwise), or a new one."""
+    if given:
+        return await own_thread(app, user, given)
     try:
-        if given:
-            if await app.coordinator.owner(given) != user.name:
-                raise HTTPException(404, f"no thread {given}")
-            return given
         thread_id = uuid.uuid4().hex
         await app.coordinator.create_thread(thread_id, user.name)
         return thread_id

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from server.api_models import RunRequest
 from server.app import AppState
-from server.deps import STORE_DOWN, AppDep, current_user, user_for_key
+from server.deps import AppDep, current_user, own_thread, user_for_key
 from server.history import steps_of
 from server.runs import jsonable
 from server.sse import event_data, handle_frames
@@ -45,17 +45,6 @@ async def protocol_user(request: Request, app: AppDep) -> User:
 
 
 ProtocolUser = Annotated[User, Depends(protocol_user)]
-
-
-async def own_thread(app: AppState, user: User, thread_id: str) -> str:
-    """The thread id when the caller owns it; 404 otherwise (whether or not it exists)."""
-    try:
-        owner = await app.coordinator.owner(thread_id)
-    except STORE_DOWN:
-        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
-    if owner != user.name:
-        raise HTTPException(404, f"no thread {thread_id}")
-    return thread_id
 
 
 def now() -> str:

@@ -189,3 +189,27 @@ def start_cohere_server(tmp: Path) -> Proc:
 
 def start_search_server(tmp: Path) -> Proc:
     return start_fake(tmp, "search_server", ready="/calls")
+
+
+def shared_redis(tmp: Path, procs: list[Proc]) -> str:
+    """CI's Redis (``SEEKGRAPH_TEST_REDIS_URL``), or one of our own added to ``procs``."""
+    url = os.environ.get("SEEKGRAPH_TEST_REDIS_URL")
+    if url is None:
+        proc, url = start_redis(tmp)
+        procs.append(proc)
+    return url
+
+
+def llm_server_env(redis_url: str, model: Proc, keys: Path, **extra: Any) -> dict[str, Any]:
+    """Settings of app instances that share Redis and answer with the test model server."""
+    return {
+        "SEEKGRAPH_REDIS_URL": redis_url,
+        "SEEKGRAPH_API_KEYS_FILE": keys,
+        "SEEKGRAPH_INTERNAL_TOKEN": "test-internal-secret",
+        "SEEKGRAPH_LLM_MODEL": "test-model",
+        "SEEKGRAPH_LLM_BASE_URL": model.url + "/v1",
+        "SEEKGRAPH_LLM_API_KEY": "unused",
+        "SEEKGRAPH_HEARTBEAT_SECONDS": "0.5",
+        "SEEKGRAPH_LOCK_TTL_MS": 3000,
+        **extra,
+    }

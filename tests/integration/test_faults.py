@@ -21,7 +21,13 @@ import pytest
 
 from server.auth import add_key_to_file
 from tests.integration.conftest import free_port
-from tests.integration.processes import Proc, start_app, start_model_server, start_redis
+from tests.integration.processes import (
+    Proc,
+    llm_server_env,
+    start_app,
+    start_model_server,
+    start_redis,
+)
 from tests.integration.sse_client import Stream, read
 
 QUESTION = {"question": "How do I connect to the VPN from a new laptop?"}
@@ -37,16 +43,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         model = start_model_server(tmp, delay=0.02, tokens=40)
         procs += [model]
         keys = tmp / "keys.json"
-        env = {
-            "SEEKGRAPH_REDIS_URL": redis_url,
-            "SEEKGRAPH_API_KEYS_FILE": keys,
-            "SEEKGRAPH_INTERNAL_TOKEN": "fault-secret",
-            "SEEKGRAPH_LLM_MODEL": "test-model",
-            "SEEKGRAPH_LLM_BASE_URL": model.url + "/v1",
-            "SEEKGRAPH_LLM_API_KEY": "unused",
-            "SEEKGRAPH_HEARTBEAT_SECONDS": "0.5",
-            "SEEKGRAPH_LOCK_TTL_MS": 3000,
-        }
+        env = llm_server_env(redis_url, model, keys)
         world = {
             "tmp": tmp,
             "redis": redis_proc,

@@ -7,7 +7,6 @@ and the run is joined on another.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -16,7 +15,13 @@ from langgraph_sdk import get_client
 
 from server.auth import add_key_to_file
 from tests.integration.conftest import RESTRICTED_MARKERS
-from tests.integration.processes import Proc, start_app, start_model_server, start_redis
+from tests.integration.processes import (
+    Proc,
+    llm_server_env,
+    shared_redis,
+    start_app,
+    start_model_server,
+)
 
 VPN = "How do I connect to the VPN from a new laptop?"
 MODES = ["values", "updates", "custom"]
@@ -27,23 +32,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     tmp = tmp_path_factory.mktemp("langgraph-door")
     procs: list[Proc] = []
     try:
-        redis_url = os.environ.get("SEEKGRAPH_TEST_REDIS_URL")
-        if redis_url is None:
-            redis_proc, redis_url = start_redis(tmp)
-            procs.append(redis_proc)
+        redis_url = shared_redis(tmp, procs)
         model = start_model_server(tmp, delay=0.05, tokens=40, first_delay=0.5)
         procs.append(model)
+        env = llm_server_env(redis_url, model, tmp / "keys.json")
         keys = tmp / "keys.json"
-        env = {
-            "SEEKGRAPH_REDIS_URL": redis_url,
-            "SEEKGRAPH_API_KEYS_FILE": keys,
-            "SEEKGRAPH_INTERNAL_TOKEN": "lg-secret",
-            "SEEKGRAPH_LLM_MODEL": "test-model",
-            "SEEKGRAPH_LLM_BASE_URL": model.url + "/v1",
-            "SEEKGRAPH_LLM_API_KEY": "unused",
-            "SEEKGRAPH_HEARTBEAT_SECONDS": "0.5",
-            "SEEKGRAPH_LOCK_TTL_MS": 3000,
-        }
         w = {
             "tmp": tmp,
             "env": env,

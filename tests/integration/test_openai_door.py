@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import io
-import os
 from collections.abc import Iterator
 
 import httpx
@@ -18,7 +17,14 @@ from langchain_openai import ChatOpenAI
 
 from server.auth import add_key_to_file
 from tests.integration.conftest import RESTRICTED_MARKERS
-from tests.integration.processes import Proc, start_app, start_model_server, start_redis
+from tests.integration.processes import (
+    Proc,
+    llm_server_env,
+    shared_redis,
+    start_app,
+    start_model_server,
+    start_redis,
+)
 
 MODEL = "seekgraph-search"
 VPN = "How do I connect to the VPN from a new laptop?"
@@ -29,24 +35,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     tmp = tmp_path_factory.mktemp("openai-door")
     procs: list[Proc] = []
     try:
-        redis_url = os.environ.get("SEEKGRAPH_TEST_REDIS_URL")
-        if redis_url is None:
-            redis_proc, redis_url = start_redis(tmp)
-            procs.append(redis_proc)
+        redis_url = shared_redis(tmp, procs)
         model = start_model_server(tmp, delay=0.05, tokens=40, first_delay=0.5)
         procs.append(model)
         keys = tmp / "keys.json"
-        env = {
-            "SEEKGRAPH_REDIS_URL": redis_url,
-            "SEEKGRAPH_API_KEYS_FILE": keys,
-            "SEEKGRAPH_INTERNAL_TOKEN": "door-secret",
-            "SEEKGRAPH_LLM_MODEL": "test-model",
-            "SEEKGRAPH_VISION_LLM_MODEL": "vision-model",
-            "SEEKGRAPH_LLM_BASE_URL": model.url + "/v1",
-            "SEEKGRAPH_LLM_API_KEY": "unused",
-            "SEEKGRAPH_HEARTBEAT_SECONDS": "0.5",
-            "SEEKGRAPH_LOCK_TTL_MS": 3000,
-        }
+        env = llm_server_env(redis_url, model, keys, SEEKGRAPH_VISION_LLM_MODEL="vision-model")
         w = {
             "tmp": tmp,
             "model": model,
