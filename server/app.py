@@ -34,8 +34,9 @@ from nodes.services import Services, set_services
 from providers.chat import aclose_chat_clients
 from server.auth import ApiKeyStore
 from server.bootstrap import build_services
-from server.coordination import Coordinator, LocalCoordinator, RedisCoordinator
+from server.coordination import Coordinator, RedisCoordinator
 from server.fencing import FencedRedisSaver, FencedSqliteSaver
+from server.local_coordination import LocalCoordinator
 from server.runs import RunManager
 from server.settings import Settings
 

@@ -9,8 +9,9 @@ from fastapi import APIRouter, Header, HTTPException
 from fastapi.responses import StreamingResponse
 
 from server.deps import AppDep
+from server.resume import INTERNAL_HEADER
 from server.sse import BadEventIdError, handle_frames, parse_last_event_id
-from server.streams import INTERNAL_HEADER, sse
+from server.streams import sse
 
 router = APIRouter(prefix="/internal", include_in_schema=False)
 
