@@ -10,22 +10,15 @@ import uuid
 from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.graph.state import CompiledStateGraph
-
-from graph.context import Context
-from graph.search import build_search_graph
-from nodes.integrate import AnswerInterruptedError
-from nodes.services import Services, set_services
-from providers.chat import ModelClientError
-from server.bootstrap import build_services
-from server.history import steps_of
 from server.settings import Settings
-from sources.registry import UnknownSourceError, UnknownUserError
-from sources.workspace import WorkspaceError
-from state.models import KIND_LABELS
+from sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
+
+if TYPE_CHECKING:  # the heavy imports happen where they are used: --help answers at once
+    from langgraph.graph.state import CompiledStateGraph
+
+    from nodes.services import Services
 
 
 class CliError(Exception):
@@ -76,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--user", required=True)
     add.add_argument("--file", help="keys file (default: SEEKGRAPH_API_KEYS_FILE)")
     add.add_argument("--redis", action="store_true", help="store in Redis (SEEKGRAPH_REDIS_URL)")
+    add.add_argument("--workspace", help="workspace whose users may get keys (default: the demo)")
     return parser
 
 
@@ -100,12 +94,16 @@ def _user(args: argparse.Namespace, settings: Settings, services: Services) -> s
 
 @asynccontextmanager
 async def _compiled(settings: Settings) -> Any:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from graph.search import build_search_graph
+
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
         yield build_search_graph().compile(checkpointer=saver, name="seekgraph-search")
 
 
-async def _owner(graph: CompiledStateGraph[Any, Any, Any, Any], thread: str) -> str | None:
+async def _owner(graph: CompiledStateGraph[Any, Any, Any, Any], thread: str) -> str | None:  # noqa: F821
     snapshot = await graph.aget_state({"configurable": {"thread_id": thread}})
     if not snapshot.values:
         return None
@@ -124,6 +122,12 @@ async def ask(args: argparse.Namespace) -> int:
     question = args.question.strip()
     if not question:
         raise CliError('the question is empty; ask something, e.g. seekgraph ask "How do I…?"')
+    from graph.context import Context
+    from nodes.integrate import AnswerInterruptedError
+    from nodes.services import set_services
+    from providers.chat import ModelClientError
+    from server.bootstrap import build_services
+
     settings = _settings(args)
     try:
         services, report = build_services(settings)
@@ -167,6 +171,8 @@ async def ask(args: argparse.Namespace) -> int:
 
 
 def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
+    from state.models import KIND_LABELS
+
     citations = values.get("citations", [])
     if as_json:
         out = {
@@ -201,6 +207,9 @@ def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
 
 async def history(args: argparse.Namespace) -> int:
     """Print the checkpointed state after every node of a thread, oldest first."""
+    from server.bootstrap import build_services
+    from server.history import steps_of
+
     settings = _settings(args)
     try:
         services, _ = build_services(settings)
@@ -355,8 +364,16 @@ async def serve_mcp_stdio(args: argparse.Namespace) -> int:
 def add_key(args: argparse.Namespace) -> int:
     """Create an API key, store its hash, print the key once."""
     from server.auth import add_key_to_file
+    from server.bootstrap import workspace_of
+    from sources.workspace import load_config
 
-    settings = Settings()
+    settings = _settings(args)
+    try:
+        users = sorted(load_config(workspace_of(settings))["users"])
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    if args.user not in users:
+        raise CliError(f"unknown user {args.user!r} (users here: {', '.join(users)})")
     if args.redis:
         if not settings.redis_url:
             raise CliError("--redis needs SEEKGRAPH_REDIS_URL")
@@ -368,6 +385,11 @@ def add_key(args: argparse.Namespace) -> int:
     if path is None:
         raise CliError("say where keys are kept: --file PATH, --redis or SEEKGRAPH_API_KEYS_FILE")
     print(add_key_to_file(path, args.user))
+    if path != settings.api_keys_file:
+        print(
+            f"seekgraph: start the server with SEEKGRAPH_API_KEYS_FILE={path.resolve()}",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -387,6 +409,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return add_key(args)
         if args.command == "mcp":
             return asyncio.run(serve_mcp_stdio(args))
+        from graph.search import build_search_graph
+
         print(build_search_graph().compile().get_graph().draw_mermaid())
         return 0
     except CliError as exc:

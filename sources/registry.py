@@ -5,14 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sources.base import Source, User
-
-
-class UnknownSourceError(KeyError):
-    """A source name that is not registered."""
-
-
-class UnknownUserError(KeyError):
-    """A user name the workspace does not know."""
+from sources.errors import UnknownSourceError as UnknownSourceError
+from sources.errors import UnknownUserError as UnknownUserError
 
 
 class SourceRegistry:

@@ -18,12 +18,9 @@ from typing import Any
 from providers.embeddings import Embedder
 from sources.base import User
 from sources.embedded import EmbeddedIndex, EmbeddedSource
+from sources.errors import WorkspaceError as WorkspaceError
 from sources.ingest import read_folder
 from sources.registry import SourceRegistry
-
-
-class WorkspaceError(ValueError):
-    """A workspace folder that cannot be used; the message says what to fix."""
 
 
 @dataclass

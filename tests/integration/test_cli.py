@@ -94,3 +94,32 @@ def test_bad_input_gets_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
         assert done.returncode == 2, (args, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], (args, done.stderr)
+
+
+def test_keys_add_refuses_an_unknown_user_and_says_where_the_file_goes(tmp_path: Path) -> None:
+    keys = tmp_path / "keys.json"
+    unknown = cli("keys", "add", "--user", "mallory", "--file", str(keys), data_dir=tmp_path)
+    assert unknown.returncode == 2 and "unknown user 'mallory' (users here: alice, bob)" in (
+        unknown.stderr
+    )
+    assert not keys.exists()
+    added = cli("keys", "add", "--user", "bob", "--file", str(keys), data_dir=tmp_path)
+    assert added.returncode == 0 and added.stdout.startswith("sg_")
+    assert f"SEEKGRAPH_API_KEYS_FILE={keys.resolve()}" in added.stderr
+    assert "bob" in keys.read_text()
+
+
+def test_help_and_input_errors_answer_without_loading_the_graph() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, server.cli as c\n"
+        "try:\n    c.main(['ask', '   '])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('langgraph', 'langchain_core', 'onnxruntime', 'openai') "
+        "if m in sys.modules]\n"
+        "print(heavy)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
+    assert "the question is empty" in done.stderr

@@ -1,12 +1,15 @@
 """The web page in a real browser: Playwright driving Debian's Chromium, headless.
 
 A real server (Redis, the test model server streaming slowly) behind a real page. Screenshots
-of the main states go to ``bench/results/screenshots/`` for reviewers.
+of the main states go to a temporary folder, so a test run leaves the checkout clean; to
+refresh the committed ones in ``bench/results/screenshots/`` on purpose, run with
+``SEEKGRAPH_SCREENSHOTS=bench/results/screenshots``.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +21,9 @@ from server.auth import add_key_to_file
 from tests.integration.conftest import REPO
 from tests.integration.processes import Proc, start_app, start_model_server, start_redis
 
-SHOTS = REPO / "bench" / "results" / "screenshots"
+SHOTS = Path(os.environ.get("SEEKGRAPH_SCREENSHOTS") or tempfile.mkdtemp(prefix="seekgraph-shots-"))
+if not SHOTS.is_absolute():
+    SHOTS = REPO / SHOTS
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
     "--no-sandbox",
