@@ -22,9 +22,24 @@ def workspace_of(settings: Settings) -> Path:
 
 
 def index_path(settings: Settings, workspace: Path) -> Path:
-    """One index file per workspace folder, under the data directory."""
-    key = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
-    return settings.data_dir / "indexes" / f"{key}.sqlite"
+    """One index file per workspace, under the data directory.
+
+    The bundled demo has one name whatever the install (its folder moves with the virtual
+    environment); another workspace is keyed by its folder. An index kept under the demo's
+    old, path-keyed name is moved to the new one, with the sources added to it.
+    """
+    folder = settings.data_dir / "indexes"
+    if workspace != demo_workspace().resolve():
+        return folder / f"{_path_key(workspace)}.sqlite"
+    path = folder / "demo.sqlite"
+    legacy = folder / f"{_path_key(workspace)}.sqlite"
+    if not path.exists() and legacy.exists():
+        legacy.replace(path)
+    return path
+
+
+def _path_key(workspace: Path) -> str:
+    return hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
 
 
 def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:

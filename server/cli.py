@@ -9,9 +9,9 @@ import sys
 import uuid
 from collections.abc import Sequence
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from server.cli_common import CliError, settings_of
 from server.settings import Settings
 from sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
 
@@ -19,10 +19,6 @@ if TYPE_CHECKING:  # the heavy imports happen where they are used: --help answer
     from langgraph.graph.state import CompiledStateGraph
 
     from nodes.services import Services
-
-
-class CliError(Exception):
-    """A problem the person can fix; printed as one line, exit code 2."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
         help="who may read it: user:NAME or group:NAME (repeatable)",
     )
     index.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
+    sources = sub.add_parser("sources", help="list the sources, or remove one added by index")
+    sources.add_argument("action", choices=["list", "remove"])
+    sources.add_argument("name", nargs="?", help="the source to remove")
+    sources.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
     serve = sub.add_parser("serve", help="run the HTTP server (SSE streaming, resumable runs)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
@@ -71,13 +71,6 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--redis", action="store_true", help="store in Redis (SEEKGRAPH_REDIS_URL)")
     add.add_argument("--workspace", help="workspace whose users may get keys (default: the demo)")
     return parser
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    settings = Settings()
-    if getattr(args, "workspace", None):
-        settings = settings.model_copy(update={"workspace": Path(args.workspace)})
-    return settings
 
 
 def _user(args: argparse.Namespace, settings: Settings, services: Services) -> str:
@@ -128,7 +121,7 @@ async def ask(args: argparse.Namespace) -> int:
     from providers.chat import ModelClientError
     from server.bootstrap import build_services
 
-    settings = _settings(args)
+    settings = settings_of(args)
     try:
         services, report = build_services(settings)
     except WorkspaceError as exc:
@@ -210,7 +203,7 @@ async def history(args: argparse.Namespace) -> int:
     from server.bootstrap import build_services
     from server.history import steps_of
 
-    settings = _settings(args)
+    settings = settings_of(args)
     try:
         services, _ = build_services(settings)
     except WorkspaceError as exc:
@@ -263,61 +256,6 @@ def _summarise(values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def index_folder(args: argparse.Namespace) -> int:
-    """Index a folder as a named source, re-indexing only what changed; print a summary."""
-    from tqdm import tqdm
-
-    from providers.embeddings import load_embedder
-    from server.bootstrap import index_path, workspace_of
-    from sources.embedded import EmbeddedIndex
-    from sources.workspace import load_config, register_source, sync_source
-
-    settings = _settings(args)
-    folder = Path(args.path).expanduser().resolve()
-    if not folder.is_dir():
-        raise CliError(f"{args.path} is not a folder")
-    if not args.acl:
-        raise CliError("say who may read it: --acl group:everyone, --acl user:NAME, …")
-    try:
-        workspace = workspace_of(settings)
-        config = load_config(workspace)
-    except WorkspaceError as exc:
-        raise CliError(str(exc)) from None
-    # Chat exports: channel membership is the ACL (the workspace's channel list, then the
-    # export's own channels.json); --acl only covers channels that neither lists.
-    channels = dict(config.get("channels", {})) if args.kind == "messages" else None
-    index = EmbeddedIndex(index_path(settings, workspace), load_embedder(settings.embedding_model))
-    files = sum(1 for p in folder.rglob("*") if p.is_file())
-    with tqdm(
-        total=files, unit="file", desc=f"indexing {args.source}", file=sys.stderr, disable=None
-    ) as bar:
-        try:
-            report = sync_source(
-                index,
-                folder,
-                args.source,
-                args.kind,
-                list(args.acl),
-                channels,
-                progress=lambda _path: bar.update(1),
-            )
-        except WorkspaceError as exc:
-            raise CliError(str(exc)) from None
-    register_source(
-        index, {"name": args.source, "kind": args.kind, "path": str(folder), "acl": list(args.acl)}
-    )
-    for problem in report.problems:
-        print(f"skipped: {problem}", file=sys.stderr)
-    for channel, readers in sorted(report.channel_acls.items()):
-        print(f"#{channel}: readable by {readers}")
-    print(
-        f"{args.source}: {report.indexed} documents indexed ({report.chunks} chunks), "
-        f"{report.unchanged} unchanged, {report.removed} removed, "
-        f"{len(report.problems)} skipped, in {report.seconds:.1f} s"
-    )
-    return 0
-
-
 def serve(args: argparse.Namespace) -> int:
     """Run the HTTP server with uvicorn."""
     import uvicorn
@@ -338,7 +276,7 @@ async def serve_mcp_stdio(args: argparse.Namespace) -> int:
     from server.app import create_app
     from server.mcp_door import build_mcp_server
 
-    settings = _settings(args)
+    settings = settings_of(args)
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         state = app.state.seekgraph
@@ -361,40 +299,10 @@ async def serve_mcp_stdio(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_key(args: argparse.Namespace) -> int:
-    """Create an API key, store its hash, print the key once."""
-    from server.auth import add_key_to_file
-    from server.bootstrap import workspace_of
-    from sources.workspace import load_config
-
-    settings = _settings(args)
-    try:
-        users = sorted(load_config(workspace_of(settings))["users"])
-    except WorkspaceError as exc:
-        raise CliError(str(exc)) from None
-    if args.user not in users:
-        raise CliError(f"unknown user {args.user!r} (users here: {', '.join(users)})")
-    if args.redis:
-        if not settings.redis_url:
-            raise CliError("--redis needs SEEKGRAPH_REDIS_URL")
-        from server.auth import add_key_to_redis
-
-        print(asyncio.run(add_key_to_redis(settings.redis_url, args.user)))
-        return 0
-    path = Path(args.file) if args.file else settings.api_keys_file
-    if path is None:
-        raise CliError("say where keys are kept: --file PATH, --redis or SEEKGRAPH_API_KEYS_FILE")
-    print(add_key_to_file(path, args.user))
-    if path != settings.api_keys_file:
-        print(
-            f"seekgraph: start the server with SEEKGRAPH_API_KEYS_FILE={path.resolve()}",
-            file=sys.stderr,
-        )
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``seekgraph`` console script."""
+    from server.cli_admin import add_key, index_folder, manage_sources
+
     args = _parser().parse_args(argv)
     try:
         if args.command == "ask":
@@ -403,6 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(history(args))
         if args.command == "index":
             return index_folder(args)
+        if args.command == "sources":
+            return manage_sources(args)
         if args.command == "serve":
             return serve(args)
         if args.command == "keys":

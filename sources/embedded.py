@@ -11,7 +11,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -178,7 +178,9 @@ class EmbeddedIndex:
             ).fetchall()
         return {r[0]: r[1] for r in rows}
 
-    def upsert(self, docs: Iterable[IndexedDocument]) -> int:
+    def upsert(
+        self, docs: Iterable[IndexedDocument], progress: Callable[[int, int], None] | None = None
+    ) -> int:
         """Write documents (replacing older versions); returns the number of chunks written.
 
         A document id given twice is written once (the last one): ids are the primary key.
@@ -186,7 +188,7 @@ class EmbeddedIndex:
         docs = list({d.doc_id: d for d in docs}.values())
         all_chunks = [(d, c) for d in docs for c in d.chunks]
         texts = [self._embed_text(d, c) for d, c in all_chunks]
-        vectors = self._embed_cached(texts)
+        vectors = self._embed_cached(texts, progress=progress)
         written = 0
         with self._lock, self._conn:
             for d in docs:
@@ -261,7 +263,16 @@ class EmbeddedIndex:
         """Passage vectors from the cache (by content hash), computing only what is missing."""
         return self._embed_cached(texts, store)
 
-    def _embed_cached(self, texts: list[str], store: bool = True) -> list[np.ndarray]:
+    def _embed_cached(
+        self,
+        texts: list[str],
+        store: bool = True,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[np.ndarray]:
+        """Vectors of ``texts``, computing only the missing ones.
+
+        ``progress(done, total)`` follows each batch computed, so indexing a big file moves.
+        """
         hashes = [text_hash(t) for t in texts]
         model = self.embedder.name
         found: dict[str, np.ndarray] = {}
@@ -276,10 +287,12 @@ class EmbeddedIndex:
         missing = [
             (h, t) for h, t in dict(zip(hashes, texts, strict=True)).items() if h not in found
         ]
-        batch = 256  # the embedder batches by length inside this
+        batch = 64  # the embedder batches by length inside this; progress follows each
         for start in range(0, len(missing), batch):
             part = missing[start : start + batch]
             vecs = self.embedder.embed_passages([t for _, t in part])
+            if progress is not None:
+                progress(start + len(part), len(missing))
             if not store:
                 found.update({h: v for (h, _), v in zip(part, vecs, strict=True)})
                 continue

@@ -67,6 +67,8 @@ class Ingested:
     files: int = 0
     channel_acls: dict[str, str] = field(default_factory=dict)
     """Chat channel → who may read it and why (its members, or the source's ACL)."""
+    unsupported: list[str] = field(default_factory=list)
+    """Files of a type no reader handles (listed in the summary, not indexed)."""
 
 
 def _first_heading(text: str) -> str | None:
@@ -249,6 +251,7 @@ def read_folder(
             elif suffix in readers:
                 docs = readers[suffix](root, path, source, kind, default_acl)
             else:
+                out.unsupported.append(str(path.relative_to(root)))
                 continue
         except IngestError as exc:
             out.problems.append(f"{exc}; file skipped")

@@ -36,6 +36,8 @@ class SyncReport:
     files: int = 0
     channel_acls: dict[str, str] = field(default_factory=dict)
     """Chat channel → where its ACL came from."""
+    unsupported: list[str] = field(default_factory=list)
+    """Files of types the ingester does not read."""
 
     def plus(self, other: SyncReport) -> SyncReport:
         """Two reports added up."""
@@ -48,6 +50,7 @@ class SyncReport:
             [*self.problems, *other.problems],
             self.files + other.files,
             {**self.channel_acls, **other.channel_acls},
+            [*self.unsupported, *other.unsupported],
         )
 
 
@@ -103,6 +106,7 @@ def sync_source(
     acl: list[str],
     channels: dict[str, list[str]] | None = None,
     progress: Callable[[Path], None] | None = None,
+    embed_progress: Callable[[int, int], None] | None = None,
 ) -> SyncReport:
     """Index what changed in one source folder (by content hash); remove what disappeared."""
     started = time.perf_counter()
@@ -113,7 +117,7 @@ def sync_source(
     read = read_folder(folder, name, kind, acl, channels, progress)
     known = index.document_hashes(name)
     changed = [d for d in read.documents if known.get(d.doc_id) != d.content_hash]
-    chunks = index.upsert(changed)
+    chunks = index.upsert(changed, progress=embed_progress)
     gone = set(known) - {d.doc_id for d in read.documents}
     index.delete(gone)
     return SyncReport(
@@ -125,6 +129,7 @@ def sync_source(
         problems=read.problems,
         files=read.files,
         channel_acls=read.channel_acls,
+        unsupported=read.unsupported,
     )
 
 
@@ -158,6 +163,21 @@ def register_source(index: EmbeddedIndex, spec: dict[str, Any]) -> None:
     """Remember a source added with ``seekgraph index`` so every run can search it."""
     specs = [s for s in registered_sources(index) if s["name"] != spec["name"]]
     index.set_meta("extra_sources", json.dumps([*specs, spec]))
+
+
+def unregister_source(index: EmbeddedIndex, name: str) -> int:
+    """Forget a source added with ``seekgraph index`` and delete its documents; how many."""
+    specs = registered_sources(index)
+    if name not in {s["name"] for s in specs}:
+        raise WorkspaceError(
+            f"no source {name!r} was added with seekgraph index "
+            f"(added: {', '.join(s['name'] for s in specs) or 'none'}); sources of the "
+            "workspace itself are removed from its workspace.json"
+        )
+    doc_ids = list(index.document_hashes(name))
+    index.delete(doc_ids)
+    index.set_meta("extra_sources", json.dumps([s for s in specs if s["name"] != name]))
+    return len(doc_ids)
 
 
 def open_workspace(

@@ -123,3 +123,47 @@ def test_help_and_input_errors_answer_without_loading_the_graph() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
     assert "the question is empty" in done.stderr
+
+
+def test_an_added_source_can_be_listed_and_removed(tmp_path: Path) -> None:
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "parking.md").write_text("Visitors park on level minus two, bay 14.\n")
+    added = cli(
+        "index", str(folder), "--source", "handbook", "--kind", "docs", "--acl", "group:everyone",
+        data_dir=tmp_path,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    listed = cli("sources", "list", data_dir=tmp_path)
+    assert "kb\tkb\tworkspace" in listed.stdout and f"handbook\tdocs\tadded from {folder}" in (
+        listed.stdout
+    )
+    found = cli("ask", "Where do visitors park?", "--user", "bob", "--json", data_dir=tmp_path)
+    assert "handbook/parking" in found.stdout
+    workspace_source = cli("sources", "remove", "kb", data_dir=tmp_path)
+    assert workspace_source.returncode == 2 and "workspace.json" in workspace_source.stderr
+    removed = cli("sources", "remove", "handbook", data_dir=tmp_path)
+    assert removed.returncode == 0 and "handbook: removed with its 1 documents" in removed.stdout
+    gone = cli("ask", "Where do visitors park?", "--user", "bob", "--source", "handbook",
+               data_dir=tmp_path)  # fmt: skip
+    assert gone.returncode == 2 and "unknown source 'handbook'" in gone.stderr
+
+
+def test_the_demo_index_is_the_same_file_for_every_install(tmp_path: Path) -> None:
+    import hashlib
+
+    from server.bootstrap import index_path
+    from server.settings import Settings
+    from sources.workspace import demo_workspace
+
+    settings = Settings(data_dir=tmp_path)
+    demo = demo_workspace().resolve()
+    # an index kept under the old name (keyed by this install's path) is carried over
+    old_key = hashlib.sha256(str(demo).encode()).hexdigest()[:16]
+    old = tmp_path / "indexes" / f"{old_key}.sqlite"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"an index with sources added to it")
+    path = index_path(settings, demo)
+    assert path.name == "demo.sqlite" and path.read_bytes().startswith(b"an index")
+    assert not old.exists()
+    assert index_path(settings, tmp_path / "mine") != index_path(settings, tmp_path / "other")

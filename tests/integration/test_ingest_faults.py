@@ -177,3 +177,31 @@ def test_chat_channels_keep_their_members_whatever_acl_the_command_gives(tmp_pat
         data_dir=data,
     )
     assert "Friday" in json.loads(lea.stdout)["answer"]
+
+
+def test_the_summary_counts_unsupported_files_and_embedding_reports_progress(
+    tmp_path, embedder
+) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "log.txt").write_text(  # one file, hundreds of different chunks
+        "".join(f"Relay {i} on line {i % 7} tripped after restart {i * 3}. " for i in range(6000))
+    )
+    (folder / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (folder / "a.zip").write_bytes(b"PK")
+    (folder / "b.zip").write_bytes(b"PK")
+    calls: list[tuple[int, int]] = []
+    index = EmbeddedIndex(tmp_path / "i.sqlite", embedder)
+    report = sync_source(
+        index, folder, "logs", "docs", ["group:everyone"],
+        embed_progress=lambda done, total: calls.append((done, total)),
+    )  # fmt: skip
+    index.close()
+    assert sorted(report.unsupported) == ["a.zip", "b.zip", "photo.png"]
+    assert len(calls) > 1 and calls[-1][0] == calls[-1][1] == report.chunks > 64
+    done = cli(
+        "index", str(folder), "--source", "logs2", "--kind", "docs", "--acl", "group:everyone",
+        data_dir=tmp_path / "data",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "not indexed: 3 files of types it does not read (.zip ×2, .png)" in done.stdout

@@ -1,0 +1,148 @@
+"""The ``seekgraph`` admin commands: ``index`` a folder, list or remove ``sources``, add ``keys``.
+
+Kept apart from asking so ``seekgraph --help`` stays light; each imports what it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections import Counter
+from pathlib import Path
+
+from server.cli_common import CliError, settings_of
+from sources.errors import WorkspaceError
+
+
+def index_folder(args: argparse.Namespace) -> int:
+    """Index a folder as a named source, re-indexing only what changed; print a summary."""
+    from tqdm import tqdm
+
+    from providers.embeddings import load_embedder
+    from server.bootstrap import index_path, workspace_of
+    from sources.embedded import EmbeddedIndex
+    from sources.workspace import load_config, register_source, sync_source
+
+    settings = settings_of(args)
+    folder = Path(args.path).expanduser().resolve()
+    if not folder.is_dir():
+        raise CliError(f"{args.path} is not a folder")
+    if not args.acl:
+        raise CliError("say who may read it: --acl group:everyone, --acl user:NAME, …")
+    try:
+        workspace = workspace_of(settings)
+        config = load_config(workspace)
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    # Chat exports: channel membership is the ACL (the workspace's channel list, then the
+    # export's own channels.json); --acl only covers channels that neither lists.
+    channels = dict(config.get("channels", {})) if args.kind == "messages" else None
+    index = EmbeddedIndex(index_path(settings, workspace), load_embedder(settings.embedding_model))
+    files = sum(1 for p in folder.rglob("*") if p.is_file())
+    bar = {"file": sys.stderr, "disable": None}  # no bars when stderr is not a terminal
+    reading = tqdm(total=files, unit="file", desc=f"reading {args.source}", **bar)
+    embedding = tqdm(total=0, unit="chunk", desc=f"embedding {args.source}", **bar)
+
+    def embedded(done: int, total: int) -> None:
+        embedding.total = total
+        embedding.update(done - embedding.n)
+
+    try:
+        report = sync_source(
+            index,
+            folder,
+            args.source,
+            args.kind,
+            list(args.acl),
+            channels,
+            progress=lambda _path: reading.update(1),
+            embed_progress=embedded,
+        )
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        reading.close()
+        embedding.close()
+    register_source(
+        index, {"name": args.source, "kind": args.kind, "path": str(folder), "acl": list(args.acl)}
+    )
+    for problem in report.problems:
+        print(f"skipped: {problem}", file=sys.stderr)
+    for channel, readers in sorted(report.channel_acls.items()):
+        print(f"#{channel}: readable by {readers}")
+    if report.unsupported:
+        kinds = Counter(Path(f).suffix.lower() or "(no suffix)" for f in report.unsupported)
+        listed = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in kinds.most_common())
+        print(f"not indexed: {len(report.unsupported)} files of types it does not read ({listed})")
+    print(
+        f"{args.source}: {report.indexed} documents indexed ({report.chunks} chunks), "
+        f"{report.unchanged} unchanged, {report.removed} removed, "
+        f"{len(report.problems)} skipped, in {report.seconds:.1f} s"
+    )
+    return 0
+
+
+def manage_sources(args: argparse.Namespace) -> int:
+    """List the workspace's and the added sources, or remove an added one."""
+    from providers.embeddings import load_embedder
+    from server.bootstrap import index_path, workspace_of
+    from sources.embedded import EmbeddedIndex
+    from sources.workspace import load_config, registered_sources, unregister_source
+
+    settings = settings_of(args)
+    workspace = workspace_of(settings)
+    try:
+        config = load_config(workspace)
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    index = EmbeddedIndex(index_path(settings, workspace), load_embedder(settings.embedding_model))
+    try:
+        if args.action == "list":
+            for spec in config["sources"]:
+                print(f"{spec['name']}\t{spec['kind']}\tworkspace")
+            for spec in registered_sources(index):
+                print(f"{spec['name']}\t{spec['kind']}\tadded from {spec['path']}")
+            return 0
+        if not args.name:
+            raise CliError("say which source to remove: seekgraph sources remove NAME")
+        try:
+            removed = unregister_source(index, args.name)
+        except WorkspaceError as exc:
+            raise CliError(str(exc)) from None
+        print(f"{args.name}: removed with its {removed} documents")
+        return 0
+    finally:
+        index.close()
+
+
+def add_key(args: argparse.Namespace) -> int:
+    """Create an API key, store its hash, print the key once."""
+    from server.auth import add_key_to_file
+    from server.bootstrap import workspace_of
+    from sources.workspace import load_config
+
+    settings = settings_of(args)
+    try:
+        users = sorted(load_config(workspace_of(settings))["users"])
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    if args.user not in users:
+        raise CliError(f"unknown user {args.user!r} (users here: {', '.join(users)})")
+    if args.redis:
+        if not settings.redis_url:
+            raise CliError("--redis needs SEEKGRAPH_REDIS_URL")
+        from server.auth import add_key_to_redis
+
+        print(asyncio.run(add_key_to_redis(settings.redis_url, args.user)))
+        return 0
+    path = Path(args.file) if args.file else settings.api_keys_file
+    if path is None:
+        raise CliError("say where keys are kept: --file PATH, --redis or SEEKGRAPH_API_KEYS_FILE")
+    print(add_key_to_file(path, args.user))
+    if path != settings.api_keys_file:
+        print(
+            f"seekgraph: start the server with SEEKGRAPH_API_KEYS_FILE={path.resolve()}",
+            file=sys.stderr,
+        )
+    return 0
