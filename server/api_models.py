@@ -37,6 +37,7 @@ class ThreadOut(BaseModel):
     thread_id: str
     owner: str
     title: str | None = None
+    created_at: str | None = Field(default=None, description="When it began (ISO 8601, UTC).")
 
 
 class SourceOut(BaseModel):

@@ -95,6 +95,10 @@ class Coordinator(Protocol):
         """Name the thread after its first question (kept once set)."""
         ...
 
+    async def created_at(self, thread_id: str) -> float | None:
+        """When the thread was created (epoch seconds)."""
+        ...
+
     async def title(self, thread_id: str) -> str | None:
         """The thread's title."""
         ...
@@ -210,6 +214,11 @@ class RedisCoordinator:
         """The title."""
         value = await self.r.hget(self._k("thread", thread_id), "title")
         return _text(value) if value is not None else None
+
+    async def created_at(self, thread_id: str) -> float | None:
+        """When the thread was created."""
+        value = await self.r.hget(self._k("thread", thread_id), "created_at")
+        return float(_text(value)) if value is not None else None
 
     async def set_last_run(self, thread_id: str, run_id: str, context: dict[str, Any]) -> None:
         """Remember the latest run."""

@@ -78,6 +78,11 @@ class LocalCoordinator:
         info = self._threads.get(thread_id)
         return None if info is None else info.get("title")
 
+    async def created_at(self, thread_id: str) -> float | None:
+        """When the thread was created."""
+        info = self._threads.get(thread_id)
+        return None if info is None else float(info["created_at"])
+
     async def set_last_run(self, thread_id: str, run_id: str, context: dict[str, Any]) -> None:
         """Remember the latest run."""
         self._threads[thread_id]["last_run"] = [run_id, context]

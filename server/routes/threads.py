@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from typing import Any
 
@@ -22,7 +23,11 @@ async def create_thread(app: AppDep, user: UserDep) -> ThreadOut:
         await app.coordinator.create_thread(thread_id, user.name)
     except STORE_DOWN:
         raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
-    return ThreadOut(thread_id=thread_id, owner=user.name)
+    return ThreadOut(
+        thread_id=thread_id,
+        owner=user.name,
+        created_at=iso(await app.coordinator.created_at(thread_id)),
+    )
 
 
 @router.get("")
@@ -33,8 +38,19 @@ async def list_threads(app: AppDep, user: UserDep) -> list[ThreadOut]:
     except STORE_DOWN:
         raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
     return [
-        ThreadOut(thread_id=t, owner=user.name, title=await app.coordinator.title(t)) for t in ids
+        ThreadOut(
+            thread_id=t,
+            owner=user.name,
+            title=await app.coordinator.title(t),
+            created_at=iso(await app.coordinator.created_at(t)),
+        )
+        for t in ids
     ]
+
+
+def iso(epoch: float | None) -> str | None:
+    """Epoch seconds as ISO 8601 in UTC."""
+    return None if epoch is None else dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat()
 
 
 def summarise(values: dict[str, Any]) -> dict[str, Any]:

@@ -227,6 +227,15 @@ async function loadThreads() {
     const button = document.createElement("button");
     button.type = "button";
     button.textContent = t.title || "Untitled thread";
+    if (t.created_at) {
+      const when = document.createElement("time");
+      when.dateTime = t.created_at;
+      when.textContent = new Date(t.created_at).toLocaleString([], {
+        dateStyle: "medium",
+        timeStyle: "short",
+      });
+      button.append(when);
+    }
     button.dataset.thread = t.thread_id;
     button.setAttribute("aria-current", String(t.thread_id === view.thread));
     button.addEventListener("click", () => openThread(t.thread_id));
@@ -278,6 +287,18 @@ async function openThread(threadId, { keepLive = false } = {}) {
 
 // ---------- asking and streaming ----------
 
+function archiveCurrent() {
+  if ($("current").hidden || !view.answer) return;
+  const box = document.createElement("div");
+  box.className = "turn";
+  const h = document.createElement("h3");
+  h.textContent = $("current-question").textContent;
+  const body = document.createElement("div");
+  body.innerHTML = renderMarkdown(view.answer, [], { fresh: true });
+  box.append(h, body);
+  $("turns").append(box);
+}
+
 function resetCurrent() {
   view.answer = "";
   view.citations = [];
@@ -324,9 +345,9 @@ async function ask(event) {
     return;
   }
   const body = { question, sources, images: view.images.map((i) => i.data) };
+  archiveCurrent(); // the previous question and answer stay on the page above the new one
   resetCurrent();
   showQuestion(question);
-  $("turns").querySelectorAll(".turn").length; // keep earlier turns visible
   $("ask").disabled = true;
   rememberLive(view.thread, null, question);
   const controller = new AbortController();

@@ -212,3 +212,31 @@ def test_phone_sized_and_keyboard_only(browser: Browser, site: dict) -> None:
         assert width <= 400, f"the page scrolls sideways on a phone ({width}px)"
     finally:
         context.close()
+
+
+def test_signed_out_the_page_shows_only_the_sign_in_form(page: Page, site: dict) -> None:
+    page.goto(site["url"] + "/")
+    expect(page.get_by_label("Your API key")).to_be_visible()
+    expect(page.locator("#app")).to_be_hidden()  # not laid out under the form
+    expect(page.get_by_label("Your question")).to_be_hidden()
+
+
+def test_a_follow_up_keeps_the_previous_turn_and_threads_show_their_date(
+    page: Page, site: dict
+) -> None:
+    sign_in(page, site, "alice")
+    ask(page, VPN)
+    wait_done(page)
+    first_answer = page.locator("#answer").inner_text()
+    ask(page, "And which WireGuard profile do I import?")
+    earlier = page.locator("#turns .turn")
+    expect(earlier).to_have_count(1)  # at once, while the new answer streams
+    expect(earlier.first.locator("h3")).to_have_text(VPN)
+    assert first_answer.split("[")[0][:20] in earlier.first.inner_text()
+    wait_done(page)
+    expect(page.locator("#current-question")).to_have_text(
+        "And which WireGuard profile do I import?"
+    )
+    stamp = page.locator("#thread-list button[aria-current='true'] time")
+    expect(stamp).to_have_count(1)
+    assert (stamp.get_attribute("datetime") or "").startswith("20")
