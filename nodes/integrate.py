@@ -52,6 +52,8 @@ EXTRACTIVE_HEADER = (
 )
 NOTHING_FOUND = "I found nothing in the sources you can access that answers this question."
 MIN_SENTENCE_SCORE = 0.3
+#: A question that asks for code gets code blocks quoted; others never do.
+_ASKS_FOR_CODE = re.compile(r"\b(code|example|snippet|syntax|sample|script)s?\b", re.I)
 #: Sentences scoring at least this are quoted even when they add no new question term.
 STRONG_SENTENCE_SCORE = 0.35
 
@@ -174,7 +176,13 @@ async def extractive_answer(
 ) -> tuple[list[str], list[tuple[str, Evidence]], list[tuple[str, Evidence]]]:
     """Answer lines quoted from the evidence, the scored candidate sentences, the quoted ones."""
     services = get_services("integrate")
-    candidates = [(s, ev) for ev in pool[:8] for s in sentences(ev["snippet"])]
+    wants_code = bool(_ASKS_FOR_CODE.search(state["question"]))
+    candidates = [
+        (s, ev)
+        for ev in pool[:8]
+        for s in sentences(ev["snippet"])
+        if wants_code or not s.startswith("```")  # code is quoted only when asked for
+    ]
     if not candidates:
         return [], [], []
     # A sentence is judged with its document's title: "it found X" needs the topic beside it.
@@ -208,9 +216,16 @@ async def extractive_answer(
         chosen = [(s, ev, score) for (s, ev), score in ranked[:1]]
     quoted = [(s, ev) for s, ev, _ in chosen]  # best first
     chosen.sort(key=lambda c: (-c[1]["authority"], -c[2]))
-    lines = [f"- {s} [src:{ev['source_id']}]" for s, ev, _ in chosen]
+    lines = [quote_line(s, ev["source_id"]) for s, ev, _ in chosen]
     relevant = [(s, ev) for (s, ev), score in ranked if score >= MIN_SENTENCE_SCORE][:16]
     return lines, relevant, quoted
+
+
+def quote_line(unit: str, source_id: str) -> str:
+    """One quoted unit with its citation: a bullet, or a block for steps and code."""
+    if "\n" in unit:  # numbered steps or a code block stay whole, as a block of their own
+        return f"\n{unit}\n[src:{source_id}]\n"
+    return f"- {unit} [src:{source_id}]"
 
 
 def conflict_lines(conflicts: list[Conflict]) -> list[str]:

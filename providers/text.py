@@ -95,14 +95,48 @@ def coverage(question_terms: Iterable[str], text_terms: set[str]) -> float:
     return len(wanted & text_terms) / len(wanted)
 
 
+_BLOCKS = re.compile(r"\n\s*\n")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_ORDERED = re.compile(r"^\s*\d+[.)]\s+")
+_IN_PARAGRAPH_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+#: A line that completes the sentence before it ("Default: 30 s") rather than standing alone.
+_COMPLETES = re.compile(r"^(?:default|defaults to|returns?|type|values?|since)\b\s*:?", re.I)
+
+
 def sentences(text: str) -> list[str]:
-    """Split text into sentences and list items, dropping Markdown markers and blanks."""
-    out = []
-    for part in _SENTENCE_END.split(text):
-        cleaned = re.sub(r"^\s*(?:[#>*\-+]+|\d+[.)])\s*", "", part).strip()
-        if len(cleaned) >= 3:
-            out.append(cleaned)
-    return out
+    """Quotable units of text: whole sentences, list items, numbered steps, code blocks.
+
+    Paragraphs are split at sentence ends only (a hard-wrapped line break is not one); a
+    numbered list stays one unit, in order (steps); a bullet list gives one unit per item;
+    a fenced code block is one unit, fences included; headings are not quoted; a line such
+    as "Default: 30 s" stays with the sentence it completes.
+    """
+    units: list[str] = []
+    for block in _BLOCKS.split(text):
+        block = block.strip()
+        if not block or block.startswith("#"):
+            continue
+        if block.startswith("```"):
+            units.append(block)
+            continue
+        lines = [line for line in block.splitlines() if line.strip()]
+        if all(_ITEM.match(line) for line in lines):
+            if len(lines) > 1 and all(_ORDERED.match(line) for line in lines):
+                units.append("\n".join(line.strip() for line in lines))
+            else:
+                units += [_ITEM.sub("", line).strip() for line in lines]
+            continue
+        paragraph = " ".join(line.strip() for line in lines)
+        paragraph = re.sub(r"^>\s*", "", paragraph)
+        for part in _IN_PARAGRAPH_END.split(paragraph):
+            part = part.strip()
+            if len(part) < 3:
+                continue
+            if units and _COMPLETES.match(part):
+                units[-1] = f"{units[-1]} {part}"
+            else:
+                units.append(part)
+    return units
 
 
 def numbers(text: str) -> set[str]:

@@ -39,6 +39,7 @@ from sources.conversations import (
     with_context,
 )
 from sources.embedded import IndexedDocument
+from sources.markdown_text import readable_markdown
 
 __all__ = [
     "HARD_CHUNK_CHARS",
@@ -141,9 +142,10 @@ def markdown_document(
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise IngestError(f"{path}{line}: front matter is not valid YAML ({problem})") from exc
     meta: dict[str, Any] = dict(post.metadata)
+    body = readable_markdown(post.content)  # unwrapped, without comments or link references
     return [
         _document(
-            doc_id_of(root, path, source), source, kind, path, meta, post.content, default_acl
+            doc_id_of(root, path, source), source, kind, path, meta, body, default_acl
         )
     ]
 

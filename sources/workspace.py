@@ -84,7 +84,7 @@ def users_of(config: dict[str, Any]) -> list[User]:
 
 
 #: Bump when ingestion changes what it writes, so existing indexes are rebuilt.
-INDEX_FORMAT = "6"
+INDEX_FORMAT = "7"
 
 
 def _fingerprint(root: Path) -> str:

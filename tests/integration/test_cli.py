@@ -167,3 +167,32 @@ def test_the_demo_index_is_the_same_file_for_every_install(tmp_path: Path) -> No
     assert path.name == "demo.sqlite" and path.read_bytes().startswith(b"an index")
     assert not old.exists()
     assert index_path(settings, tmp_path / "mine") != index_path(settings, tmp_path / "other")
+
+
+def test_answers_over_hard_wrapped_markdown_quote_whole_clean_sentences(tmp_path: Path) -> None:
+    docs = tmp_path / "api"
+    docs.mkdir()
+    (docs / "path.md").write_text(
+        "# Path\n\n<!-- YAML\nadded: v0.1.16\n-->\n\n## path.join([...paths])\n\n"
+        "The `path.join()` method joins all given `path` segments together using the\n"
+        "platform-specific separator as a delimiter, then normalizes the resulting\n"
+        "path. See the [path docs][] for more.\n\n"
+        "```js\npath.join('/foo', 'bar', 'baz/asdf', 'quux', '..');\n```\n\n"
+        "[path docs]: https://nodejs.org/api/path.html\n"
+    )
+    added = cli(
+        "index", str(docs), "--source", "api", "--kind", "docs", "--acl", "group:everyone",
+        data_dir=tmp_path,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    done = cli(
+        "ask", "What does path.join do with the path segments?", "--user", "bob", "--json",
+        "--source", "api", data_dir=tmp_path,
+    )  # fmt: skip
+    answer = json.loads(done.stdout)["answer"]
+    assert (
+        "The `path.join()` method joins all given `path` segments together using the "
+        "platform-specific separator as a delimiter, then normalizes the resulting path."
+    ) in answer
+    for junk in ("<!--", "YAML", "[path docs]", "```", "using the\n"):
+        assert junk not in answer, junk

@@ -1,0 +1,61 @@
+"""Quotable units of real, hard-wrapped Markdown: whole sentences, steps, never markup."""
+
+from __future__ import annotations
+
+from providers.text import sentences
+from sources.markdown_text import readable_markdown
+
+DOC = """# Path
+
+<!-- YAML
+added: v0.1.16
+-->
+
+## path.join([...paths])
+
+The `path.join()` method joins all given `path` segments together using the
+platform-specific separator as a delimiter, then normalizes the resulting
+path. See the [path docs][] for more.
+
+* `timeout` {number} Milliseconds to wait.
+  Default: `30000`.
+
+To set up SSO:
+
+1. Sign in as an admin.
+2. Choose **Create App Integration**, then
+   select SAML 2.0.
+
+```js
+path.join('/foo', 'bar');
+```
+
+[path docs]: https://nodejs.org/api/path.html
+"""
+
+
+def test_hard_wrapped_markdown_becomes_whole_clean_units() -> None:
+    units = sentences(readable_markdown(DOC))
+    assert units[0] == (
+        "The `path.join()` method joins all given `path` segments together using the "
+        "platform-specific separator as a delimiter, then normalizes the resulting path."
+    )
+    assert "`timeout` {number} Milliseconds to wait. Default: `30000`." in units
+    assert "1. Sign in as an admin.\n2. Choose Create App Integration, then select SAML 2.0." in (
+        units
+    )
+    assert "```js\npath.join('/foo', 'bar');\n```" in units  # whole, fences included
+    text = "\n".join(units)
+    for junk in ("<!--", "YAML", "added:", "https://nodejs.org", "[path docs]", "**", "# Path"):
+        assert junk not in text, junk
+
+
+def test_plain_text_with_line_breaks_is_not_cut_at_each_line() -> None:
+    units = sentences("The gateway moved to vpn2.example for\nevery new laptop. Restart it.")
+    assert units == ["The gateway moved to vpn2.example for every new laptop.", "Restart it."]
+
+
+def test_a_line_that_completes_a_sentence_stays_with_it() -> None:
+    assert sentences("Requests time out after a while.\nDefault: 30 seconds.") == [
+        "Requests time out after a while. Default: 30 seconds."
+    ]
