@@ -18,7 +18,13 @@ STOPWORDS = frozenset(
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself
     yourselves please tell know need want get got use using used also may might must shall
-    let us anyone someone something thing things way new one per every via""".split()
+    let us anyone someone something thing things way new one per every via much many often
+    whose whether exactly currently""".split()
+)
+#: Chinese function words a question is made of, which no answer needs to contain.
+_CJK_STOPWORDS = frozenset(
+    "的 了 是 在 和 与 或 吗 呢 吧 啊 什么 怎么 怎样 如何 哪 哪里 哪些 哪个 谁 为什么 多少 几 "
+    "有 有没有 是否 请问 一个 这个 那个 我 你 他 她 它 我们 你们 他们 要 会 能 可以 被 把".split()
 )
 
 _WORD = re.compile(
@@ -151,10 +157,16 @@ def numbers(text: str) -> set[str]:
 
 
 def display_words(text: str) -> list[str]:
-    """Distinct original-case words of ``text`` without stopwords, in order."""
+    """Distinct original-case words of ``text`` without stopwords, in order.
+
+    Runs of Chinese characters are segmented into words, as ``words`` does.
+    """
     seen: dict[str, str] = {}
     for token in _WORD.findall(text):
-        low = token.lower()
-        if low not in STOPWORDS and len(low) > 1 and low not in seen:
-            seen[low] = token
+        parts = _segment_cjk(token) if _CJK.match(token) else (token,)
+        for part in parts:
+            low = part.lower()
+            if low not in STOPWORDS and low not in _CJK_STOPWORDS and low not in seen:
+                if len(low) > 1 or _CJK.match(low):
+                    seen[low] = part
     return list(seen.values())
