@@ -9,6 +9,7 @@ a written answer.
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import re
 from itertools import combinations
 from typing import Any
@@ -30,6 +31,7 @@ from nodes.evidence import (
     relevance,
     render_evidence,
 )
+from nodes.freshness import effective_words, verdict
 from nodes.prompts import FORCED_NOTE
 from nodes.services import Services, get_services
 from providers.chat import (
@@ -105,8 +107,12 @@ def resolve_versions(evidence: list[Evidence]) -> tuple[list[Evidence], list[str
     return pool, notes
 
 
-def find_conflicts(candidates: list[tuple[str, Evidence]]) -> list[Conflict]:
-    """Pairs of sentences from different documents on one topic that state different facts."""
+def find_conflicts(candidates: list[tuple[str, Evidence]], today: dt.date) -> list[Conflict]:
+    """Pairs of sentences from different documents on one topic that state different facts.
+
+    Authority decides which to trust, unless the less authoritative one is newer and announces
+    a change already in effect (``freshness``): then the older article is out of date.
+    """
     conflicts: list[Conflict] = []
     seen_pairs: set[tuple[str, str]] = set()
     for (sa, ea), (sb, eb) in combinations(candidates, 2):
@@ -123,14 +129,31 @@ def find_conflicts(candidates: list[tuple[str, Evidence]]) -> list[Conflict]:
         seen_pairs.add(pair)  # type: ignore[arg-type]
         if ea["authority"] != eb["authority"]:
             trust, other = (ea, eb) if ea["authority"] > eb["authority"] else (eb, ea)
-            reason = (
-                f"the {KIND_LABELS.get(trust['kind'], 'source')} is the more authoritative source"
+            text = {ea["source_id"]: sa, eb["source_id"]: sb}
+            label = {e["source_id"]: KIND_LABELS.get(e["kind"], "source") for e in (ea, eb)}
+            reason = f"the {label[trust['source_id']]} is the more authoritative source"
+            change = (
+                verdict(text[other["source_id"]], other["updated_at"], today)
+                if newer(other, trust)
+                else None
             )
-            if newer(other, trust):
+            when = (other["updated_at"] or "")[:10]
+            effective = effective_words(text[other["source_id"]], other["updated_at"])
+            if change == "current":
+                reason = (
+                    f"the newer {label[other['source_id']]} ({when}) announces a change"
+                    f"{effective}; the {label[trust['source_id']]} is out of date"
+                )
+                trust, other = other, trust
+            elif change == "upcoming":
                 reason += (
-                    f", but the {KIND_LABELS.get(other['kind'], 'source')} is newer "
-                    f"({(other['updated_at'] or '')[:10]}) and may report a change not yet "
-                    "written down — confirm with its author"
+                    f"; the newer {label[other['source_id']]} ({when}) announces a change"
+                    f"{effective}, upcoming"
+                )
+            elif newer(other, trust):
+                reason += (
+                    f", but the {label[other['source_id']]} is newer ({when}) and may report "
+                    "a change not yet written down — confirm with its author"
                 )
         else:
             trust, other = (ea, eb) if newer(ea, eb) or not newer(eb, ea) else (eb, ea)
@@ -219,6 +242,26 @@ async def extractive_answer(
     lines = [quote_line(s, ev["source_id"]) for s, ev, _ in chosen]
     relevant = [(s, ev) for (s, ev), score in ranked if score >= MIN_SENTENCE_SCORE][:16]
     return lines, relevant, quoted
+
+
+def current_first(lines: list[str], conflicts: list[Conflict]) -> list[str]:
+    """Quotes of a fact now in effect before those of the article it made out of date.
+
+    A quote the newer statement superseded says so ("out of date").
+    """
+    stale: set[str] = set()  # the superseded sentences themselves
+    current: set[str] = set()
+    for c in conflicts:
+        if "out of date" in c["reason"]:
+            current.add(c["trust"])
+            stale |= {claim["text"] for claim in c["claims"] if claim["id"] != c["trust"]}
+    ordered = sorted(lines, key=lambda line: 0 if any(f"[src:{i}]" in line for i in current) else 1)
+    return [
+        line.replace("- ", "- (out of date) ", 1)
+        if any(line.startswith(f"- {text} [src:") for text in stale)
+        else line
+        for line in ordered
+    ]
 
 
 def quote_line(unit: str, source_id: str) -> str:
@@ -322,7 +365,8 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
     pool, notes = resolve_versions(by_authority(evidence))
     model = chat_model_for(services, state)
     lines, relevant, quoted = await extractive_answer(state, ctx, pool)
-    conflicts = find_conflicts(relevant)
+    conflicts = find_conflicts(relevant, dt.datetime.fromtimestamp(now(), dt.UTC).date())
+    lines = current_first(lines, conflicts)
     tokens = 0
     calls: list[ModelCall] = []
     mode = "extractive"
@@ -366,10 +410,8 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
             body = "\n".join([EXTRACTIVE_HEADER, *lines]) if lines else NOTHING_FOUND
     else:
         body = "\n".join([EXTRACTIVE_HEADER, *lines]) if lines else NOTHING_FOUND
-    if mode == "extractive":
-        extra = conflict_lines(conflicts) + notes
-        if extra:
-            body += "\n\n" + "\n".join(extra)
+    if mode == "extractive" and notes:  # conflicts travel apart (shown once, by the client)
+        body += "\n\n" + "\n".join(notes)
     unanswered = unanswered_of(state, ctx, forced, bool(pool))
     if mode == "extractive" and (wrong_person := misattributed(state["question"], quoted, pool)):
         unanswered.insert(0, wrong_person)

@@ -184,6 +184,12 @@ def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
         return
     print(f"\nAnswer ({values.get('mode')} mode):\n")
     print(values.get("answer", ""))
+    for c in values.get("conflicts", []):
+        a, b = c["claims"]
+        print(
+            f"\nSources disagree: “{a['text']}” [src:{a['id']}] versus “{b['text']}” "
+            f"[src:{b['id']}]. Trust [src:{c['trust']}]: {c['reason']}."
+        )
     if citations:
         print("\nCitations:")
         for c in citations:

@@ -633,6 +633,12 @@ document.addEventListener("DOMContentLoaded", () => {
     localStorage.removeItem(KEY);
     forgetLive();
     view.thread = null;
+    // nothing of this user's stays in the page for the next one, not even hidden
+    $("thread-list").replaceChildren();
+    $("turns").replaceChildren();
+    resetCurrent();
+    $("current-question").textContent = "";
+    $("current").hidden = true;
     showSignIn("");
   });
   $("new-thread").addEventListener("click", () => {

@@ -22,9 +22,22 @@ async def test_a_message_contradicting_the_knowledge_base_is_called_out(demo) ->
     [conflict] = run.output["conflicts"]
     ids = {c["id"] for c in conflict["claims"]}
     assert ids == {"kb/travel-expenses#0", "chat/finance-announcements/m002#0"}
-    assert conflict["trust"] == "kb/travel-expenses#0"
-    assert "newer" in conflict["reason"]
-    assert "$50" in run.output["answer"] and "$75" in run.output["answer"]
+    # the finance announcement's change took effect on 1 November: the article is out of date
+    assert conflict["trust"] == "chat/finance-announcements/m002#0"
+    assert "effective 1 November 2026" in conflict["reason"]
+    assert "out of date" in conflict["reason"]
+    answer = run.output["answer"]
+    assert answer.index("$75") < answer.index("$50")  # the current fact first
+    assert "(out of date) Meals:" in answer
+    assert "Sources disagree" not in answer  # the conflict is shown once, apart
+
+
+async def test_the_vpn_answer_gives_the_new_gateway_first(demo) -> None:
+    run = await run_graph("How do I connect to the VPN from a new laptop?", Context(user="bob"))
+    answer = run.output["answer"]
+    assert answer.index("vpn2.fernhill.example") < answer.index("vpn.fernhill.example on UDP")
+    assert "(out of date) The VPN gateway is vpn.fernhill.example" in answer
+    assert any("out of date" in c["reason"] for c in run.output["conflicts"])
 
 
 async def test_deprecated_sso_guide_gives_way_to_its_replacement(demo) -> None:

@@ -182,6 +182,8 @@ def test_a_second_user_never_sees_the_first_users_threads(page: Page, site: dict
     wait_done(page)
     expect(page.locator("#thread-list")).to_contain_text("Project Nightjar")
     page.get_by_role("button", name="Sign out").click()
+    # signed out, alice's threads and answer are gone from the page, not merely hidden
+    assert "Nightjar" not in page.locator("#app").inner_html()
     sign_in(page, site, "bob")
     expect(page.locator("#thread-list")).not_to_contain_text("Project Nightjar")
     listed = httpx.get(

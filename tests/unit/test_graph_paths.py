@@ -137,8 +137,10 @@ async def test_conflicting_message_is_called_out_with_which_to_trust(services) -
     assert len(conflicts) == 1
     ids = {c["id"] for c in conflicts[0]["claims"]}
     assert ids == {"kb/travel#0", "chat/m2#0"}
-    assert conflicts[0]["trust"] == "kb/travel#0"
-    assert "Sources disagree" in run.output["answer"]
+    # "From 1 November …" (written 3 November 2026) announces a change already in effect
+    assert conflicts[0]["trust"] == "chat/m2#0"
+    assert "out of date" in conflicts[0]["reason"]
+    assert run.output["answer"].index("$75") < run.output["answer"].index("$50")
 
 
 def llm(*replies: str) -> GenericFakeChatModel:

@@ -1,0 +1,114 @@
+"""Freshness: when a newer statement announcing a change outranks an older, more authoritative one.
+
+Authority ranks sources (knowledge base > documents > messages and notes), but a newer
+statement that announces a change — "from 1 November …", "moved to …", "switched off on
+30 November", "replaces …", "no longer …" — supersedes an older article once the change has
+taken effect: the article is out of date. A change announced for a later date is upcoming,
+and until then the article still holds. The rule, its words and its dates live here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for m in names
+}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+#: Words that announce a change (a new fact replacing an old one).
+CHANGE_WORDS = re.compile(
+    r"\b(?:from|as of|starting|effective|since|moved to|moves to|switched off|switches off|"
+    r"replaces?|replaced|no longer|changed?|changes|up from|down from|instead of|goes live|"
+    r"retired|discontinued|new)\b",
+    re.I,
+)
+_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH})\.?(?:\s+(\d{{4}}))?\b", re.I)
+_MONTH_DAY = re.compile(
+    rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", re.I
+)
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change a statement announces, and when it takes effect."""
+
+    effective: dt.date | None
+    """The date the change takes effect (None: the statement gives none; it is in effect)."""
+
+    def in_effect(self, today: dt.date) -> bool:
+        """Whether the change has taken effect by ``today``."""
+        return self.effective is None or self.effective <= today
+
+
+def dates_in(text: str, year: int) -> list[dt.date]:
+    """Calendar dates written in ``text``; a date without a year is in ``year``."""
+    found: list[dt.date] = []
+    for day, month, y in _DAY_MONTH.findall(text):
+        found += _date(int(y or year), _MONTHS[month.lower()], int(day))
+    for month, day, y in _MONTH_DAY.findall(text):
+        found += _date(int(y or year), _MONTHS[month.lower()], int(day))
+    for y, month, day in _ISO.findall(text):
+        found += _date(int(y), int(month), int(day))
+    return found
+
+
+def _date(year: int, month: int, day: int) -> list[dt.date]:
+    try:
+        return [dt.date(year, month, day)]
+    except ValueError:
+        return []
+
+
+def announced_change(text: str, written: str | None) -> Change | None:
+    """The change ``text`` announces (written on ``written``, ISO), or None for a plain fact.
+
+    The latest date named is when it takes effect ("goes live on 10 November; the old one is
+    switched off on 30 November" is fully in effect from 30 November).
+    """
+    if not CHANGE_WORDS.search(text):
+        return None
+    year = int(written[:4]) if written and written[:4].isdigit() else dt.date.today().year
+    days = dates_in(text, year)
+    return Change(max(days) if days else None)
+
+
+def verdict(newer_text: str, newer_written: str | None, today: dt.date) -> str | None:
+    """How a newer, less authoritative statement stands against an older article.
+
+    ``current``: it announces a change in effect (the article is out of date);
+    ``upcoming``: a change announced for a later date; None: no change announced.
+    """
+    change = announced_change(newer_text, newer_written)
+    if change is None:
+        return None
+    return "current" if change.in_effect(today) else "upcoming"
+
+
+def effective_words(newer_text: str, newer_written: str | None) -> str:
+    """``effective 1 November 2026`` (or nothing when no date is given)."""
+    change = announced_change(newer_text, newer_written)
+    if change is None or change.effective is None:
+        return ""
+    day = change.effective
+    return f" effective {day.day} {day.strftime('%B')} {day.year}"
