@@ -143,11 +143,7 @@ def markdown_document(
         raise IngestError(f"{path}{line}: front matter is not valid YAML ({problem})") from exc
     meta: dict[str, Any] = dict(post.metadata)
     body = readable_markdown(post.content)  # unwrapped, without comments or link references
-    return [
-        _document(
-            doc_id_of(root, path, source), source, kind, path, meta, body, default_acl
-        )
-    ]
+    return [_document(doc_id_of(root, path, source), source, kind, path, meta, body, default_acl)]
 
 
 def html_document(
