@@ -40,6 +40,22 @@ def feedback_terms(state: SearchState, limit: int = 3) -> list[str]:
     return [shown[k] for k in sorted(weights, key=lambda k: -weights[k])[:limit]]
 
 
+def thread_terms(state: SearchState, limit: int = 4) -> list[str]:
+    """Words of the thread's earlier questions that this one does not repeat, newest first.
+
+    A follow-up often names its topic only by reference ("When is the retest?" after a
+    question about Project Nightjar's penetration test).
+    """
+    asked = term_set(state["question"])
+    out: dict[str, str] = {}
+    for turn in reversed(state.get("turns", [])):
+        for word in display_words(turn["question"]):
+            key = stem(word.lower())
+            if key not in asked and not word.isdigit():
+                out.setdefault(key, word)
+    return list(out.values())[:limit]
+
+
 def extractive_variants(state: SearchState) -> list[str]:
     """Gap questions, then feedback and bridging variants, then the original question."""
     question = state["question"]
@@ -47,6 +63,9 @@ def extractive_variants(state: SearchState) -> list[str]:
     candidates = list(state["verdict"].get("gap_questions", []))
     if state["budget"]["rounds"] == 0:
         candidates.append(core)
+        earlier = thread_terms(state)
+        if earlier:  # a follow-up ("the retest", "it") searched with the thread's topic
+            candidates.append(f"{core} {' '.join(earlier)}")
     else:
         bridge = state.get("bridge_terms", [])[:3]
         if bridge:

@@ -19,7 +19,7 @@ STOPWORDS = frozenset(
     what when where which while who whom why will with would you your yours yourself
     yourselves please tell know need want get got use using used also may might must shall
     let us anyone someone something thing things way new one per every via much many often
-    whose whether exactly currently""".split()
+    whose whether exactly currently already""".split()
 )
 #: Chinese function words a question is made of, which no answer needs to contain.
 _CJK_STOPWORDS = frozenset(

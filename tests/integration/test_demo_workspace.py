@@ -77,3 +77,16 @@ async def test_the_same_question_reaches_the_restricted_documents_for_alice(demo
     )
     docs = {c["doc_id"] for c in run.output["citations"]}
     assert "docs/security/nightjar-pentest" in docs
+
+
+async def test_a_follow_up_is_searched_with_the_threads_topic(demo) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    saver = InMemorySaver()
+    ctx = Context(user="alice")
+    await run_graph("What did the Project Nightjar penetration test find?", ctx, "t", saver)
+    run = await run_graph("When is the retest, and what was fixed already?", ctx, "t", saver)
+    first = run.node_events("expand_query")[0]["detail"]["queries"]
+    assert any("Nightjar" in q for q in first)  # the topic comes from the earlier turn
+    kept = {e["source_id"] for e in run.state.values["evidence"] if e["kept_by"] != "none"}
+    assert "chat/security/m006#0" in kept  # alice's own message: the password was rotated
