@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 import numpy as np
@@ -101,8 +101,16 @@ class RedisIndex:
         raw = self.r.hgetall(f"{self.prefix}hashes:{source}")
         return {k.decode(): v.decode() for k, v in raw.items()}  # type: ignore[union-attr]
 
-    def passage_vectors(self, texts: list[str], store: bool = True) -> list[np.ndarray]:
-        """Vectors by content hash from the cache; only the missing ones are computed."""
+    def passage_vectors(
+        self,
+        texts: list[str],
+        store: bool = True,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[np.ndarray]:
+        """Vectors by content hash from the cache; only the missing ones are computed.
+
+        ``progress(done, total)`` follows each batch computed, as on the SQLite index.
+        """
         key = f"{self.prefix}emb:{self.embedder.name}"
         hashes = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
         cached = self.r.hmget(key, hashes) if hashes else []
@@ -114,16 +122,20 @@ class RedisIndex:
         missing = [
             (h, t) for h, t in dict(zip(hashes, texts, strict=True)).items() if h not in found
         ]
-        for start in range(0, len(missing), 256):
-            part = missing[start : start + 256]
+        for start in range(0, len(missing), 64):
+            part = missing[start : start + 64]
             vecs = self.embedder.embed_passages([t for _, t in part])
+            if progress is not None:
+                progress(start + len(part), len(missing))
             for (h, _), v in zip(part, vecs, strict=True):
                 found[h] = v.astype(np.float32)
             if store:
                 self.r.hset(key, mapping={h: found[h].tobytes() for h, _ in part})
         return [found[h] for h in hashes]
 
-    def upsert(self, docs: Iterable[IndexedDocument]) -> int:
+    def upsert(
+        self, docs: Iterable[IndexedDocument], progress: Callable[[int, int], None] | None = None
+    ) -> int:
         """Write documents (replacing older versions); returns the number of chunks written.
 
         A document id given twice is written once (the last one): ids are the primary key.
@@ -131,7 +143,7 @@ class RedisIndex:
         docs = list({d.doc_id: d for d in docs}.values())
         pairs = [(d, c) for d in docs for c in d.chunks]
         texts = [embed_text(d.title, c.get("heading", ""), c["text"]) for d, c in pairs]
-        vectors = self.passage_vectors(texts)
+        vectors = self.passage_vectors(texts, progress=progress)
         self.delete(d.doc_id for d in docs)
         pipe = self.r.pipeline(transaction=False)
         for d in docs:
