@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from server.auth import add_key_to_file
-from tests.integration.processes import Proc, start_app, start_model_server, start_redis
+from tests.integration.processes import (
+    Proc,
+    llm_server_env,
+    shared_redis,
+    start_app,
+    start_model_server,
+    start_redis,
+)
 from tests.integration.sse_client import Stream, read
 
 LOCK_TTL_MS = 3000
@@ -26,10 +32,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     tmp = tmp_path_factory.mktemp("server")
     procs: list[Proc] = []
     try:
-        redis_url = os.environ.get("SEEKGRAPH_TEST_REDIS_URL")  # started by .ci/run
-        if redis_url is None:
-            redis_proc, redis_url = start_redis(tmp)
-            procs.append(redis_proc)
+        redis_url = shared_redis(tmp, procs)  # .ci/run's, or one of our own
         model = start_model_server(tmp, delay=0.05, tokens=60, first_delay=1.6)
         procs.append(model)
         keys = tmp / "keys.json"
@@ -39,16 +42,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             "model": model,
             "alice": add_key_to_file(keys, "alice"),
             "bob": add_key_to_file(keys, "bob"),
-            "env": {
-                "SEEKGRAPH_REDIS_URL": redis_url,
-                "SEEKGRAPH_API_KEYS_FILE": keys,
-                "SEEKGRAPH_INTERNAL_TOKEN": "test-internal-secret",
-                "SEEKGRAPH_LLM_MODEL": "test-model",
-                "SEEKGRAPH_LLM_BASE_URL": model.url + "/v1",
-                "SEEKGRAPH_LLM_API_KEY": "unused",
-                "SEEKGRAPH_HEARTBEAT_SECONDS": "0.5",
-                "SEEKGRAPH_LOCK_TTL_MS": LOCK_TTL_MS,
-            },
+            "env": llm_server_env(redis_url, model, keys, SEEKGRAPH_LOCK_TTL_MS=LOCK_TTL_MS),
         }
         world["a"] = start_app(tmp, "a", world["env"])
         procs.append(world["a"])

@@ -11,10 +11,11 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context
 from nodes.check_answer import check_answer
+from nodes.conflicts import facts
 from nodes.evaluate import evaluate
 from nodes.expand_query import expand_query
 from nodes.filter_results import filter_results
-from nodes.integrate import facts, integrate
+from nodes.integrate import integrate
 from nodes.prepare import prepare
 from nodes.read_documents import read_documents
 from nodes.search_source import search_source
