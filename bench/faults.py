@@ -50,7 +50,15 @@ from bench.fault_inputs import (
 from bench.report import command_line, write
 from server.auth import add_key_to_file
 from tests.integration.conftest import free_port
-from tests.integration.processes import Proc, start_app, start_model_server, start_redis
+from tests.integration.processes import (
+    Proc,
+    auth,
+    new_thread,
+    script_model,
+    start_app,
+    start_model_server,
+    start_redis,
+)
 from tests.integration.sse_client import Stream, parse, read
 
 QUESTION = {"question": "How do I connect to the VPN from a new laptop?"}
@@ -71,20 +79,6 @@ KILL_POINTS = [
 ]
 
 
-def auth(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
-
-
-def new_thread(c: httpx.Client, base: str, key: str) -> str:
-    r = c.post(f"{base}/threads", headers=auth(key))
-    r.raise_for_status()
-    return str(r.json()["thread_id"])
-
-
-def script(model: Proc, *steps: dict[str, Any]) -> None:
-    httpx.post(model.url + "/script", json=list(steps)).raise_for_status()
-
-
 def everything(c: httpx.Client, base: str, key: str, thread: str, stream: Stream) -> str:
     """All a user can see of a run: its events, the thread's state and history."""
     state = c.get(f"{base}/threads/{thread}/state", headers=auth(key)).text
@@ -99,7 +93,7 @@ def canaries(w: dict[str, Any], rounds: int) -> dict[str, Any]:
     with httpx.Client(timeout=120) as c:
         for mode in ("llm", "extractive")[:rounds]:
             for question in BOB_QUESTIONS:
-                script(w["model"])
+                script_model(w["model"])
                 thread = new_thread(c, a, bob)
                 body = {"question": question, "mode": mode}
                 s = read(c, "POST", f"{a}/threads/{thread}/runs", json=body, headers=auth(bob))
@@ -177,7 +171,7 @@ def kill_trials(w: dict[str, Any], tmp: Path, points: list[str]) -> dict[str, An
         try:
             with httpx.Client(timeout=120) as c:
                 thread = new_thread(c, origin.url, key)
-                script(w["model"], {}, {}, {}, {"sleep": 1})
+                script_model(w["model"], {}, {}, {}, {"sleep": 1})
                 first = stream_until(c, f"{origin.url}/threads/{thread}/runs", point, key)
                 origin.kill()
                 second = read(
@@ -204,7 +198,7 @@ def pause_trials(w: dict[str, Any], tmp: Path, points: list[str]) -> dict[str, A
         try:
             with httpx.Client(timeout=120) as c:
                 thread = new_thread(c, holder.url, key)
-                script(w["model"], {}, {}, {}, {"sleep": 1})
+                script_model(w["model"], {}, {}, {}, {"sleep": 1})
                 first = stream_until(c, f"{holder.url}/threads/{thread}/runs", point, key)
                 holder.popen.send_signal(signal.SIGSTOP)
                 time.sleep(w["ttl_s"] + 1)
@@ -244,7 +238,7 @@ def redis_restart(w: dict[str, Any], tmp: Path) -> dict[str, Any]:
                 return {"recovered": False}
             time.sleep(0.1)
         ready_after = time.monotonic() - started
-        script(w["model"])
+        script_model(w["model"])
         thread = new_thread(c, a, key)
         s = read(c, "POST", f"{a}/threads/{thread}/runs", json=QUESTION, headers=auth(key))
         history = c.get(f"{a}/threads/{thread}/history", headers=auth(key))
@@ -256,7 +250,7 @@ def bad_input(w: dict[str, Any]) -> dict[str, Any]:
     a, key = w["a"].url, w["alice"]
     with httpx.Client(timeout=60) as c:
         thread = new_thread(c, a, key)
-        script(w["model"])
+        script_model(w["model"])
         read(c, "POST", f"{a}/threads/{thread}/runs", json=QUESTION, headers=auth(key))
         before = c.get(f"{a}/threads/{thread}/state", headers=auth(key)).json()["checkpoint_id"]
         statuses = []
@@ -264,7 +258,7 @@ def bad_input(w: dict[str, Any]) -> dict[str, Any]:
             what = repr((case.get("body") or b"")[:50]) or case["path"][:60]
             statuses.append((case["method"], what, raw_request(a, case, key)))
         after = c.get(f"{a}/threads/{thread}/state", headers=auth(key)).json()["checkpoint_id"]
-        script(w["model"])
+        script_model(w["model"])
         ok = read(c, "POST", f"{a}/threads/{thread}/runs", json=QUESTION, headers=auth(key))
     fives = [s for s in statuses if s[2] >= 500 or s[2] == 0]
     return {

@@ -213,3 +213,20 @@ def llm_server_env(redis_url: str, model: Proc, keys: Path, **extra: Any) -> dic
         "SEEKGRAPH_LOCK_TTL_MS": 3000,
         **extra,
     }
+
+
+def auth(key: str) -> dict[str, str]:
+    """The header that carries an API key."""
+    return {"Authorization": f"Bearer {key}"}
+
+
+def new_thread(client: httpx.Client, base: str, key: str) -> str:
+    """A new thread on the server at ``base``, owned by the key's user."""
+    r = client.post(f"{base}/threads", headers=auth(key))
+    assert r.status_code == 201, r.text
+    return str(r.json()["thread_id"])
+
+
+def script_model(model: Proc, *steps: dict[str, Any]) -> None:
+    """Script the test model server's next replies (see ``tests.fakes.model_server``)."""
+    httpx.post(model.url + "/script", json=list(steps)).raise_for_status()

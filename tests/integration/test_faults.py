@@ -23,7 +23,10 @@ from server.auth import add_key_to_file
 from tests.integration.conftest import free_port
 from tests.integration.processes import (
     Proc,
+    auth,
     llm_server_env,
+    new_thread,
+    script_model,
     start_app,
     start_model_server,
     start_redis,
@@ -61,20 +64,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         world["redis"].stop()
 
 
-def auth(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
-
-
-def new_thread(c: httpx.Client, base: str, key: str) -> str:
-    r = c.post(f"{base}/threads", headers=auth(key))
-    assert r.status_code == 201, r.text
-    return r.json()["thread_id"]
-
-
-def script(model: Proc, *steps: dict) -> None:
-    httpx.post(model.url + "/script", json=list(steps)).raise_for_status()
-
-
 def raw_get(base: str, path: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, str]:
     """A GET with header bytes exactly as given (clients refuse to send some of them)."""
     host, port = base.removeprefix("http://").split(":")
@@ -102,7 +91,7 @@ def test_bad_input_is_a_4xx_that_says_what_to_fix_and_locks_nothing(world) -> No
     key = auth(world["alice"])
     with httpx.Client(timeout=30) as c:
         thread = new_thread(c, a, world["alice"])
-        script(world["model"])
+        script_model(world["model"])
         read(c, "POST", f"{a}/threads/{thread}/runs", json=QUESTION, headers=key)
         before = c.get(f"{a}/threads/{thread}/state", headers=key).json()
         bodies = [
@@ -149,7 +138,7 @@ def test_reconnecting_to_a_finished_run_on_its_origin_ends_with_end(world) -> No
     key = auth(world["alice"])
     with httpx.Client() as c:
         thread = new_thread(c, a, world["alice"])
-        script(world["model"])
+        script_model(world["model"])
         first = read(c, "POST", f"{a}/threads/{thread}/runs", json=QUESTION, headers=key)
         again = read(c, "GET", f"{a}/threads/{thread}/stream", headers=key)
     assert [f.event for f in again.frames] == ["snapshot", "end"]
@@ -172,7 +161,7 @@ def test_an_interrupted_run_resumes_on_its_own_instance(world) -> None:
     key = auth(world["alice"])
     with httpx.Client() as c:
         thread = new_thread(c, a, world["alice"])
-        script(world["model"], {}, {}, {}, {"fail_after": 3})  # the answer's stream drops
+        script_model(world["model"], {}, {}, {}, {"fail_after": 3})  # the answer's stream drops
         first = read(c, "POST", f"{a}/threads/{thread}/runs", json=QUESTION, headers=key)
         assert first.of("end")[0].data["status"] == "interrupted"
         second = read(
@@ -195,7 +184,7 @@ def test_redis_restarted_empty_recovers_without_a_server_restart(world) -> None:
     key = auth(world["alice"])
     with httpx.Client(timeout=30) as c:
         old = new_thread(c, a, world["alice"])
-        script(world["model"])
+        script_model(world["model"])
         read(c, "POST", f"{a}/threads/{old}/runs", json=QUESTION, headers=key)
         world["redis"].kill()
         world["redis"], _ = start_redis(world["tmp"], world["redis_port"])  # empty
@@ -263,7 +252,7 @@ def test_a_holder_paused_after_evaluate_never_moves_the_state_backwards(world) -
     try:
         with httpx.Client(timeout=60) as c:
             thread = new_thread(c, holder.url, world["alice"])
-            script(world["model"], {}, {}, {}, {"sleep": 2})  # the answer starts slowly
+            script_model(world["model"], {}, {}, {}, {"sleep": 2})  # the answer starts slowly
             first = read_until_node(
                 c, f"{holder.url}/threads/{thread}/runs", "evaluate", json=QUESTION, headers=key
             )

@@ -30,7 +30,7 @@ from providers.chat import (
 )
 from providers.cohere_rerank import CohereReranker
 from providers.rerank import LocalReranker
-from tests.integration.processes import Proc, start_cohere_server, start_model_server
+from tests.integration.processes import Proc, script_model, start_cohere_server, start_model_server
 
 VERDICT = '{"action": "answer", "reason": "enough", "read_doc_ids": [], "gap_questions": []}'
 PROMPT = "<role>You decide whether the evidence is enough to answer a question.</role>"
@@ -50,10 +50,6 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Proc
             p.stop()
 
 
-def script(server: Proc, *steps: dict[str, Any]) -> None:
-    httpx.post(server.url + "/script", json=list(steps)).raise_for_status()
-
-
 def calls(server: Proc) -> int:
     return int(httpx.get(server.url + "/calls").json()["calls"])
 
@@ -63,8 +59,8 @@ def config(server: Proc, name: str, timeout: float = 2.0) -> ChatModelConfig:
 
 
 def pair(servers: dict[str, Proc]) -> Any:
-    script(servers["primary"])
-    script(servers["backup"])
+    script_model(servers["primary"])
+    script_model(servers["backup"])
     return load_chat_model(
         config(servers["primary"], "primary-model"), config(servers["backup"], "backup-model")
     )
@@ -77,7 +73,7 @@ def pair(servers: dict[str, Proc]) -> Any:
 )
 async def test_retryable_failures_switch_to_the_backup(servers, failure) -> None:
     model = pair(servers)
-    script(servers["primary"], failure)
+    script_model(servers["primary"], failure)
     before = calls(servers["backup"])
     decision, _, served, repaired = await ainvoke_structured(model, PROMPT, EvaluateDecision)
     assert decision.action == "answer" and not repaired
@@ -88,7 +84,7 @@ async def test_retryable_failures_switch_to_the_backup(servers, failure) -> None
 @pytest.mark.parametrize("status", [400, 401, 422])
 async def test_client_errors_do_not_switch_and_say_what_to_fix(servers, status) -> None:
     model = pair(servers)
-    script(servers["primary"], {"status": status})
+    script_model(servers["primary"], {"status": status})
     before = calls(servers["backup"])
     with pytest.raises(
         ModelClientError, match=rf"refused the request \({status}\).*check the model"
@@ -99,8 +95,8 @@ async def test_client_errors_do_not_switch_and_say_what_to_fix(servers, status) 
 
 async def test_both_models_down_is_unavailable(servers) -> None:
     model = pair(servers)
-    script(servers["primary"], {"status": 503})
-    script(servers["backup"], {"status": 503})
+    script_model(servers["primary"], {"status": 503})
+    script_model(servers["backup"], {"status": 503})
     with pytest.raises(ModelUnavailableError):
         await ainvoke_structured(model, PROMPT, EvaluateDecision)
 
@@ -118,7 +114,7 @@ async def test_no_switch_once_answer_tokens_were_streamed(servers) -> None:
     from langgraph.runtime import Runtime
 
     model = pair(servers)
-    script(servers["primary"], {"fail_after": 4})
+    script_model(servers["primary"], {"fail_after": 4})
     writer = Writer()
     before = calls(servers["backup"])
     with pytest.raises(AnswerInterruptedError, match="after 4 answer tokens"):
@@ -130,7 +126,7 @@ async def test_no_switch_once_answer_tokens_were_streamed(servers) -> None:
     assert len(writer.tokens) == 4
     assert calls(servers["backup"]) == before  # no second answer from another model
     # a failure before the first token does switch
-    script(servers["primary"], {"status": 503})
+    script_model(servers["primary"], {"status": 503})
     writer = Writer()
     text, _, served = await stream_answer(
         model,
@@ -151,14 +147,14 @@ async def test_no_switch_once_answer_tokens_were_streamed(servers) -> None:
 )
 async def test_wrapped_json_is_parsed(servers, reply) -> None:
     model = pair(servers)
-    script(servers["primary"], {"content": reply})
+    script_model(servers["primary"], {"content": reply})
     decision, _, served, repaired = await ainvoke_structured(model, PROMPT, EvaluateDecision)
     assert decision.action == "answer" and not repaired and served == "primary-model"
 
 
 async def test_invalid_output_is_repaired_once(servers) -> None:
     model = pair(servers)
-    script(servers["primary"], {"content": '{"action": "maybe"}'}, {"content": VERDICT})
+    script_model(servers["primary"], {"content": '{"action": "maybe"}'}, {"content": VERDICT})
     before = calls(servers["primary"])
     decision, tokens, _, repaired = await ainvoke_structured(model, PROMPT, EvaluateDecision)
     assert repaired and decision.action == "answer"
@@ -187,7 +183,7 @@ async def test_malformed_output_twice_degrades_that_node_and_the_state_says_so(
     servers, embedder
 ) -> None:
     with use_services(graph_services(embedder, servers)):
-        script(servers["primary"], {"content": "no json here"}, {"content": "still none"})
+        script_model(servers["primary"], {"content": "no json here"}, {"content": "still none"})
         out, values = await run(
             "How do I install the WireGuard VPN client?",
             Context(user="bob", fastpass_enabled=False),
@@ -200,7 +196,7 @@ async def test_malformed_output_twice_degrades_that_node_and_the_state_says_so(
 
 async def test_a_full_run_answers_while_the_primary_fails_half_its_calls(servers, embedder) -> None:
     with use_services(graph_services(embedder, servers)):
-        script(servers["primary"], {"alternate": 503})
+        script_model(servers["primary"], {"alternate": 503})
         out, values = await run(
             "How do I install the WireGuard VPN client?",
             Context(user="bob", fastpass_enabled=False),
@@ -210,13 +206,15 @@ async def test_a_full_run_answers_while_the_primary_fails_half_its_calls(servers
     served = [c["model"] for c in values["model_calls"]]
     assert "backup-model" in served and "primary-model" in served, served
     assert all(c["outcome"] == "ok" for c in values["model_calls"])
-    script(servers["primary"])
+    script_model(servers["primary"])
 
 
 async def test_answer_interrupted_mid_stream_fails_the_step_and_resumes(servers, embedder) -> None:
     saver = InMemorySaver()
     with use_services(graph_services(embedder, servers)):
-        script(servers["primary"], {}, {}, {}, {"fail_after": 3})  # expand, grade, evaluate, answer
+        script_model(
+            servers["primary"], {}, {}, {}, {"fail_after": 3}
+        )  # expand, grade, evaluate, answer
         with pytest.raises(AnswerInterruptedError):
             await run(
                 "How do I install the WireGuard VPN client?",
@@ -298,7 +296,7 @@ async def test_images_use_the_vision_model_even_from_history_and_stay_with_their
     cfg = {"configurable": {"thread_id": "img"}}
     ctx = Context(user="bob", fastpass_enabled=False)
     with use_services(services):
-        script(servers["backup"])
+        script_model(servers["backup"])
         await graph.ainvoke(
             {"question": "How do I install the VPN client?", "images": refs}, cfg, context=ctx
         )

@@ -16,7 +16,9 @@ import pytest
 from server.auth import add_key_to_file
 from tests.integration.processes import (
     Proc,
+    auth,
     llm_server_env,
+    new_thread,
     shared_redis,
     start_app,
     start_model_server,
@@ -52,16 +54,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     finally:
         for p in reversed(procs):
             p.stop()
-
-
-def auth(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
-
-
-def new_thread(client: httpx.Client, base: str, key: str) -> str:
-    r = client.post(f"{base}/threads", headers=auth(key))
-    assert r.status_code == 201, r.text
-    return r.json()["thread_id"]
 
 
 QUESTION = {"question": "How do I connect to the VPN from a new laptop?"}
