@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.messages import BaseMessageChunk, HumanMessage
 from langgraph.runtime import Runtime
 
+from nodes.answerable import not_answered
 from nodes.attribution import misattributed
 from nodes.conflicts import conflict_lines, current_first, find_conflicts
 from nodes.context import Context
@@ -31,6 +32,7 @@ from nodes.evidence import (
     render_evidence,
 )
 from nodes.prompts import FORCED_NOTE
+from nodes.question_kind import extra_units, kind_bonus
 from nodes.services import Services, get_services
 from providers.chat import (
     ChatModel,
@@ -102,8 +104,11 @@ def unanswered_of(state: SearchState, ctx: Context, forced: str | None, found: b
 
 async def extractive_answer(
     state: SearchState, ctx: Context, pool: list[Evidence]
-) -> tuple[list[str], list[tuple[str, Evidence]], list[tuple[str, Evidence]]]:
-    """Answer lines quoted from the evidence, the scored candidate sentences, the quoted ones."""
+) -> tuple[list[str], list[tuple[str, Evidence]], list[tuple[str, Evidence, float]]]:
+    """Answer lines quoted from the evidence, the relevant sentences, the quoted ones.
+
+    The quoted ones come best first, each with its score.
+    """
     services = get_services("integrate")
     wants_code = bool(_ASKS_FOR_CODE.search(state["question"]))
     candidates = [
@@ -112,42 +117,92 @@ async def extractive_answer(
         for s in sentences(ev["snippet"])
         if wants_code or not s.startswith("```")  # code is quoted only when asked for
     ]
+    procedures = extra_units(state["question"], pool)
+    candidates += procedures
     if not candidates:
         return [], [], []
-    # A sentence is judged with its document's title: "it found X" needs the topic beside it.
+    # A sentence is judged with its document's title and section: "it found X" needs the
+    # topic beside it.
     scores = await services.reranker.rerank(
-        state["question"], [f"{ev['title']}. {s}" for s, ev in candidates]
+        state["question"], [f"{ev['title']}. {section_of(ev)}{s}" for s, ev in candidates]
     )
     # A chat message's sentence is judged with the messages around it, as its passage was.
     scores = [
         lifted(score, ev["scores"].get("context", 0.0), ctx.quote_context_weight)
         for (_, ev), score in zip(candidates, scores, strict=True)
     ]
-    ranked = sorted(zip(candidates, scores, strict=True), key=lambda cs: -cs[1])
+    # What the kind of question asks for (steps, a value, a definition) ranks first; the
+    # score kept is the sentence's own.
+    steps = frozenset(unit for unit, _ in procedures)
+    bonus = [kind_bonus(state["question"], unit, steps) for unit, _ in candidates]
+    order = sorted(range(len(candidates)), key=lambda i: -(scores[i] + bonus[i]))
+    ranked = [(candidates[i], scores[i]) for i in order]
     qterms = terms(state["question"])
     covered: set[str] = set()
     chosen: list[tuple[str, Evidence, float]] = []
     per_doc: dict[str, int] = {}
-    for (sentence, ev), score in ranked:
-        if len(chosen) >= ctx.max_answer_sentences or score < MIN_SENTENCE_SCORE:
+    for i in order:
+        (sentence, ev), score = candidates[i], scores[i]
+        if len(chosen) >= ctx.max_answer_sentences:
             break
+        if score + bonus[i] < MIN_SENTENCE_SCORE:
+            continue
         sterms = term_set(sentence)
         adds = coverage(qterms, sterms | covered) > coverage(qterms, covered)
         if per_doc.get(ev["doc_id"], 0) >= 3 or (not adds and score < STRONG_SENTENCE_SCORE):
             continue
         if sentence.rstrip().endswith(("?", "？")):  # a question asks; it answers nothing
             continue
+        if any(sentence in unit or unit in sentence for unit, _, _ in chosen):
+            continue  # already quoted as part of steps (or holds a quoted sentence)
         chosen.append((sentence, ev, score))
         covered |= sterms
         per_doc[ev["doc_id"]] = per_doc.get(ev["doc_id"], 0) + 1
     if not chosen:
         # The evidence passed the filter, so quote its best sentence rather than nothing.
         chosen = [(s, ev, score) for (s, ev), score in ranked[:1]]
-    quoted = [(s, ev) for s, ev, _ in chosen]  # best first
-    chosen.sort(key=lambda c: (-c[1]["authority"], -c[2]))
-    lines = [quote_line(s, ev["source_id"]) for s, ev, _ in chosen]
+    quoted = list(chosen)  # best first
+    chosen.sort(key=lambda c: -c[1]["authority"])  # stable: best first within an authority
+    lines = [quote_line(named(s, ev), ev["source_id"]) for s, ev, _ in chosen]
     relevant = [(s, ev) for (s, ev), score in ranked if score >= MIN_SENTENCE_SCORE][:16]
     return lines, relevant, quoted
+
+
+def extractive_body(lines: list[str], quoted: list[tuple[str, Evidence]], gaps: list[str]) -> str:
+    """The quotes under their header; or, when they do not answer, what was not found."""
+    if gaps:
+        return not_found(quoted, gaps)
+    return "\n".join([EXTRACTIVE_HEADER, *lines]) if lines else NOTHING_FOUND
+
+
+def not_found(quoted: list[tuple[str, Evidence]], gaps: list[str]) -> str:
+    """The honest answer when the closest passages do not answer.
+
+    It says what is missing and where we looked (titles only: nothing is quoted or cited).
+    """
+    titles = list(dict.fromkeys(f"“{ev['title']}”" for _, ev in quoted))[:3]
+    return (
+        f"{NOTHING_FOUND} The closest passages ({', '.join(titles)}) do not mention "
+        f"{' or '.join(gaps)}."
+    )
+
+
+def section_of(ev: Evidence) -> str:
+    """The heading a passage sits under (its snippet's ``# heading`` line), as "heading. "."""
+    first = ev["snippet"].split("\n", 1)[0]
+    return f"{first.lstrip('#').strip()}. " if first.startswith("# ") else ""
+
+
+#: A section heading that names an API (``OPT_SORT_KEYS``, ``load_dotenv()``, ``ServerSentEvent``).
+_API_NAME = re.compile(r"^`?(?=[\w.()\[\]-]*(?:[_.(]|[a-z][A-Z]|^[A-Z0-9_]+$))[\w.()\[\]-]+`?$")
+
+
+def named(unit: str, ev: Evidence) -> str:
+    """A sentence from a section headed by an API name says which ("OPT_SORT_KEYS: …")."""
+    section = section_of(ev).removesuffix(". ")
+    if section and _API_NAME.match(section) and section.strip("`") not in unit:
+        return f"{section}: {unit}"
+    return unit
 
 
 def quote_line(unit: str, source_id: str) -> str:
@@ -238,7 +293,14 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
     evidence = kept(state.get("evidence", []))
     pool, notes = resolve_versions(by_authority(evidence))
     model = chat_model_for(services, state)
-    lines, relevant, quoted = await extractive_answer(state, ctx, pool)
+    lines, relevant, scored = await extractive_answer(state, ctx, pool)
+    quoted = [(s, ev) for s, ev, _ in scored]
+    gaps, nothing_answers = not_answered(
+        state["question"],
+        quoted,
+        [score for _, _, score in scored],
+        {ev["source_id"]: section_of(ev) for _, ev in quoted},
+    )
     conflicts = find_conflicts(relevant, dt.datetime.fromtimestamp(now(), dt.UTC).date())
     lines = current_first(lines, conflicts)
     tokens = 0
@@ -281,12 +343,15 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
                     "tokens": 0,
                 }
             )
-            body = "\n".join([EXTRACTIVE_HEADER, *lines]) if lines else NOTHING_FOUND
+            body = extractive_body(lines, quoted, gaps if nothing_answers else [])
     else:
-        body = "\n".join([EXTRACTIVE_HEADER, *lines]) if lines else NOTHING_FOUND
-    if mode == "extractive" and notes:  # conflicts travel apart (shown once, by the client)
+        body = extractive_body(lines, quoted, gaps if nothing_answers else [])
+    if mode == "extractive" and notes and not nothing_answers:  # conflicts travel apart, shown once
         body += "\n\n" + "\n".join(notes)
     unanswered = unanswered_of(state, ctx, forced, bool(pool))
+    if mode == "extractive" and gaps:  # says it more precisely than word coverage does
+        unanswered = [u for u in unanswered if not u.startswith("No source found mentions")]
+        unanswered.insert(0, f"No source found says: {', '.join(gaps)}.")
     if mode == "extractive" and (wrong_person := misattributed(state["question"], quoted, pool)):
         unanswered.insert(0, wrong_person)
     if unanswered and mode == "extractive":

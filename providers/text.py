@@ -32,7 +32,6 @@ _WORD = re.compile(
 )
 _CJK = re.compile(r"[\u3400-\u9FFF\uF900-\uFAFF]")
 _CJK_RUN = re.compile(r"[\u3400-\u9FFF\uF900-\uFAFF]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _NUMBER = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?\s?(?:%|usd|eur|days?|hours?|minutes?)?", re.I)
 
 
@@ -101,47 +100,138 @@ def coverage(question_terms: Iterable[str], text_terms: set[str]) -> float:
     return len(wanted & text_terms) / len(wanted)
 
 
-_BLOCKS = re.compile(r"\n\s*\n")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _ORDERED = re.compile(r"^\s*\d+[.)]\s+")
-_IN_PARAGRAPH_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 #: A line that completes the sentence before it ("Default: 30 s") rather than standing alone.
 _COMPLETES = re.compile(r"^(?:default|defaults to|returns?|type|values?|since)\b\s*:?", re.I)
+#: A lead-in keeps the list it introduces when the list is at most this long.
+_LEAD_IN_LIST_CHARS = 900
+
+
+def blocks(text: str) -> list[str]:
+    """Blank-line separated blocks; a fenced code block is one block, blank lines and all."""
+    out: list[str] = []
+    current: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            if not fenced and current and not _ITEM.match(current[0]):
+                out.append("\n".join(current))
+                current = []
+            fenced = not fenced
+            current.append(line)
+            if not fenced and not _ITEM.match(current[0]):
+                out.append("\n".join(current))
+                current = []
+            continue
+        if not line.strip() and not fenced:
+            if current:
+                out.append("\n".join(current))
+                current = []
+            continue
+        current.append(line)
+    if current:
+        out.append("\n".join(current))
+    return [b.strip("\n") for b in out if b.strip()]
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """Sentences of one paragraph (sentencex: abbreviations such as "e.g." do not end one)."""
+    from sentencex import segment
+
+    language = "zh" if _CJK.search(paragraph) else "en"
+    out: list[str] = []
+    glued = False  # the previous piece ended inside a word ("redis." + "ConnectionPool")
+    for piece in segment(language, paragraph):
+        if glued and out:
+            out[-1] += piece
+        else:
+            out.append(piece)
+        glued = not piece[-1:].isspace() and not _CJK.search(piece[-2:])
+    return [s.strip() for s in out if s.strip()]
+
+
+def _list_units(lines: list[str]) -> list[str]:
+    """A list block: numbered steps stay one unit, in order; each bullet item is one.
+
+    A code fence inside an item becomes a unit of its own.
+    """
+    code: list[str] = []
+    items: list[tuple[bool, str]] = []  # (top level, text)
+    fenced = False
+    for line in lines:
+        fence = line.lstrip().startswith("```")
+        if fence or fenced:
+            code.append(line.strip() if fence else line)
+            fenced = fenced != fence
+            continue
+        if _ITEM.match(line) or not items:
+            items.append((not line[:1].isspace(), line.strip()))
+        else:  # a wrapped continuation of the item above
+            top, text = items[-1]
+            items[-1] = (top, f"{text} {line.strip()}")
+    top_level = [text for top, text in items if top]
+    if len(top_level) > 1 and all(_ORDERED.match(text) for text in top_level):
+        return ["\n".join(text for _, text in items), *(["\n".join(code)] if code else [])]
+    units = [_ITEM.sub("", text).strip() for _, text in items]
+    return [u for u in units if u] + (["\n".join(code)] if code else [])
+
+
+def table_rows(lines: list[str]) -> list[str]:
+    """A table's rows, each read with its header: "Library version: 3.5.3; Supported: 6.2"."""
+    header = [cell.strip() for cell in lines[0].split(" | ")]
+    rows = []
+    for line in lines[1:]:
+        cells = [cell.strip() for cell in line.split(" | ")]
+        pairs = [f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=False) if c]
+        rows.append("; ".join(pairs))
+    return rows
 
 
 def sentences(text: str) -> list[str]:
     """Quotable units of text: whole sentences, list items, numbered steps, code blocks.
 
-    Paragraphs are split at sentence ends only (a hard-wrapped line break is not one); a
-    numbered list stays one unit, in order (steps); a bullet list gives one unit per item;
-    a fenced code block is one unit, fences included; headings are not quoted; a line such
-    as "Default: 30 s" stays with the sentence it completes.
+    Paragraphs are split at sentence ends only (a hard-wrapped line break is not one, nor
+    the dot of "e.g."); a numbered list stays one unit, in order (steps); a bullet list gives
+    one unit per item; a fenced code block is one unit, fences included; headings are not
+    quoted; a table row is read with its header; a line such as "Default: 30 s" stays with
+    the sentence it completes, and a sentence ending in ":" keeps the short list it
+    introduces.
     """
     units: list[str] = []
-    for block in _BLOCKS.split(text):
+    lead_in = False  # the last unit ends with ":" and may take the list that follows
+    for block in blocks(text):
         block = block.strip()
-        if not block or block.startswith("#"):
+        if block.startswith("#"):
+            lead_in = False
             continue
         if block.startswith("```"):
             units.append(block)
+            lead_in = False
             continue
         lines = [line for line in block.splitlines() if line.strip()]
-        if all(_ITEM.match(line) for line in lines):
-            if len(lines) > 1 and all(_ORDERED.match(line) for line in lines):
-                units.append("\n".join(line.strip() for line in lines))
-            else:
-                units += [_ITEM.sub("", line).strip() for line in lines]
+        if len(lines) > 1 and all(" | " in line for line in lines):
+            units += table_rows(lines)
+            lead_in = False
             continue
-        paragraph = " ".join(line.strip() for line in lines)
-        paragraph = re.sub(r"^>\s*", "", paragraph)
-        for part in _IN_PARAGRAPH_END.split(paragraph):
-            part = part.strip()
+        if _ITEM.match(lines[0]):
+            listed = _list_units(lines)
+            if lead_in and len(block) <= _LEAD_IN_LIST_CHARS and not block.count("```"):
+                items = [ln.strip() for ln in lines]
+                units[-1] = units[-1] + "\n" + "\n".join(items)
+            else:
+                units += listed
+            lead_in = False
+            continue
+        paragraph = re.sub(r"^>\s*", "", " ".join(line.strip() for line in lines))
+        for part in split_sentences(paragraph):
             if len(part) < 3:
                 continue
-            if units and _COMPLETES.match(part):
+            if units and _COMPLETES.match(part) and not units[-1].startswith("```"):
                 units[-1] = f"{units[-1]} {part}"
             else:
                 units.append(part)
+        lead_in = bool(units) and units[-1].endswith(":")
     return units
 
 

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from providers.text import blocks
 from sources.embedded import IndexedDocument
 from state.models import Chunk
 
@@ -91,7 +92,7 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
             chunks.append({"chunk_id": f"{doc_id}#{len(chunks)}", "heading": heading, "text": body})
         buf.clear()
 
-    for para in re.split(r"\n\s*\n", text):
+    for para in blocks(text):  # a code fence is one block, blank lines and "# comments" too
         para = para.strip()
         if not para:
             continue
@@ -105,7 +106,10 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
             continue
         for piece in split_long(para, HARD_CHUNK_CHARS):
             if sum(len(p) for p in buf) + len(piece) > MAX_CHUNK_CHARS:
+                # a lead-in ("By default, it will:") moves on with what it introduces
+                carried = [buf.pop()] if len(buf) > 1 and buf[-1].rstrip().endswith(":") else []
                 flush()
+                buf.extend(carried)
             buf.append(piece)
     flush()
     return chunks

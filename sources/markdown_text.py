@@ -2,7 +2,8 @@
 
 What a person would read, one block per paragraph: headings as ``# title``, hard-wrapped
 paragraphs joined into one line, list items one per line (``- item``, ``1. step``) so a list
-stays one block, code fences kept whole, tables as ``a | b`` rows. HTML comments and blocks
+stays one block, code fences kept whole, a table as one block of ``a | b`` rows. HTML
+comments and blocks
 (``<!-- YAML … -->``), link reference definitions and images' markup are dropped: they are
 never quoted.
 """
@@ -37,6 +38,7 @@ def readable_markdown(text: str) -> str:
     lists: list[list[int]] = []  # per open list: [next number, or -1 for bullets]
     item_lines: list[str] = []
     row: list[str] = []
+    table: list[str] = []
     heading = 0
     for i, token in enumerate(tokens):
         kind = token.type
@@ -76,8 +78,11 @@ def readable_markdown(text: str) -> str:
             row = []
         elif kind == "tr_close":
             if row:
-                blocks.append(" | ".join(row))
+                table.append(" | ".join(row))
             row = []
+        elif kind == "table_close":  # one block: the header row, then a row per line
+            blocks.append("\n".join(table))
+            table = []
         elif kind in ("fence", "code_block"):
             code = f"```{token.info.strip()}\n{token.content.rstrip()}\n```"
             if lists and item_lines:

@@ -174,7 +174,7 @@ def hit_of(
         "kind": doc["kind"],
         "authority": authority,
         "title": doc["title"],
-        "snippet": f"{heading}: {chunk['text']}" if heading else chunk["text"],
+        "snippet": f"# {heading}\n\n{chunk['text']}" if heading else chunk["text"],
         "score": score,
         "url": doc["url"],
         "updated_at": doc["updated_at"],

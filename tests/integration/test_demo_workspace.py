@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from graph.context import Context
 from tests.conftest import run_graph
 from tests.integration.conftest import RESTRICTED_MARKERS
@@ -17,8 +19,12 @@ async def test_best_answer_combines_the_knowledge_base_with_a_chat_message(demo)
     assert "kb/vpn-access" in {c["doc_id"] for c in run.output["citations"]}
 
 
-async def test_a_message_contradicting_the_knowledge_base_is_called_out(demo) -> None:
-    run = await run_graph("What is the daily meal allowance when travelling?", Context(user="bob"))
+BOTH_USERS = pytest.mark.parametrize("user", ["alice", "bob"])
+
+
+@BOTH_USERS
+async def test_a_message_contradicting_the_knowledge_base_is_called_out(demo, user) -> None:
+    run = await run_graph("What is the daily meal allowance when travelling?", Context(user=user))
     [conflict] = run.output["conflicts"]
     ids = {c["id"] for c in conflict["claims"]}
     assert ids == {"kb/travel-expenses#0", "chat/finance-announcements/m002#0"}
@@ -28,12 +34,13 @@ async def test_a_message_contradicting_the_knowledge_base_is_called_out(demo) ->
     assert "out of date" in conflict["reason"]
     answer = run.output["answer"]
     assert answer.index("$75") < answer.index("$50")  # the current fact first
-    assert "(out of date) Meals:" in answer
+    assert "(out of date) While travelling on company business" in answer
     assert "Sources disagree" not in answer  # the conflict is shown once, apart
 
 
-async def test_the_vpn_answer_gives_the_new_gateway_first(demo) -> None:
-    run = await run_graph("How do I connect to the VPN from a new laptop?", Context(user="bob"))
+@BOTH_USERS
+async def test_the_vpn_answer_gives_the_new_gateway_first(demo, user) -> None:
+    run = await run_graph("How do I connect to the VPN from a new laptop?", Context(user=user))
     answer = run.output["answer"]
     assert answer.index("vpn2.fernhill.example") < answer.index("vpn.fernhill.example on UDP")
     assert "(out of date) The VPN gateway is vpn.fernhill.example" in answer
@@ -46,6 +53,34 @@ async def test_deprecated_sso_guide_gives_way_to_its_replacement(demo) -> None:
     assert "kb/sso-setup-okta" in docs
     assert "kb/sso-setup-onelogin" not in docs
     assert any("OneLogin" in n and "deprecated" in n for n in run.output["notes"])
+
+
+@BOTH_USERS
+async def test_a_how_question_gets_the_steps_in_order(demo, user) -> None:
+    run = await run_graph("How do I set up SSO for a new application?", Context(user=user))
+    answer = run.output["answer"]
+    steps = ["Okta app admin", "Create App Integration", "audience URI", "Preview SAML assertion"]
+    at = [answer.index(step) for step in steps]  # every step is quoted, in the guide's order
+    assert at == sorted(at)
+    assert "1. Request the" in answer and "4. Test the sign-in" in answer
+    # the steps come first, before the introduction and who to ask
+    assert at[0] < answer.index("Post in #it-help")
+    assert "[src:kb/sso-setup-okta#1]" in answer
+
+
+async def test_a_question_no_visible_source_answers_is_reported_not_found(demo) -> None:
+    # bob cannot see the engineering chat or roadmap where the freeze date is written
+    run = await run_graph("When is the Pathfinder v2 freeze?", Context(user="bob"))
+    answer = run.output["answer"]
+    assert answer.startswith("I found nothing in the sources you can access")
+    assert "[src:" not in answer and not run.output["citations"]
+    assert "freeze" in answer  # says what was not found
+    assert not any("much" in u or "when" in u.lower().split() for u in run.output["unanswered"])
+
+
+async def test_the_freeze_date_is_found_by_alice_who_may_read_it(demo) -> None:
+    run = await run_graph("When is the Pathfinder v2 freeze?", Context(user="alice"))
+    assert "freeze on 1 December" in run.output["answer"]
 
 
 async def test_restricted_documents_never_reach_a_user_without_access(demo) -> None:

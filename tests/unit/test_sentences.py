@@ -41,8 +41,10 @@ def test_hard_wrapped_markdown_becomes_whole_clean_units() -> None:
         "platform-specific separator as a delimiter, then normalizes the resulting path."
     )
     assert "`timeout` {number} Milliseconds to wait. Default: `30000`." in units
-    assert "1. Sign in as an admin.\n2. Choose Create App Integration, then select SAML 2.0." in (
-        units
+    # the lead-in keeps the steps it introduces, in order
+    assert (
+        "To set up SSO:\n1. Sign in as an admin.\n2. Choose Create App Integration, then "
+        "select SAML 2.0." in units
     )
     assert "```js\npath.join('/foo', 'bar');\n```" in units  # whole, fences included
     text = "\n".join(units)
@@ -59,3 +61,36 @@ def test_a_line_that_completes_a_sentence_stays_with_it() -> None:
     assert sentences("Requests time out after a while.\nDefault: 30 seconds.") == [
         "Requests time out after a while. Default: 30 seconds."
     ]
+
+
+def test_abbreviations_do_not_end_a_sentence() -> None:
+    text = (
+        "Load it when present (e.g. in\ndevelopment) from the environment. Then run it, i.e. now."
+    )
+    assert sentences(text) == [
+        "Load it when present (e.g. in development) from the environment.",
+        "Then run it, i.e. now.",
+    ]
+
+
+def test_a_code_block_with_blank_lines_stays_one_unit_and_its_comments_are_not_headings() -> None:
+    text = "Use it:\n\n```python\nimport x\n\n# Code of your app\nx.run()\n```\n\nDone here."
+    units = sentences(text)
+    assert "```python\nimport x\n\n# Code of your app\nx.run()\n```" in units
+    assert units[-1] == "Done here."
+
+
+def test_chinese_sentences_split_at_chinese_punctuation() -> None:
+    assert sentences("我们在北京。你好吗？很好！") == ["我们在北京。", "你好吗？", "很好！"]
+
+
+def test_a_table_row_is_read_with_its_header() -> None:
+    table = "| Library version | Supported redis versions |\n|---|---|\n| 3.5.3 | <= 6.2 |\n"
+    assert sentences(readable_markdown(table)) == [
+        "Library version: 3.5.3; Supported redis versions: <= 6.2"
+    ]
+
+
+def test_a_dotted_name_does_not_end_a_sentence() -> None:
+    text = "You can define your own redis.ConnectionPool. Then use it."
+    assert sentences(text) == ["You can define your own redis.ConnectionPool.", "Then use it."]

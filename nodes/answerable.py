@@ -1,0 +1,115 @@
+"""Does what we would quote answer the question? If not, say what was not found.
+
+Retrieval always returns *something*; quoting it as an answer when it does not answer is
+worse than saying so. For documents (knowledge base, docs, notes) the quoted sentences —
+read with their document's title and section — must mention every word that names what the
+question is about, unless the best of them is a strong match as a whole (a paraphrase:
+"disable" for "stop"). A question that asks for an amount ("how many", "maximum number")
+needs a number in its best quotes. Words that only frame the question ("difference",
+"function", "give") are not required, nor what the question sets aside ("instead of a file").
+
+Chat messages are short and say things in passing, so they are judged by coverage of the
+whole conversation found (``evaluate``) and by who said what (``attribution``), not here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from providers.text import display_words, stem, term_set
+from state.models import Evidence
+
+#: Words that name the kind of answer wanted, not what it is about.
+FRAME_WORDS = frozenset(
+    stem(w)
+    for w in """difference differences different differ compare comparison give gives given
+    function functions method methods argument arguments parameter parameters option options
+    setting settings kind kinds type types way ways name names example examples feature
+    features thing things happen happens work works mean means meaning instead exist exists
+    possible able support supports supported""".split()
+)
+#: What follows these is what the question sets aside ("a stream instead of a file").
+_SET_ASIDE = re.compile(
+    r"\b(?:instead of|rather than|other than|apart from|except)\s+([^,?.;]+)", re.I
+)
+#: The question asks for an amount.
+_AMOUNT = re.compile(
+    r"\bhow (?:many|much|long|often|big|large|far|old)\b|\b(?:maximum|minimum|max|min|limit|"
+    r"number of|size of|count of)\b",
+    re.I,
+)
+_NUMBER = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
+    r"hundred|thousand|million|unlimited|no limit)\b",
+    re.I,
+)
+#: A quote scoring at least this answers as a whole, even without one of the question's words.
+STRONG_MATCH = 0.8
+DOCUMENT_KINDS = frozenset({"kb", "docs", "notes"})
+
+
+def required_words(question: str) -> list[str]:
+    """The question's words that name what it is about (original case, in order)."""
+    aside: set[str] = set()
+    for match in _SET_ASIDE.finditer(question):
+        aside |= term_set(match.group(1))
+    out = []
+    for word in display_words(question):
+        stems = term_set(word)
+        if stems and not stems <= FRAME_WORDS and not stems <= aside:
+            out.append(word)
+    return out
+
+
+def _mentions(word: str, seen: set[str]) -> bool:
+    """``seen`` (stems) holds the word, or a form sharing its first letters ("high"/"highest")."""
+    stems = term_set(word)
+    if stems <= seen:
+        return True
+    return all(
+        any(len(a) >= 4 and len(b) >= 4 and (a.startswith(b) or b.startswith(a)) for b in seen)
+        for a in stems
+    )
+
+
+#: Where a question asks a second thing: "How do I install it, and what is the rule?"
+_PARTS = re.compile(
+    r"\?\s+|[,;]?\s+and\s+(?=(?:what|how|when|where|who|which|why|is|are|does|do|can)\b)",
+    re.I,
+)
+
+
+def question_parts(question: str) -> list[str]:
+    """The separate things a question asks (one part for most questions)."""
+    return [p for p in _PARTS.split(question) if term_set(p)] or [question]
+
+
+def not_answered(
+    question: str, quoted: list[tuple[str, Evidence]], scores: list[float], section: dict[str, str]
+) -> tuple[list[str], bool]:
+    """What the quoted documents leave out, and whether they answer nothing at all.
+
+    ``quoted`` is best first, ``scores`` the quotes' relevance, ``section`` maps a quote's
+    source id to the heading it sits under. Each part of a question ("…, and what is …") is
+    judged on its own: the answer quotes what answers some part and names what no source
+    says. Only judged when the best quote is from a document.
+    """
+    if not quoted or quoted[0][1]["kind"] not in DOCUMENT_KINDS:
+        return [], False
+    seen: set[str] = set()
+    for sentence, ev in quoted:
+        seen |= term_set(f"{ev['title']} {section.get(ev['source_id'], '')} {sentence}")
+    strong = max(scores, default=0.0) >= STRONG_MATCH
+    best = " ".join(sentence for sentence, _ in quoted[:2])
+    gaps: list[str] = []
+    unanswered_parts = 0
+    parts = question_parts(question)
+    for part in parts:
+        missing = [w for w in required_words(part) if not _mentions(w, seen)]
+        if missing and (not strong or len(parts) > 1):
+            gaps += [w for w in missing if w not in gaps]
+            unanswered_parts += 1
+        elif _AMOUNT.search(part) and not _NUMBER.search(best):
+            gaps.append("an amount")
+            unanswered_parts += 1
+    return gaps, unanswered_parts == len(parts)

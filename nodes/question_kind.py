@@ -1,0 +1,104 @@
+"""What kind of question is it, and which quote answers that kind first.
+
+- **how** ("How do I set up SSO?"): the steps, in order — a numbered list kept whole, or the
+  sentences of a section headed like a procedure ("Steps", "Setup", "Installation").
+- **value** ("What is the default timeout?", "How many days…?"): the sentence with the value.
+- **definition** ("What is Okta?"): the sentence that says what it is.
+- anything else: the best-scoring sentences, as scored.
+"""
+
+from __future__ import annotations
+
+import re
+
+from providers.text import sentences, term_set
+from state.models import Evidence
+
+_HOW = re.compile(
+    r"^\s*(?:how\s+(?:do|can|should|would|to|does\s+one)\b|what\s+are\s+the\s+steps\b)|"
+    r"\bsteps?\s+(?:to|for)\b",
+    re.I,
+)
+_VALUE = re.compile(
+    r"\b(?:default|defaults|limit|maximum|minimum|max|min|timeout|how\s+(?:many|much|long|"
+    r"often))\b",
+    re.I,
+)
+_DEFINITION = re.compile(r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?([^?]{1,40})\??\s*$", re.I)
+_PROCEDURE_HEADING = re.compile(
+    r"\b(?:steps?|set ?up|setup|install(?:ation|ing)?|getting started|how to|procedure|"
+    r"instructions|configur(?:e|ation|ing))\b",
+    re.I,
+)
+#: A section under one of these headings is a list of steps even without numbers.
+_STEPS_HEADING = re.compile(r"\b(?:steps?|how to|procedure|instructions)\b", re.I)
+_STEPS = re.compile(r"^\s*1[.)]\s", re.M)
+_HAS_VALUE = re.compile(r"\d|\bdefault", re.I)
+#: Added to a quote's score when it is what the kind of question asks for.
+KIND_BONUS = 0.3
+#: A procedure section gives at most this many steps.
+MAX_STEPS = 8
+
+
+def kind_of(question: str) -> str:
+    """``how``, ``value``, ``definition`` or ``other``."""
+    if _HOW.search(question):
+        return "how"
+    if _VALUE.search(question):
+        return "value"
+    if _DEFINITION.match(question):
+        return "definition"
+    return "other"
+
+
+def heading_of(ev: Evidence) -> str:
+    """The section a passage sits under (its snippet's ``# heading`` line), or ""."""
+    first = ev["snippet"].split("\n", 1)[0]
+    return first.lstrip("#").strip() if first.startswith("# ") else ""
+
+
+def procedure_steps(ev: Evidence) -> str | None:
+    """A procedure section's sentences in order; None if it is not one.
+
+    Under a "Steps" heading they are numbered; under "Install the client" they are read as
+    one paragraph.
+    """
+    heading = heading_of(ev)
+    if not _PROCEDURE_HEADING.search(heading):
+        return None
+    units = [u for u in sentences(ev["snippet"]) if not u.startswith("```")]
+    if len(units) < 2 or any(_STEPS.search(u) for u in units):
+        return None  # a numbered list is already a unit of its own
+    if _STEPS_HEADING.search(heading):
+        return "\n".join(f"{i}. {u}" for i, u in enumerate(units[:MAX_STEPS], 1))
+    return " ".join(units[:MAX_STEPS])
+
+
+def extra_units(question: str, pool: list[Evidence]) -> list[tuple[str, Evidence]]:
+    """Quotable units the kind of question adds: a procedure section read as steps."""
+    if kind_of(question) != "how":
+        return []
+    return [
+        (steps, ev)
+        for ev in pool[:4]
+        if ev["kind"] != "messages" and (steps := procedure_steps(ev))
+    ]
+
+
+def kind_bonus(question: str, unit: str, procedures: frozenset[str] = frozenset()) -> float:
+    """How much more ``unit`` answers the kind of question asked.
+
+    ``procedures`` are the units ``extra_units`` read from procedure sections.
+    """
+    kind = kind_of(question)
+    if kind == "how":
+        return KIND_BONUS if _STEPS.search(unit) or unit in procedures else 0.0
+    if kind == "value":
+        return KIND_BONUS / 3 if _HAS_VALUE.search(unit) else 0.0
+    if kind == "definition":
+        match = _DEFINITION.match(question)
+        subject = term_set(match.group(1)) if match else set()
+        head = term_set(" ".join(unit.split()[:6]))
+        defines = re.search(r"\b(?:is|are)\s+(?:an?|the)\b", unit, re.I) is not None
+        return KIND_BONUS / 2 if subject and subject <= head and defines else 0.0
+    return 0.0

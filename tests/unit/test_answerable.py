@@ -1,0 +1,75 @@
+"""When quotes answer a question, and when the honest answer is "not found"."""
+
+from __future__ import annotations
+
+from nodes.answerable import not_answered, question_parts, required_words
+from nodes.question_kind import extra_units, kind_bonus, kind_of
+from tests.factories import make_evidence
+
+ORJSON = make_evidence("docs/orjson#5", title="orjson")
+CHAT = make_evidence("chat/general/m1#0", kind="messages", title="#general")
+
+
+def test_the_words_that_only_frame_a_question_are_not_required() -> None:
+    words = required_words("What is the difference between dotenv_values and load_dotenv?")
+    assert words == ["dotenv_values", "load_dotenv"]
+    # what the question sets aside need not be in the answer
+    assert "file" not in required_words(
+        "How can I load configuration from a stream instead of a file?"
+    )
+
+
+def test_a_quote_that_misses_what_the_question_is_about_does_not_answer() -> None:
+    quoted = [("orjson.dumps returns bytes; json.dumps returns a str.", ORJSON)]
+    gaps, nothing = not_answered("How do I write YAML with orjson?", quoted, [0.75], {})
+    assert "YAML" in gaps and nothing
+
+
+def test_a_strong_paraphrase_answers_without_the_exact_word() -> None:
+    quoted = [("Set PYTHON_DOTENV_DISABLED=1 to disable load_dotenv().", ORJSON)]
+    question = "How do I stop load_dotenv from loading files?"
+    assert not_answered(question, quoted, [0.85], {}) == ([], False)
+    assert not_answered(question, quoted, [0.6], {})[0] == ["stop", "files"]
+
+
+def test_an_amount_needs_a_number() -> None:
+    quoted = [("Keep-Alive and connection pooling are supported.", ORJSON)]
+    gaps, _ = not_answered("What is the maximum number of pooled connections?", quoted, [0.9], {})
+    assert gaps == ["an amount"]
+    counted = [("At most 100 connections are pooled.", ORJSON)]
+    assert not_answered(
+        "What is the maximum number of pooled connections?", counted, [0.9], {}
+    ) == (
+        [],
+        False,
+    )
+
+
+def test_a_two_part_question_keeps_the_part_that_is_answered() -> None:
+    question = "How do I install the VPN client, and what is the Zanzibar parking rule?"
+    assert len(question_parts(question)) == 2
+    quoted = [("Install the VPN client from Self Service.", ORJSON)]
+    gaps, nothing = not_answered(question, quoted, [0.9], {})
+    assert gaps == ["Zanzibar", "parking", "rule"] and not nothing
+
+
+def test_chat_messages_are_not_judged_by_words() -> None:
+    quoted = [("sam: sounds good", CHAT)]
+    assert not_answered("When is the retest?", quoted, [0.4], {}) == ([], False)
+
+
+def test_the_kind_of_question() -> None:
+    assert kind_of("How do I set up SSO for a new application?") == "how"
+    assert kind_of("What is the default timeout?") == "value"
+    assert kind_of("What is Okta?") == "definition"
+    assert kind_of("Who approved the budget?") == "other"
+
+
+def test_a_steps_section_is_read_as_numbered_steps_for_a_how_question() -> None:
+    ev = make_evidence(
+        "kb/sso#1", snippet="# Steps\n\nRequest the admin role.\n\nCreate the app. Test it."
+    )
+    [(steps, _)] = extra_units("How do I set up SSO?", [ev])
+    assert steps == "1. Request the admin role.\n2. Create the app.\n3. Test it."
+    assert kind_bonus("How do I set up SSO?", steps) > 0
+    assert extra_units("Who set up SSO?", [ev]) == []
