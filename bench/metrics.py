@@ -50,3 +50,15 @@ def char_f1(prediction: str, answers: Sequence[str]) -> float:
 def strip_citations(text: str) -> str:
     """An answer without its ``[src:ID]`` markers and list bullets."""
     return re.sub(r"\[src:[^\]]+\]|^\s*[-*]\s*", "", text, flags=re.M).strip()
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD's answer normalisation: lower case, no punctuation or articles, single spaces."""
+    text = "".join(c for c in text.lower() if c not in set(string.punctuation))
+    return " ".join(re.sub(r"\b(?:a|an|the)\b", " ", text).split())
+
+
+def contains_answer(text: str, answers: Sequence[str]) -> bool:
+    """Whether ``text`` holds one of the gold answers (both normalised, as whole words)."""
+    haystack = f" {normalize_answer(text)} "
+    return any(f" {gold} " in haystack for a in answers if (gold := normalize_answer(a)))

@@ -7,7 +7,9 @@ recall@5/@10 and all-supporting@5/@10 of supporting documents for plain BM25 (on
 the question) and for the graph in extractive mode (variants, rerank, reading whole documents,
 entity bridging, gap questions). With ``category`` 5 questions (unanswerable by design, as in
 LoCoMo) it reports how often the graph says it could not answer; with ``answers`` it reports
-hit@1 and the character F1 of the extractive answer (CMRC's metric).
+hit@1, the character F1 of the extractive answer (CMRC's metric), and answer containment: the
+share of answers holding a gold answer string (SQuAD-normalised) beside the same share for
+the top passage of the index's own hybrid search.
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.datasets import build_index, load
-from bench.metrics import all_supporting_at_k, char_f1, recall_at_k, strip_citations
+from bench.metrics import (
+    all_supporting_at_k,
+    char_f1,
+    contains_answer,
+    recall_at_k,
+    strip_citations,
+)
 from bench.report import command_line, write
 from bench.runner import doc_ranking, install, run_graph, stage_latency
 from nodes.integrate import NOTHING_FOUND
@@ -52,6 +60,8 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     unanswerable = {"asked": 0, "graph_said_unanswerable": 0}
     false_unanswerable = 0
     answer_f1: list[float] = []
+    # does the answer hold a gold answer string; does the hybrid search's top passage
+    containment: dict[str, list[float]] = {"graph_answer": [], "hybrid_top_passage": []}
     hit1: dict[str, list[float]] = {"bm25": [], "graph": []}
     for q in data.questions:
         user = data.user_for(q)
@@ -84,6 +94,10 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                 )
             hit1[name].append(1.0 if ranked[:1] and ranked[0] in supporting else 0.0)
         if q.get("answers"):
+            body = strip_citations(values.get("answer", "").split("\n\nMissing:")[0])
+            containment["graph_answer"].append(float(contains_answer(body, q["answers"])))
+            top = hybrid[0]["snippet"] if hybrid else ""
+            containment["hybrid_top_passage"].append(float(contains_answer(top, q["answers"])))
             lines = [ln for ln in values.get("answer", "").splitlines() if "[src:" in ln]
             answer_f1.append(char_f1(strip_citations(lines[0]) if lines else "", q["answers"]))
     summary = {
@@ -117,6 +131,10 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         result["unanswerable"] = unanswerable | {
             "rate": round(unanswerable["graph_said_unanswerable"] / unanswerable["asked"], 4)
         }
+    if containment["graph_answer"]:
+        result["answer_containment"] = {
+            name: round(statistics.fmean(v), 4) for name, v in containment.items()
+        } | {"questions": len(containment["graph_answer"])}
     if answer_f1:
         result["extractive_answer_char_f1"] = round(statistics.fmean(answer_f1), 4)
     return result

@@ -26,7 +26,7 @@ FRAME_WORDS = frozenset(
     function functions method methods argument arguments parameter parameters option options
     setting settings kind kinds type types way ways name names example examples feature
     features thing things happen happens work works mean means meaning instead exist exists
-    possible able support supports supported""".split()
+    possible able support supports supported consider considered likely""".split()
 )
 #: What follows these is what the question sets aside ("a stream instead of a file").
 _SET_ASIDE = re.compile(
@@ -61,7 +61,7 @@ def required_words(question: str) -> list[str]:
     return out
 
 
-def _mentions(word: str, seen: set[str]) -> bool:
+def mentions(word: str, seen: set[str]) -> bool:
     """``seen`` (stems) holds the word, or a form sharing its first letters ("high"/"highest")."""
     stems = term_set(word)
     if stems <= seen:
@@ -105,7 +105,7 @@ def not_answered(
     unanswered_parts = 0
     parts = question_parts(question)
     for part in parts:
-        missing = [w for w in required_words(part) if not _mentions(w, seen)]
+        missing = [w for w in required_words(part) if not mentions(w, seen)]
         if missing and (not strong or len(parts) > 1):
             gaps += [w for w in missing if w not in gaps]
             unanswered_parts += 1

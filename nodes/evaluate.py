@@ -11,12 +11,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from nodes.answerable import mentions, required_words
 from nodes.context import Context
 from nodes.decisions import EvaluateDecision
 from nodes.evidence import by_authority, chat_model_for, kept, now, relevance, render_evidence
 from nodes.llm import decide
 from nodes.services import get_services
-from providers.text import STOPWORDS, coverage, display_words, stem, term_set, terms
+from providers.text import STOPWORDS, coverage, display_words, term_set, terms
 from state.budget import exhausted, spend
 from state.events import node_event
 from state.models import Evidence, ModelCall
@@ -24,11 +25,15 @@ from state.schemas import SearchState, Verdict
 
 
 def missing_words(question: str, evidence: list[Evidence]) -> list[str]:
-    """Question words (original case) that no kept evidence mentions."""
+    """Question words (original case) that no kept evidence mentions.
+
+    Words that only frame the question ("difference", "type") are never missing; a word
+    sharing its first letters with one the evidence uses ("musicians"/"music") is not.
+    """
     seen: set[str] = set()
     for ev in evidence:
         seen |= term_set(f"{ev['title']} {ev['snippet']}")
-    return [w for w in display_words(question) if stem(w.lower()) not in seen]
+    return [w for w in required_words(question) if not mentions(w, seen)]
 
 
 def stale_replacements(state: SearchState, evidence: list[Evidence]) -> list[str]:

@@ -17,7 +17,7 @@ from langchain_core.messages import BaseMessageChunk, HumanMessage
 from langgraph.runtime import Runtime
 
 from nodes.answerable import not_answered
-from nodes.attribution import misattributed
+from nodes.attribution import author_of, wrong_person
 from nodes.conflicts import conflict_lines, current_first, find_conflicts
 from nodes.context import Context
 from nodes.evidence import (
@@ -86,13 +86,25 @@ def resolve_versions(evidence: list[Evidence]) -> tuple[list[Evidence], list[str
     return pool, notes
 
 
-def unanswered_of(state: SearchState, ctx: Context, forced: str | None, found: bool) -> list[str]:
+#: In chat, people paraphrase: one question word missing from every message found is not
+#: reported; two or more are.
+CHAT_MISSING_WORDS = 2
+
+
+def unanswered_of(
+    state: SearchState, ctx: Context, forced: str | None, pool: list[Evidence]
+) -> list[str]:
     """What the answer cannot cover, in plain words."""
     items: list[str] = []
     verdict = state["verdict"]
-    if not found:
+    chat = bool(pool) and pool[0]["kind"] == "messages"
+    if not pool:
         items.append("Nothing in your sources matched the question.")
-    elif verdict["coverage"] < ctx.coverage_threshold and verdict["missing"]:
+    elif (
+        verdict["coverage"] < ctx.coverage_threshold
+        and verdict["missing"]
+        and (not chat or len(verdict["missing"]) >= CHAT_MISSING_WORDS)
+    ):
         items.append(f"No source found mentions: {', '.join(verdict['missing'])}.")
     failed = {f["source"]: f["error"] for f in state.get("source_failures", [])}
     for name, error in failed.items():
@@ -198,7 +210,14 @@ _API_NAME = re.compile(r"^`?(?=[\w.()\[\]-]*(?:[_.(]|[a-z][A-Z]|^[A-Z0-9_]+$))[\
 
 
 def named(unit: str, ev: Evidence) -> str:
-    """A sentence from a section headed by an API name says which ("OPT_SORT_KEYS: …")."""
+    """A quote says whose or what it is.
+
+    A chat message's sentence keeps its author ("sam: …"); a sentence from a section headed
+    by an API name says which ("OPT_SORT_KEYS: …").
+    """
+    author = author_of(ev)
+    if author:
+        return unit if unit.startswith(f"{author}:") else f"{author}: {unit}"
     section = section_of(ev).removesuffix(". ")
     if section and _API_NAME.match(section) and section.strip("`") not in unit:
         return f"{section}: {unit}"
@@ -348,12 +367,14 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
         body = extractive_body(lines, quoted, gaps if nothing_answers else [])
     if mode == "extractive" and notes and not nothing_answers:  # conflicts travel apart, shown once
         body += "\n\n" + "\n".join(notes)
-    unanswered = unanswered_of(state, ctx, forced, bool(pool))
+    unanswered = unanswered_of(state, ctx, forced, pool)
     if mode == "extractive" and gaps:  # says it more precisely than word coverage does
         unanswered = [u for u in unanswered if not u.startswith("No source found mentions")]
         unanswered.insert(0, f"No source found says: {', '.join(gaps)}.")
-    if mode == "extractive" and (wrong_person := misattributed(state["question"], quoted, pool)):
-        unanswered.insert(0, wrong_person)
+    if mode == "extractive" and (
+        someone_else := await wrong_person(state["question"], pool, services.reranker)
+    ):
+        unanswered.insert(0, someone_else)
     if unanswered and mode == "extractive":
         body += "\n\nMissing: " + " ".join(unanswered)
     runtime.stream_writer(

@@ -2,7 +2,15 @@ import math
 
 import pytest
 
-from bench.metrics import all_supporting_at_k, char_f1, ndcg_at_k, recall_at_k, strip_citations
+from bench.metrics import (
+    all_supporting_at_k,
+    char_f1,
+    contains_answer,
+    ndcg_at_k,
+    normalize_answer,
+    recall_at_k,
+    strip_citations,
+)
 
 
 def test_ndcg_matches_a_hand_computed_value() -> None:
@@ -30,3 +38,11 @@ def test_char_f1_as_cmrc_defines_it() -> None:
 
 def test_strip_citations() -> None:
     assert strip_citations("- It is 5 [src:kb/a#0].") == "It is 5 ."
+
+
+def test_containment_normalises_like_squad_and_matches_whole_words() -> None:
+    assert contains_answer("She won the Tony for Best Actress, in 1954.", ["best actress"])
+    assert contains_answer("Moved to Paris.", ["paris"])
+    assert not contains_answer("Parisian cafés", ["Paris"])  # a word, not a prefix
+    assert not contains_answer("anything", ["", "   "])
+    assert normalize_answer("The  U.S. Army!") == "us army"
