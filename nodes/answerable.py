@@ -43,6 +43,8 @@ _NUMBER = re.compile(
     r"hundred|thousand|million|unlimited|no limit)\b",
     re.I,
 )
+#: A version ("Redis 8.10", "v2", "version 3") is a name, not an amount.
+_VERSION = re.compile(r"\b(?:[A-Z][\w-]*|v|version)\s*\d+(?:\.\d+)+\+?|\bv\d+\b", re.I)
 #: A quote scoring at least this answers as a whole, even without one of the question's words.
 STRONG_MATCH = 0.8
 DOCUMENT_KINDS = frozenset({"kb", "docs", "notes"})
@@ -100,7 +102,7 @@ def not_answered(
     for sentence, ev in quoted:
         seen |= term_set(f"{ev['title']} {section.get(ev['source_id'], '')} {sentence}")
     strong = max(scores, default=0.0) >= STRONG_MATCH
-    best = " ".join(sentence for sentence, _ in quoted[:2])
+    best = _VERSION.sub(" ", " ".join(sentence for sentence, _ in quoted[:2]))
     gaps: list[str] = []
     unanswered_parts = 0
     parts = question_parts(question)

@@ -570,6 +570,17 @@ function quotedFor(id) {
   return "";
 }
 
+function quoteIn(passage, line) {
+  // Where the quoted sentence sits in its passage: the answer line may add "(out of date)"
+  // or say whose ("sam: …") or which option ("OPT_X: …") it is.
+  const stripped = line.replace(/^\(out of date\)\s*/, "");
+  for (const quote of [stripped, stripped.replace(/^[^:\n]{1,60}:\s*/, "")]) {
+    const at = quote ? passage.indexOf(quote) : -1;
+    if (at >= 0) return [quote, at];
+  }
+  return ["", -1];
+}
+
 function showSource(id) {
   const citation = view.citations.find((c) => c.id === id);
   if (!citation) return;
@@ -589,17 +600,13 @@ function showSource(id) {
   tier.className = "badge";
   tier.textContent = kindLabel(citation.kind);
   badges.append(tier);
-  const snippet = $("source-snippet");
-  snippet.replaceChildren();
-  const quote = quotedFor(id);
-  const at = quote ? citation.snippet.indexOf(quote) : -1;
+  // The passage rendered as Markdown (sanitised), the quoted sentence highlighted.
+  let text = citation.snippet;
+  const [quote, at] = quoteIn(text, quotedFor(id));
   if (at >= 0) {
-    const mark = document.createElement("mark");
-    mark.textContent = quote;
-    snippet.append(citation.snippet.slice(0, at), mark, citation.snippet.slice(at + quote.length));
-  } else {
-    snippet.textContent = citation.snippet;
+    text = `${text.slice(0, at)}<mark>${text.slice(at, at + quote.length)}</mark>${text.slice(at + quote.length)}`;
   }
+  $("source-snippet").innerHTML = window.DOMPurify.sanitize(window.marked.parse(text));
   const link = $("source-link");
   link.hidden = !citation.url;
   if (citation.url) link.href = citation.url;

@@ -131,6 +131,10 @@ def test_ask_shows_a_cited_answer_and_the_source_behind_a_citation(page: Page, s
     expect(page.locator("#source-link")).to_have_attribute(
         "href", "https://kb.fernhill.example/it/vpn"
     )
+    # the passage is rendered as Markdown: its section is a heading, not "# …"
+    snippet = page.locator("#source-snippet")
+    expect(snippet.locator("h1")).to_have_text("Install the client")
+    assert not snippet.inner_text().lstrip().startswith("#")
     expect(page.locator("#progress summary")).to_contain_text("What I did")
     page.screenshot(path=str(SHOTS / "answer-with-source.png"), full_page=True)
 

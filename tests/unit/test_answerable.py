@@ -73,3 +73,9 @@ def test_a_steps_section_is_read_as_numbered_steps_for_a_how_question() -> None:
     assert steps == "1. Request the admin role.\n2. Create the app.\n3. Test it."
     assert kind_bonus("How do I set up SSO?", steps) > 0
     assert extra_units("Who set up SSO?", [ev]) == []
+
+
+def test_a_version_number_is_not_an_amount() -> None:
+    quoted = [("Redis 8.10 adds the HIMPORT command for hashes in a cluster slot.", ORJSON)]
+    gaps, _ = not_answered("How many hash slots does a Redis cluster have?", quoted, [0.9], {})
+    assert gaps == ["an amount"]
