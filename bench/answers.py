@@ -32,7 +32,7 @@ from typing import Any
 
 from bench.report import command_line, write
 from bench.runner import run_graph
-from nodes.integrate import NOTHING_FOUND
+from nodes.extractive import NOTHING_FOUND
 from nodes.services import Services, set_services
 from providers.embeddings import EMBEDDING_MODELS, load_embedder
 from providers.rerank import LocalReranker

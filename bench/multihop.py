@@ -32,7 +32,7 @@ from bench.metrics import (
 )
 from bench.report import command_line, write
 from bench.runner import doc_ranking, install, run_graph, stage_latency
-from nodes.integrate import NOTHING_FOUND
+from nodes.extractive import NOTHING_FOUND
 from providers.embeddings import EMBEDDING_MODELS
 
 KS = (5, 10)
@@ -63,7 +63,10 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     # does the answer hold a gold answer string; does the hybrid search's top passage
     containment: dict[str, list[float]] = {"graph_answer": [], "hybrid_top_passage": []}
     hit1: dict[str, list[float]] = {"bm25": [], "graph": []}
+    # per conversation (chat sets): the tuning and report halves are read from these
+    groups: dict[str, dict[str, list[float]]] = {}
     for q in data.questions:
+        group = groups.setdefault(str(q.get("conversation", "all")), {})
         user = data.user_for(q)
         supporting = list(data.qrels.get(q["_id"], {})) or q.get("supporting_ids", [])
         started = time.perf_counter()
@@ -80,12 +83,15 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         latency["graph"].append(seconds)
         hybrid = await source.search(q["question"], user, 10)
         graph = doc_ranking(values.get("evidence", []), [h["doc_id"] for h in hybrid])
+        said = unanswerable_said(values)
         if q.get("category") == 5:
             unanswerable["asked"] += 1
-            unanswerable["graph_said_unanswerable"] += int(unanswerable_said(values))
+            unanswerable["graph_said_unanswerable"] += int(said)
+            group.setdefault("unanswerable_said", []).append(float(said))
             continue
-        if unanswerable_said(values):
-            false_unanswerable += 1
+        false_unanswerable += int(said)
+        group.setdefault("said_unanswerable_on_answerable", []).append(float(said))
+        group.setdefault("graph_recall@5", []).append(recall_at_k(graph, supporting, 5))
         for name, ranked in (("bm25", bm25), ("graph", graph)):
             for k in KS:
                 per[name].setdefault(f"recall@{k}", []).append(recall_at_k(ranked, supporting, k))
@@ -130,6 +136,12 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if unanswerable["asked"]:
         result["unanswerable"] = unanswerable | {
             "rate": round(unanswerable["graph_said_unanswerable"] / unanswerable["asked"], 4)
+        }
+    if len(groups) > 1:
+        result["by_conversation"] = {
+            name: {m: round(statistics.fmean(v), 4) for m, v in metrics.items()}
+            | {"questions": sum(len(v) for k, v in metrics.items() if k != "graph_recall@5")}
+            for name, metrics in sorted(groups.items())
         }
     if containment["graph_answer"]:
         result["answer_containment"] = {

@@ -10,6 +10,8 @@ needs a number in its best quotes. Words that only frame the question ("differen
 
 Chat messages are short and say things in passing, so they are judged by coverage of the
 whole conversation found (``evaluate``) and by who said what (``attribution``), not here.
+Nor are multi-hop answers (``Context.bridge_rounds`` > 0, or quotes that chain through a
+name the question does not say): their words are, by design, not the question's.
 """
 
 from __future__ import annotations
@@ -86,6 +88,26 @@ def question_parts(question: str) -> list[str]:
     return [p for p in _PARTS.split(question) if term_set(p)] or [question]
 
 
+def bridged(question: str, quoted: list[tuple[str, Evidence]]) -> bool:
+    """The quotes chain through a name the question does not say (multi-hop).
+
+    "What did the actress in My Fair Lady win a Tony for?" is answered by the film's article,
+    which names Audrey Hepburn, and Audrey Hepburn's article: the question's words are spread
+    over both, and the answer's words are in neither question. Such an answer is not judged
+    by the question's words.
+    """
+    asked = term_set(question)
+    docs = {ev["doc_id"]: ev for _, ev in quoted}
+    for b in docs.values():
+        name = b["title"].strip()
+        if len(name) < 4 or term_set(name) <= asked:
+            continue
+        pattern = re.compile(rf"\b{re.escape(name)}\b", re.I)
+        if any(a["doc_id"] != b["doc_id"] and pattern.search(a["snippet"]) for a in docs.values()):
+            return True
+    return False
+
+
 def not_answered(
     question: str, quoted: list[tuple[str, Evidence]], scores: list[float], section: dict[str, str]
 ) -> tuple[list[str], bool]:
@@ -94,9 +116,10 @@ def not_answered(
     ``quoted`` is best first, ``scores`` the quotes' relevance, ``section`` maps a quote's
     source id to the heading it sits under. Each part of a question ("…, and what is …") is
     judged on its own: the answer quotes what answers some part and names what no source
-    says. Only judged when the best quote is from a document.
+    says. Only judged when the best quote is from a document, and not when the quotes chain
+    through a name the question does not say (``bridged``).
     """
-    if not quoted or quoted[0][1]["kind"] not in DOCUMENT_KINDS:
+    if not quoted or quoted[0][1]["kind"] not in DOCUMENT_KINDS or bridged(question, quoted):
         return [], False
     seen: set[str] = set()
     for sentence, ev in quoted:

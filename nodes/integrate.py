@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import re
 from typing import Any
 
 from langchain_core.messages import BaseMessageChunk, HumanMessage
 from langgraph.runtime import Runtime
 
 from nodes.answerable import not_answered
-from nodes.attribution import author_of, wrong_person
+from nodes.attribution import wrong_person
 from nodes.conflicts import conflict_lines, current_first, find_conflicts
 from nodes.context import Context
 from nodes.evidence import (
@@ -25,14 +24,18 @@ from nodes.evidence import (
     chat_model_for,
     conversation_of,
     kept,
-    lifted,
     now,
     only_changed,
     relevance,
     render_evidence,
 )
+from nodes.extractive import (
+    NOTHING_FOUND,
+    extractive_answer,
+    extractive_body,
+    section_of,
+)
 from nodes.prompts import FORCED_NOTE
-from nodes.question_kind import extra_units, kind_bonus
 from nodes.services import Services, get_services
 from providers.chat import (
     ChatModel,
@@ -43,21 +46,10 @@ from providers.chat import (
     served_by,
     usage_tokens,
 )
-from providers.text import coverage, sentences, term_set, terms
 from state.budget import exhausted, spend
 from state.events import TokenEvent, node_event
 from state.models import Evidence, ImageRef, ModelCall
 from state.schemas import SearchState
-
-EXTRACTIVE_HEADER = (
-    "Extractive answer (no language model was used; each line is quoted from a source):"
-)
-NOTHING_FOUND = "I found nothing in the sources you can access that answers this question."
-MIN_SENTENCE_SCORE = 0.3
-#: A question that asks for code gets code blocks quoted; others never do.
-_ASKS_FOR_CODE = re.compile(r"\b(code|example|snippet|syntax|sample|script)s?\b", re.I)
-#: Sentences scoring at least this are quoted even when they add no new question term.
-STRONG_SENTENCE_SCORE = 0.35
 
 
 def resolve_versions(evidence: list[Evidence]) -> tuple[list[Evidence], list[str]]:
@@ -112,123 +104,6 @@ def unanswered_of(
     if forced:
         items.append(f"Stopped searching: {forced}.")
     return items
-
-
-async def extractive_answer(
-    state: SearchState, ctx: Context, pool: list[Evidence]
-) -> tuple[list[str], list[tuple[str, Evidence]], list[tuple[str, Evidence, float]]]:
-    """Answer lines quoted from the evidence, the relevant sentences, the quoted ones.
-
-    The quoted ones come best first, each with its score.
-    """
-    services = get_services("integrate")
-    wants_code = bool(_ASKS_FOR_CODE.search(state["question"]))
-    candidates = [
-        (s, ev)
-        for ev in pool[:8]
-        for s in sentences(ev["snippet"])
-        if wants_code or not s.startswith("```")  # code is quoted only when asked for
-    ]
-    procedures = extra_units(state["question"], pool)
-    candidates += procedures
-    if not candidates:
-        return [], [], []
-    # A sentence is judged with its document's title and section: "it found X" needs the
-    # topic beside it.
-    scores = await services.reranker.rerank(
-        state["question"], [f"{ev['title']}. {section_of(ev)}{s}" for s, ev in candidates]
-    )
-    # A chat message's sentence is judged with the messages around it, as its passage was.
-    scores = [
-        lifted(score, ev["scores"].get("context", 0.0), ctx.quote_context_weight)
-        for (_, ev), score in zip(candidates, scores, strict=True)
-    ]
-    # What the kind of question asks for (steps, a value, a definition) ranks first; the
-    # score kept is the sentence's own.
-    steps = frozenset(unit for unit, _ in procedures)
-    bonus = [kind_bonus(state["question"], unit, steps) for unit, _ in candidates]
-    order = sorted(range(len(candidates)), key=lambda i: -(scores[i] + bonus[i]))
-    ranked = [(candidates[i], scores[i]) for i in order]
-    qterms = terms(state["question"])
-    covered: set[str] = set()
-    chosen: list[tuple[str, Evidence, float]] = []
-    per_doc: dict[str, int] = {}
-    for i in order:
-        (sentence, ev), score = candidates[i], scores[i]
-        if len(chosen) >= ctx.max_answer_sentences:
-            break
-        if score + bonus[i] < MIN_SENTENCE_SCORE:
-            continue
-        sterms = term_set(sentence)
-        adds = coverage(qterms, sterms | covered) > coverage(qterms, covered)
-        if per_doc.get(ev["doc_id"], 0) >= 3 or (not adds and score < STRONG_SENTENCE_SCORE):
-            continue
-        if sentence.rstrip().endswith(("?", "？")):  # a question asks; it answers nothing
-            continue
-        if any(sentence in unit or unit in sentence for unit, _, _ in chosen):
-            continue  # already quoted as part of steps (or holds a quoted sentence)
-        chosen.append((sentence, ev, score))
-        covered |= sterms
-        per_doc[ev["doc_id"]] = per_doc.get(ev["doc_id"], 0) + 1
-    if not chosen:
-        # The evidence passed the filter, so quote its best sentence rather than nothing.
-        chosen = [(s, ev, score) for (s, ev), score in ranked[:1]]
-    quoted = list(chosen)  # best first
-    chosen.sort(key=lambda c: -c[1]["authority"])  # stable: best first within an authority
-    lines = [quote_line(named(s, ev), ev["source_id"]) for s, ev, _ in chosen]
-    relevant = [(s, ev) for (s, ev), score in ranked if score >= MIN_SENTENCE_SCORE][:16]
-    return lines, relevant, quoted
-
-
-def extractive_body(lines: list[str], quoted: list[tuple[str, Evidence]], gaps: list[str]) -> str:
-    """The quotes under their header; or, when they do not answer, what was not found."""
-    if gaps:
-        return not_found(quoted, gaps)
-    return "\n".join([EXTRACTIVE_HEADER, *lines]) if lines else NOTHING_FOUND
-
-
-def not_found(quoted: list[tuple[str, Evidence]], gaps: list[str]) -> str:
-    """The honest answer when the closest passages do not answer.
-
-    It says what is missing and where we looked (titles only: nothing is quoted or cited).
-    """
-    titles = list(dict.fromkeys(f"“{ev['title']}”" for _, ev in quoted))[:3]
-    return (
-        f"{NOTHING_FOUND} The closest passages ({', '.join(titles)}) do not mention "
-        f"{' or '.join(gaps)}."
-    )
-
-
-def section_of(ev: Evidence) -> str:
-    """The heading a passage sits under (its snippet's ``# heading`` line), as "heading. "."""
-    first = ev["snippet"].split("\n", 1)[0]
-    return f"{first.lstrip('#').strip()}. " if first.startswith("# ") else ""
-
-
-#: A section heading that names an API (``OPT_SORT_KEYS``, ``load_dotenv()``, ``ServerSentEvent``).
-_API_NAME = re.compile(r"^`?(?=[\w.()\[\]-]*(?:[_.(]|[a-z][A-Z]|^[A-Z0-9_]+$))[\w.()\[\]-]+`?$")
-
-
-def named(unit: str, ev: Evidence) -> str:
-    """A quote says whose or what it is.
-
-    A chat message's sentence keeps its author ("sam: …"); a sentence from a section headed
-    by an API name says which ("OPT_SORT_KEYS: …").
-    """
-    author = author_of(ev)
-    if author:
-        return unit if unit.startswith(f"{author}:") else f"{author}: {unit}"
-    section = section_of(ev).removesuffix(". ")
-    if section and _API_NAME.match(section) and section.strip("`") not in unit:
-        return f"{section}: {unit}"
-    return unit
-
-
-def quote_line(unit: str, source_id: str) -> str:
-    """One quoted unit with its citation: a bullet, or a block for steps and code."""
-    if "\n" in unit:  # numbered steps or a code block stay whole, as a block of their own
-        return f"\n{unit}\n[src:{source_id}]\n"
-    return f"- {unit} [src:{source_id}]"
 
 
 class AnswerInterruptedError(ModelUnavailableError):
@@ -314,11 +189,17 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
     model = chat_model_for(services, state)
     lines, relevant, scored = await extractive_answer(state, ctx, pool)
     quoted = [(s, ev) for s, ev, _ in scored]
-    gaps, nothing_answers = not_answered(
-        state["question"],
-        quoted,
-        [score for _, _, score in scored],
-        {ev["source_id"]: section_of(ev) for _, ev in quoted},
+    # With bridge rounds on, questions are multi-hop: the answer's words are not the
+    # question's, so quotes are not judged by them.
+    gaps, nothing_answers = (
+        ([], False)
+        if ctx.bridge_rounds > 0
+        else not_answered(
+            state["question"],
+            quoted,
+            [score for _, _, score in scored],
+            {ev["source_id"]: section_of(ev) for _, ev in quoted},
+        )
     )
     conflicts = find_conflicts(relevant, dt.datetime.fromtimestamp(now(), dt.UTC).date())
     lines = current_first(lines, conflicts)

@@ -24,7 +24,8 @@ STOPWORDS = frozenset(
 #: Chinese function words a question is made of, which no answer needs to contain.
 _CJK_STOPWORDS = frozenset(
     "的 了 是 在 和 与 或 吗 呢 吧 啊 什么 时候 什么时候 怎么 怎样 如何 哪 哪里 哪些 哪个 谁 "
-    "为什么 多少 几 有 有没有 是否 请问 一个 这个 那个 我 你 他 她 它 我们 你们 他们 要 会 能 可以 被 把".split()
+    "为什么 多少 几 有 有没有 是否 请问 一个 这个 那个 我 你 他 她 它 我们 你们 他们 "
+    "要 会 能 可以 被 把".split()
 )
 
 _WORD = re.compile(
