@@ -201,7 +201,8 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
             {ev["source_id"]: section_of(ev) for _, ev in quoted},
         )
     )
-    conflicts = find_conflicts(relevant, dt.datetime.fromtimestamp(now(), dt.UTC).date())
+    today = dt.datetime.fromtimestamp(now(), dt.UTC).date()
+    conflicts = find_conflicts(relevant, today)
     lines = current_first(lines, conflicts)
     tokens = 0
     calls: list[ModelCall] = []
@@ -210,6 +211,7 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
         body = NOTHING_FOUND
     elif model is not None:
         prompt = ctx.integrate_prompt.format(
+            today=today.isoformat(),
             question=state["question"],
             conversation=conversation_of(state) or "none",
             sources=render_evidence(pool[:12]),

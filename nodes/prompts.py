@@ -29,6 +29,7 @@ EVALUATE_PROMPT = """<role>You decide whether the evidence is enough to answer a
 for what is missing. Say briefly why.</task>"""
 
 INTEGRATE_PROMPT = """<role>You answer questions from company sources, citing every claim.</role>
+<today>{today}</today>
 <question>{question}</question>
 <conversation>{conversation}</conversation>
 <sources>
@@ -40,6 +41,9 @@ INTEGRATE_PROMPT = """<role>You answer questions from company sources, citing ev
 - Sources are listed by authority: knowledge base, then documents, then messages and notes.
   Prefer the most authoritative, newest, non-deprecated source.
 - A deprecated source was replaced by a newer version: use the newer one and say so.
+- A newer source that announces a change ("from 1 November", "moved to", "switched off on")
+  effective on or before today supersedes an older article: give the current fact first and
+  say the article is out of date, citing both. A change effective after today is upcoming.
 - When sources disagree, say so, name both, and say which one to trust and why.
 - If something the question asks is not in the sources, say it plainly. Never invent a source.
 {forced}

@@ -223,3 +223,38 @@ async def test_check_answer_rejects_unknown_citations(services) -> None:
     assert "[src:chat/fake#1]" not in out["answer"]
     assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
     assert "turns" not in out  # not final: budget left for another round
+
+
+async def test_the_llm_is_told_today_and_which_source_a_dated_change_made_out_of_date(
+    embedder,
+) -> None:
+    prompts: list[str] = []
+
+    class Recording(GenericFakeChatModel):
+        async def astream(self, request: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+            prompts.append(str(request))
+            async for chunk in super().astream(request, *args, **kwargs):
+                yield chunk
+
+    model = Recording(messages=iter([AIMessage(content="It is $75 [src:chat/fin#0].")]))
+    state = base_state(
+        "What is the daily meal allowance?",
+        mode="llm",
+        evidence=[
+            evidence("kb/travel#0", "The daily meal allowance is $50.", updated_at="2026-01-15"),
+            evidence(
+                "chat/fin#0",
+                "dana: from 1 November the daily meal allowance is $75, up from $50.",
+                kind="messages",
+                authority=1,
+                updated_at="2026-11-03",
+            ),
+        ],
+    )
+    with use_services(make_services(embedder, chat_model=model)):
+        await integrate(state, rt(mode="llm")[0])
+    [prompt] = prompts
+    assert "<today>2026-" in prompt  # the model can tell whether "from 1 November" has passed
+    assert 'updated="2026-11-03"' in prompt and 'authority="' in prompt
+    assert "out of date" in prompt  # the freshness rule and this conflict's resolution
+    assert "effective 1 November 2026" in prompt
