@@ -27,6 +27,8 @@ _REACTION = re.compile(
     r"that is|sounds|wow|whoa|nice|awesome|great|cool|love|glad)\b",
     re.I,
 )
+#: "Would Melanie enjoy Vivaldi?" asks for a judgement about a person, not what they said.
+_HYPOTHETICAL = re.compile(r"^\s*(?:would|could|might|is it likely)\b", re.I)
 _CAPTION = re.compile(r"^\[[^\]]*\]$")
 #: The best sentence about the person asked may score this much below the best overall.
 ATTRIBUTION_MARGIN = 0.05
@@ -139,10 +141,11 @@ def misattributed(
 async def wrong_person(question: str, pool: list[Evidence], reranker: Reranker) -> str | None:
     """``misattributed`` for the chat messages among the best evidence.
 
-    None when the question names no one, or the right person said it.
+    None when the question names no one, is hypothetical ("Would Melanie…?"), or the right
+    person said it.
     """
     person = asked_person(question, pool)
-    if person is None:
+    if person is None or _HYPOTHETICAL.match(question):
         return None
     said = [
         (s, ev)

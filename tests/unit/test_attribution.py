@@ -46,3 +46,18 @@ def test_the_best_match_about_someone_else_means_no_message_says_it_of_the_perso
 
 def test_the_name_is_taken_out_of_the_question_for_content_matching() -> None:
     assert without_name("What did Caroline's mom realize?", "Caroline") == "What did mom realize?"
+
+
+async def test_a_hypothetical_question_is_a_judgement_not_a_quote(embedder) -> None:
+    from nodes.attribution import wrong_person
+    from providers.rerank import LocalReranker
+
+    reranker = LocalReranker(embedder)
+    said = [
+        by("Melanie", "After my charity race I realized self-care is important.")[1],
+        by("Caroline", "I like green tea in the morning.")[1],
+    ]
+    asked = "What did Caroline realize after the charity race?"
+    assert await wrong_person(asked, said, reranker) is not None  # type: ignore[arg-type]
+    hypothetical = "Would Caroline realize anything after a charity race?"
+    assert await wrong_person(hypothetical, said, reranker) is None  # type: ignore[arg-type]
