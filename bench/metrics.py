@@ -52,6 +52,9 @@ def strip_citations(text: str) -> str:
     return re.sub(r"\[src:[^\]]+\]|^\s*[-*]\s*", "", text, flags=re.M).strip()
 
 
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
 def normalize_answer(text: str) -> str:
     """SQuAD's answer normalisation: lower case, no punctuation or articles, single spaces."""
     text = "".join(c for c in text.lower() if c not in set(string.punctuation))
@@ -59,6 +62,13 @@ def normalize_answer(text: str) -> str:
 
 
 def contains_answer(text: str, answers: Sequence[str]) -> bool:
-    """Whether ``text`` holds one of the gold answers (both normalised, as whole words)."""
+    """Whether ``text`` holds one of the gold answers (both normalised, as whole words).
+
+    Chinese has no spaces between words: a Chinese answer is looked for as a substring.
+    """
     haystack = f" {normalize_answer(text)} "
-    return any(f" {gold} " in haystack for a in answers if (gold := normalize_answer(a)))
+    for answer in answers:
+        gold = normalize_answer(answer)
+        if gold and (f" {gold} " in haystack or (_CJK.search(gold) and gold in haystack)):
+            return True
+    return False

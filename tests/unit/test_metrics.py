@@ -46,3 +46,4 @@ def test_containment_normalises_like_squad_and_matches_whole_words() -> None:
     assert not contains_answer("Parisian cafés", ["Paris"])  # a word, not a prefix
     assert not contains_answer("anything", ["", "   "])
     assert normalize_answer("The  U.S. Army!") == "us army"
+    assert contains_answer("导航系统将于十二月发布。", ["十二月"])  # Chinese: no spaces
