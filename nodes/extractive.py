@@ -16,7 +16,7 @@ from nodes.evidence import lifted
 from nodes.question_kind import extra_units, kind_bonus
 from nodes.services import get_services
 from providers.text import coverage, sentences, term_set, terms
-from state.models import Evidence
+from state.models import Evidence, heading_of
 from state.schemas import SearchState
 
 EXTRACTIVE_HEADER = (
@@ -116,9 +116,9 @@ def not_found(quoted: list[tuple[str, Evidence]], gaps: list[str]) -> str:
 
 
 def section_of(ev: Evidence) -> str:
-    """The heading a passage sits under (its snippet's ``# heading`` line), as "heading. "."""
-    first = ev["snippet"].split("\n", 1)[0]
-    return f"{first.lstrip('#').strip()}. " if first.startswith("# ") else ""
+    """The heading a passage sits under, as "heading. " (empty when it has none)."""
+    heading = heading_of(ev)
+    return f"{heading}. " if heading else ""
 
 
 #: A section heading that names an API (``OPT_SORT_KEYS``, ``load_dotenv()``, ``ServerSentEvent``).
@@ -134,7 +134,7 @@ def named(unit: str, ev: Evidence) -> str:
     author = author_of(ev)
     if author:
         return unit if unit.startswith(f"{author}:") else f"{author}: {unit}"
-    section = section_of(ev).removesuffix(". ")
+    section = heading_of(ev)
     if section and _API_NAME.match(section) and section.strip("`") not in unit:
         return f"{section}: {unit}"
     return unit

@@ -33,7 +33,6 @@ from nodes.extractive import (
     NOTHING_FOUND,
     extractive_answer,
     extractive_body,
-    section_of,
 )
 from nodes.prompts import FORCED_NOTE
 from nodes.services import Services, get_services
@@ -48,7 +47,7 @@ from providers.chat import (
 )
 from state.budget import exhausted, spend
 from state.events import TokenEvent, node_event
-from state.models import Evidence, ImageRef, ModelCall
+from state.models import Evidence, ImageRef, ModelCall, heading_of
 from state.schemas import SearchState
 
 
@@ -198,7 +197,7 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
             state["question"],
             quoted,
             [score for _, _, score in scored],
-            {ev["source_id"]: section_of(ev) for _, ev in quoted},
+            {ev["source_id"]: heading_of(ev) for _, ev in quoted},
         )
     )
     today = dt.datetime.fromtimestamp(now(), dt.UTC).date()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from providers.text import sentences, term_set
-from state.models import Evidence
+from state.models import Evidence, heading_of
 
 _HOW = re.compile(
     r"^\s*(?:how\s+(?:do|can|should|would|to|does\s+one)\b|what\s+are\s+the\s+steps\b)|"
@@ -49,12 +49,6 @@ def kind_of(question: str) -> str:
     if _DEFINITION.match(question):
         return "definition"
     return "other"
-
-
-def heading_of(ev: Evidence) -> str:
-    """The section a passage sits under (its snippet's ``# heading`` line), or ""."""
-    first = ev["snippet"].split("\n", 1)[0]
-    return first.lstrip("#").strip() if first.startswith("# ") else ""
 
 
 def procedure_steps(ev: Evidence) -> str | None:

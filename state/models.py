@@ -162,6 +162,12 @@ class Turn(TypedDict):
     images: NotRequired[list[ImageRef]]
 
 
+def heading_of(hit: Mapping[str, Any]) -> str:
+    """The section a hit's passage sits under (its snippet's ``# heading`` line), or ""."""
+    first = str(hit["snippet"]).split("\n", 1)[0]
+    return first.lstrip("#").strip() if first.startswith("# ") else ""
+
+
 def hit_of(
     doc: Mapping[str, Any], chunk: Chunk, *, authority: int, score: float, query: str
 ) -> Hit:
