@@ -31,14 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import command_line, write
-from bench.runner import run_graph
+from bench.runner import index_runner
 from nodes.extractive import NOTHING_FOUND
-from nodes.services import Services, set_services
 from providers.embeddings import EMBEDDING_MODELS, load_embedder
-from providers.rerank import LocalReranker
 from sources.base import User
-from sources.embedded import EmbeddedIndex, EmbeddedSource, reranker_embedder
-from sources.registry import SourceRegistry
+from sources.embedded import EmbeddedIndex, EmbeddedSource
 from sources.workspace import sync_source
 
 SOURCE = "docs"
@@ -136,17 +133,10 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         index, names = build(data, args.embedding, Path(tmp))
         user = User("bench", frozenset({"everyone"}))
-        registry = SourceRegistry([EmbeddedSource(index, SOURCE, "docs")], users=[user])
-        set_services(
-            Services(
-                registry=registry,
-                embedder=index.embedder,
-                reranker=LocalReranker(reranker_embedder(index.embedder, index)),
-            )
-        )
+        runner = index_runner(index, EmbeddedSource(index, SOURCE, "docs"), [user])
         results = []
         for q in questions:
-            values, _ = await run_graph(q["question"], user.name)
+            values, _ = await runner.run_graph(q["question"], user.name)
             results.append(judge(q, values))
     answerable = [r for r in results if r["kind"] != "unanswerable"]
     unanswerable = [r for r in results if r["kind"] == "unanswerable"]

@@ -29,8 +29,9 @@ from typing_extensions import TypedDict
 
 from bench.report import write
 from graph.context import Context
+from graph.run import run, run_config
 from graph.search import build_search_graph
-from nodes.services import Services, set_services
+from nodes.services import Services
 from sources.base import User
 from sources.memory import InMemorySource, MemoryDocument
 from sources.registry import SourceRegistry
@@ -113,12 +114,12 @@ def bare_graph(branches: int) -> StateGraph[Any, Any, Any, Any]:
 QUESTION = "How do I connect to the VPN?"
 
 
-async def time_runs(graph: Any, runs: int, **kwargs: Any) -> list[float]:
+async def time_runs(graph: Any, runs: int, context: Any = None) -> list[float]:
+    """Each run driven as every caller drives one (``graph.run``: streamed, then its state)."""
     out = []
     for _ in range(runs):
-        config = {"configurable": {"thread_id": uuid.uuid4().hex}}
         start = time.perf_counter()
-        await graph.ainvoke({"question": QUESTION}, config, durability="sync", **kwargs)
+        await run(graph, {"question": QUESTION}, run_config(uuid.uuid4().hex), context)
         out.append((time.perf_counter() - start) * 1000)
     return out
 
@@ -127,8 +128,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     async with AsyncRedisSaver.from_conn_string(args.redis_url) as saver:
         for branches in (4, 16):
-            set_services(fake_services(branches))
-            real = build_search_graph().compile(checkpointer=saver)
+            real = build_search_graph(fake_services(branches)).compile(checkpointer=saver)
             bare = bare_graph(branches).compile(checkpointer=saver)
             ctx = Context(user="u", max_variants=1, max_rounds=1, fastpass_enabled=False)
             # warm up both, then interleave blocks so machine noise hits both alike

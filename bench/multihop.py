@@ -31,7 +31,7 @@ from bench.metrics import (
     strip_citations,
 )
 from bench.report import command_line, write
-from bench.runner import doc_ranking, install, run_graph, stage_latency
+from bench.runner import doc_ranking, install, stage_latency
 from nodes.extractive import NOTHING_FOUND
 from providers.embeddings import EMBEDDING_MODELS
 
@@ -54,7 +54,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if args.limit:
         data.questions = data.questions[: args.limit]
     index, source, index_seconds = build_index(data, args.embedding)
-    install(index, source, data)
+    runner = install(index, source, data)
     per: dict[str, dict[str, list[float]]] = {"bm25": {}, "graph": {}}
     latency: dict[str, list[float]] = {"bm25": [], "graph": []}
     unanswerable = {"asked": 0, "graph_said_unanswerable": 0}
@@ -73,7 +73,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         rows = await asyncio.to_thread(index.search, source.name, q["question"], user, 10, "bm25")
         bm25 = list(dict.fromkeys(h["doc_id"] for h in index.chunk_hits(rows, "", 2)))
         latency["bm25"].append(time.perf_counter() - started)
-        values, seconds = await run_graph(
+        values, seconds = await runner.run_graph(
             q["question"],
             user.name,
             max_rounds=args.rounds,

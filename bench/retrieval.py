@@ -18,7 +18,7 @@ from typing import Any
 from bench.datasets import build_index, load
 from bench.metrics import ndcg_at_k, recall_at_k
 from bench.report import command_line, write
-from bench.runner import doc_ranking, install, run_graph, stage_latency
+from bench.runner import doc_ranking, install, stage_latency
 from providers.embeddings import EMBEDDING_MODELS
 
 
@@ -32,7 +32,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if args.limit:
         questions = questions[: args.limit]
     index, source, index_seconds = build_index(data, args.embedding)
-    install(index, source, data)
+    runner = install(index, source, data)
     scores: dict[str, dict[str, list[float]]] = {}
     latency: dict[str, list[float]] = {}
     for q in questions:
@@ -47,7 +47,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             ranked[mode] = docs(index, rows)
             latency.setdefault(mode, []).append(time.perf_counter() - started)
         if not args.no_graph:
-            values, seconds = await run_graph(
+            values, seconds = await runner.run_graph(
                 q["question"], user.name, max_rounds=args.rounds, search_k=args.search_k
             )
             ranked["graph"] = doc_ranking(values.get("evidence", []), ranked["hybrid"])

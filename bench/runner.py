@@ -10,28 +10,75 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from bench.datasets import Dataset
 from graph.context import Context
+from graph.run import RunResult, run_config, stream_run
 from graph.search import build_search_graph
 from nodes.evidence import relevance
-from nodes.services import Services, set_services
+from nodes.services import Services
 from providers.rerank import LocalReranker
+from sources.base import User
 from sources.embedded import EmbeddedIndex, EmbeddedSource, reranker_embedder
 from sources.registry import SourceRegistry
 
-SAVER = InMemorySaver()
-GRAPH = build_search_graph().compile(checkpointer=SAVER)
+#: Wall seconds per graph stage, across every ``run_graph`` call (see ``stage_latency``).
+STAGES: dict[str, list[float]] = {}
 
 
-def install(index: EmbeddedIndex, source: EmbeddedSource, data: Dataset) -> None:
-    """Services for benchmark runs: the dataset's index as the only source."""
-    users = {data.user_for(q).name: data.user_for(q) for q in data.questions}
-    registry = SourceRegistry([source], users=list(users.values()))
-    set_services(
+class GraphRunner:
+    """The search graph over one benchmark's services, run question by question."""
+
+    def __init__(self, services: Services) -> None:
+        self.saver = InMemorySaver()
+        self.graph = build_search_graph(services).compile(checkpointer=self.saver)
+
+    async def run_graph(
+        self, question: str, user: str, **knobs: Any
+    ) -> tuple[dict[str, Any], float]:
+        """The graph's final state for ``question``, and its wall time.
+
+        Each node's wall time (from the previous step's end to its own update; parallel
+        search branches overlap, so ``search_source`` is the wait for the slowest) is added
+        to ``STAGES``.
+        """
+        started = time.perf_counter()
+        last = [started]
+        per_run: dict[str, float] = {}
+
+        def timed(mode: str, chunk: Any) -> None:
+            if mode != "updates":
+                return
+            now = time.perf_counter()
+            for node in chunk:
+                per_run[node] = per_run.get(node, 0.0) + now - last[0]
+            last[0] = now
+
+        thread = uuid.uuid4().hex
+        result = RunResult()
+        context = Context(user=user, mode="extractive", **knobs)
+        async for _ in stream_run(
+            self.graph, {"question": question}, run_config(thread), context, result, timed
+        ):
+            pass
+        for node, seconds in per_run.items():
+            STAGES.setdefault(node, []).append(seconds)
+        await self.saver.adelete_thread(thread)
+        return result.values, time.perf_counter() - started
+
+
+def index_runner(index: EmbeddedIndex, source: EmbeddedSource, users: list[User]) -> GraphRunner:
+    """A runner over one embedded index (reranked with the index's own embedder)."""
+    return GraphRunner(
         Services(
-            registry=registry,
+            registry=SourceRegistry([source], users=users),
             embedder=index.embedder,
             reranker=LocalReranker(reranker_embedder(index.embedder, index)),
         )
     )
+
+
+def install(index: EmbeddedIndex, source: EmbeddedSource, data: Dataset) -> GraphRunner:
+    """A runner for a dataset: its index as the only source, its users."""
+    users = {data.user_for(q).name: data.user_for(q) for q in data.questions}
+    return index_runner(index, source, list(users.values()))
 
 
 def doc_ranking(evidence: list[dict[str, Any]], fallback: list[str]) -> list[str]:
@@ -39,37 +86,6 @@ def doc_ranking(evidence: list[dict[str, Any]], fallback: list[str]) -> list[str
     kept = sorted((e for e in evidence if e["kept_by"] != "none"), key=relevance, reverse=True)
     ranked = list(dict.fromkeys(e["doc_id"] for e in kept))
     return ranked + [d for d in dict.fromkeys(fallback) if d not in ranked]
-
-
-#: Wall seconds per graph stage, across every ``run_graph`` call (see ``stage_latency``).
-STAGES: dict[str, list[float]] = {}
-
-
-async def run_graph(question: str, user: str, **knobs: Any) -> tuple[dict[str, Any], float]:
-    """The graph's final state for ``question``, and its wall time.
-
-    Each node's wall time (from the previous step's end to its own update; parallel search
-    branches overlap, so ``search_source`` is the wait for the slowest) is added to
-    ``STAGES``.
-    """
-    started = last = time.perf_counter()
-    config: Any = {"configurable": {"thread_id": uuid.uuid4().hex}}
-    per_run: dict[str, float] = {}
-    async for update in GRAPH.astream(
-        {"question": question},
-        config,
-        context=Context(user=user, mode="extractive", **knobs),
-        stream_mode="updates",
-    ):
-        now = time.perf_counter()
-        for node in update:
-            per_run[node] = per_run.get(node, 0.0) + now - last
-        last = now
-    for node, seconds in per_run.items():
-        STAGES.setdefault(node, []).append(seconds)
-    values = (await GRAPH.aget_state(config)).values
-    await SAVER.adelete_thread(config["configurable"]["thread_id"])
-    return values, time.perf_counter() - started
 
 
 def stage_latency() -> dict[str, dict[str, float]]:

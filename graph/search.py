@@ -16,6 +16,7 @@ from nodes.prepare import prepare
 from nodes.read_documents import read_documents
 from nodes.review_evidence import review_evidence
 from nodes.search_source import record_source_failure, search_source
+from nodes.services import Services, bind
 from state.schemas import InputState, OutputState, SearchState
 
 #: Seconds one source may take for one query before its branch fails (and is retried once).
@@ -29,12 +30,14 @@ def _retryable(exc: Exception) -> bool:
 
 
 def build_search_graph(
+    services: Services | None,
     source_timeout: float = SOURCE_TIMEOUT,
     context_schema: type[Context] = Context,
 ) -> StateGraph[SearchState, Context, InputState, OutputState]:
-    """The search graph's builder (compile it with the checkpointer you need).
+    """The search graph's builder over ``services`` (compile it with the checkpointer you need).
 
-    ``context_schema`` may be a subclass of ``Context`` with other defaults (Studio's).
+    ``services=None`` builds a graph to draw, not to run. ``context_schema`` may be a subclass
+    of ``Context`` with other defaults (Studio's).
     """
     builder = StateGraph(
         SearchState,
@@ -42,21 +45,21 @@ def build_search_graph(
         input_schema=InputState,
         output_schema=OutputState,
     )
-    builder.add_node(prepare)
-    builder.add_node(expand_query)
+    builder.add_node("prepare", bind(prepare, services))
+    builder.add_node("expand_query", bind(expand_query, services))
     builder.add_node(
         "search_source",
-        search_source,
+        bind(search_source, services),
         retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.2, retry_on=_retryable),
         timeout=source_timeout,
         error_handler=record_source_failure,
     )
-    builder.add_node(filter_results)
-    builder.add_node(evaluate)
-    builder.add_node(read_documents)
-    builder.add_node(review_evidence)
-    builder.add_node(integrate)
-    builder.add_node(check_answer)
+    builder.add_node("filter_results", bind(filter_results, services))
+    builder.add_node("evaluate", bind(evaluate, services))
+    builder.add_node("read_documents", bind(read_documents, services))
+    builder.add_node("review_evidence", bind(review_evidence, services))
+    builder.add_node("integrate", bind(integrate, services))
+    builder.add_node("check_answer", bind(check_answer, services))
 
     builder.add_edge(START, "prepare")
     builder.add_edge("prepare", "expand_query")
@@ -77,6 +80,4 @@ def build_search_graph(
     return builder
 
 
-graph = build_search_graph().compile(name="seekgraph-search")
-
-__all__ = ["build_search_graph", "graph"]
+__all__ = ["build_search_graph"]

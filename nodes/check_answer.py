@@ -14,7 +14,7 @@ from nodes.context import Context
 from nodes.decisions import AnswerReview
 from nodes.evidence import CITATION, chat_model_for, cited_ids, kept, now, render_evidence
 from nodes.llm import decide
-from nodes.services import get_services
+from nodes.services import Services, node_name
 from state.budget import exhausted, spend
 from state.events import node_event
 from state.models import Citation, Evidence, ModelCall, Turn
@@ -43,10 +43,11 @@ def strip_unknown(answer: str, known: set[str]) -> str:
     return CITATION.sub(lambda m: m.group(0) if m.group(1) in known else "", answer)
 
 
-async def check_answer(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def check_answer(
+    state: SearchState, runtime: Runtime[Context], services: Services
+) -> dict[str, Any]:
     """Verify citations (and, with a model, support); decide whether the answer stands."""
     ctx = runtime.context
-    services = get_services("check_answer")
     evidence = {ev["source_id"]: ev for ev in kept(state.get("evidence", []))}
     answer = state["answer"]
     cited = cited_ids(answer)
@@ -70,7 +71,7 @@ async def check_answer(state: SearchState, runtime: Runtime[Context]) -> dict[st
             answer=answer,
             sources=render_evidence([evidence[c] for c in cited_ids(answer)], 800),
         )
-        outcome = await decide("check_answer", model, prompt, AnswerReview)
+        outcome = await decide(node_name("check_answer"), model, prompt, AnswerReview)
         tokens = outcome.tokens
         calls.append(outcome.call)
         review = outcome.value
@@ -92,7 +93,9 @@ async def check_answer(state: SearchState, runtime: Runtime[Context]) -> dict[st
     verdict = (
         "accepted" if ok else ("kept (budget spent)" if final else "rejected; searching again")
     )
-    runtime.stream_writer(node_event("check_answer", f"answer {verdict}: {reason}", **check))
+    runtime.stream_writer(
+        node_event(node_name("check_answer"), f"answer {verdict}: {reason}", **check)
+    )
     update: dict[str, Any] = {
         "answer": answer,
         "citations": citations,

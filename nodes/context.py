@@ -12,8 +12,13 @@ from typing import Literal
 from nodes import prompts
 
 
-def _d(description: str) -> dict[str, str]:
-    return {"description": description}
+def _d(description: str, request: bool = False, **bounds: float) -> dict[str, object]:
+    """A field's metadata: its description, and whether the API's run request sets it.
+
+    ``request`` fields are also what a run carries to another instance; ``ge``/``le`` bound
+    them in the request.
+    """
+    return {"description": description, "request": request, **bounds}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -23,15 +28,22 @@ class Context:
     user: str = field(default="", metadata=_d("Who asks; the permission context of the run."))
     mode: Literal["auto", "llm", "extractive"] = field(
         default="auto",
-        metadata=_d("llm, extractive (no model), or auto: llm when a chat model is configured."),
+        metadata=_d(
+            "llm, extractive (no model), or auto: llm when a chat model is configured.",
+            request=True,
+        ),
     )
     sources: tuple[str, ...] = field(
-        default=(), metadata=_d("Names of the sources to search; empty means all of them.")
+        default=(),
+        metadata=_d("Names of the sources to search; empty means all of them.", request=True),
     )
     model: str | None = field(
-        default=None, metadata=_d("Chat model name to use instead of the configured default.")
+        default=None,
+        metadata=_d("A configured chat model to use instead of the default.", request=True),
     )
-    max_rounds: int = field(default=3, metadata=_d("Most search rounds before answering."))
+    max_rounds: int = field(
+        default=3, metadata=_d("Most search rounds before answering.", request=True, ge=1, le=10)
+    )
     max_tokens: int = field(default=40_000, metadata=_d("Most LLM tokens a run may spend."))
     max_seconds: float = field(default=120.0, metadata=_d("Wall-clock budget of a run, seconds."))
     max_bad_attempts: int = field(
@@ -108,8 +120,9 @@ class Context:
     review_before_answer: bool = field(
         default=False,
         metadata=_d(
-            "Pause before the answer is written so a person can drop evidence "
-            "(interrupt; resume with Command(resume={'drop': [ids]}))."
+            "Pause before the answer is written so a person can drop evidence (the run ends "
+            "'waiting'; resume with Command(resume={'drop': [ids]})).",
+            request=True,
         ),
     )
     max_answer_sentences: int = field(

@@ -16,7 +16,7 @@ from nodes.context import Context
 from nodes.decisions import EvaluateDecision
 from nodes.evidence import by_authority, chat_model_for, kept, now, relevance, render_evidence
 from nodes.llm import decide
-from nodes.services import get_services
+from nodes.services import Services, node_name
 from providers.text import STOPWORDS, coverage, display_words, term_set, terms
 from state.budget import exhausted, spend
 from state.events import node_event
@@ -137,10 +137,11 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
     return verdict
 
 
-async def evaluate(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def evaluate(
+    state: SearchState, runtime: Runtime[Context], services: Services
+) -> dict[str, Any]:
     """Decide what to do next, and count rounds that brought nothing new."""
     ctx = runtime.context
-    services = get_services("evaluate")
     model = chat_model_for(services, state)
     verdict = coverage_verdict(state, ctx)
     tokens = 0
@@ -158,7 +159,7 @@ async def evaluate(state: SearchState, runtime: Runtime[Context]) -> dict[str, A
             read=", ".join(state.get("documents_read", [])) or "none",
             max_read=ctx.max_documents_per_read,
         )
-        outcome = await decide("evaluate", model, prompt, EvaluateDecision)
+        outcome = await decide(node_name("evaluate"), model, prompt, EvaluateDecision)
         tokens = outcome.tokens
         calls.append(outcome.call)
         decision = outcome.value
@@ -188,7 +189,7 @@ async def evaluate(state: SearchState, runtime: Runtime[Context]) -> dict[str, A
     if spent:
         summary += f" — but {spent}, so answering now"
     runtime.stream_writer(
-        node_event("evaluate", summary, strategy=strategy, budget_spent=spent, **verdict)
+        node_event(node_name("evaluate"), summary, strategy=strategy, budget_spent=spent, **verdict)
     )
     update: dict[str, Any] = {"verdict": verdict, "budget": budget}
     if calls:

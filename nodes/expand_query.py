@@ -16,8 +16,8 @@ from nodes.context import Context
 from nodes.decisions import QueryVariants
 from nodes.evidence import chat_model_for, conversation_of, kept, now, relevance
 from nodes.llm import decide
-from nodes.services import get_services
-from providers.embeddings import aembed_queries
+from nodes.services import Services, node_name
+from providers.embeddings import Embedder, aembed_queries
 from providers.text import STOPWORDS, display_words, stem, term_set
 from state.budget import spend
 from state.events import node_event
@@ -78,13 +78,12 @@ def extractive_variants(state: SearchState) -> list[str]:
 
 
 async def pick_variants(
-    candidates: list[str], question: str, tried: list[str], ctx: Context
+    candidates: list[str], question: str, tried: list[str], ctx: Context, embedder: Embedder
 ) -> tuple[list[str], list[str]]:
     """New variants in FIFO order (gaps first, original last), near-duplicates dropped.
 
     The original question is judged first so a variant close to it never crowds it out.
     """
-    services = get_services("expand_query")
     seen = {q.strip().lower() for q in tried}
     fresh: list[str] = []
     for q in candidates:
@@ -95,9 +94,9 @@ async def pick_variants(
     if not fresh:
         return [], []
     priority = sorted(fresh, key=lambda q: q != question)  # stable: original first
-    vectors = await aembed_queries(services.embedder, [*tried, *priority])
+    vectors = await aembed_queries(embedder, [*tried, *priority])
     chosen = list(vectors[: len(tried)])
-    threshold = ctx.variant_similarity_threshold or services.embedder.paraphrase_cosine
+    threshold = ctx.variant_similarity_threshold or embedder.paraphrase_cosine
     keep: set[str] = set()
     dropped: list[str] = []
     for q, v in zip(priority, vectors[len(tried) :], strict=True):
@@ -110,10 +109,11 @@ async def pick_variants(
     return [q for q in fresh if q in keep], dropped
 
 
-async def expand_query(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def expand_query(
+    state: SearchState, runtime: Runtime[Context], services: Services
+) -> dict[str, Any]:
     """Choose the query variants of a new round."""
     ctx = runtime.context
-    services = get_services("expand_query")
     model = chat_model_for(services, state)
     tokens = 0
     calls: list[ModelCall] = []
@@ -126,7 +126,7 @@ async def expand_query(state: SearchState, runtime: Runtime[Context]) -> dict[st
             gaps="\n".join(state["verdict"].get("gap_questions", [])) or "none",
             max_variants=ctx.max_variants,
         )
-        decision = await decide("expand_query", model, prompt, QueryVariants)
+        decision = await decide(node_name("expand_query"), model, prompt, QueryVariants)
         tokens = decision.tokens
         calls.append(decision.call)
         if decision.value is not None:
@@ -139,7 +139,7 @@ async def expand_query(state: SearchState, runtime: Runtime[Context]) -> dict[st
         candidates = extractive_variants(state)
 
     fresh, dropped = await pick_variants(
-        candidates, state["question"], list(state.get("tried_queries", [])), ctx
+        candidates, state["question"], list(state.get("tried_queries", [])), ctx, services.embedder
     )
     budget = spend(state["budget"], now=now(), tokens=tokens, rounds=1)
     summary = (
@@ -148,7 +148,9 @@ async def expand_query(state: SearchState, runtime: Runtime[Context]) -> dict[st
         + (": " + " | ".join(fresh) if fresh else "")
     )
     runtime.stream_writer(
-        node_event("expand_query", summary, queries=fresh, dropped=dropped, strategy=strategy)
+        node_event(
+            node_name("expand_query"), summary, queries=fresh, dropped=dropped, strategy=strategy
+        )
     )
     update: dict[str, Any] = {"variants": fresh, "tried_queries": fresh, "budget": budget}
     if calls:

@@ -14,7 +14,7 @@ from nodes.attribution import author_of
 from nodes.context import Context
 from nodes.evidence import lifted
 from nodes.question_kind import extra_units, kind_bonus
-from nodes.services import get_services
+from nodes.services import Services
 from providers.text import coverage, sentences, term_set, terms
 from state.models import Evidence, heading_of
 from state.schemas import SearchState
@@ -31,13 +31,12 @@ STRONG_SENTENCE_SCORE = 0.35
 
 
 async def extractive_answer(
-    state: SearchState, ctx: Context, pool: list[Evidence]
+    state: SearchState, ctx: Context, pool: list[Evidence], services: Services
 ) -> tuple[list[str], list[tuple[str, Evidence]], list[tuple[str, Evidence, float]]]:
     """Answer lines quoted from the evidence, the relevant sentences, the quoted ones.
 
     The quoted ones come best first, each with its score.
     """
-    services = get_services("integrate")
     wants_code = bool(_ASKS_FOR_CODE.search(state["question"]))
     candidates = [
         (s, ev)

@@ -16,8 +16,9 @@ from nodes.decisions import Grades
 from nodes.evidence import chat_model_for, lifted, now
 from nodes.llm import Decision, decide
 from nodes.search_source import failure_event
-from nodes.services import get_services
+from nodes.services import Services, node_name
 from providers.chat import ChatModel
+from providers.rerank import Reranker, rerank_detailed
 from state.budget import spend
 from state.events import node_event
 from state.models import Evidence, Hit, ModelCall
@@ -47,7 +48,11 @@ def unique_hits(hits: list[Hit]) -> list[Hit]:
 
 
 async def lift_by_context(
-    question: str, pool: list[Evidence], contexts: dict[str, str], weight: float
+    question: str,
+    pool: list[Evidence],
+    contexts: dict[str, str],
+    weight: float,
+    reranker: Reranker,
 ) -> None:
     """Let a chat message's neighbours lift its rerank score toward theirs.
 
@@ -57,9 +62,8 @@ async def lift_by_context(
     """
     with_context = [ev for ev in pool if ev["source_id"] in contexts]
     if weight > 0 and with_context:
-        services = get_services("filter_results")
         texts = [f"{ev['title']}. {contexts[ev['source_id']]}" for ev in with_context]
-        scores = await services.reranker.rerank(question, texts)
+        scores = await reranker.rerank(question, texts)
         for ev, around in zip(with_context, scores, strict=True):
             own = ev["scores"]["rerank"]
             ev["scores"]["context"] = around
@@ -111,7 +115,7 @@ async def grade(
             for ev in batch
         )
         prompt = ctx.grade_prompt.format(question=question, passages=passages)
-        return await decide("filter_results", model, prompt, Grades)
+        return await decide(node_name("filter_results"), model, prompt, Grades)
 
     size = max(1, ctx.grading_batch_size)
     batches = [candidates[i : i + size] for i in range(0, len(candidates), size)]
@@ -128,10 +132,11 @@ async def grade(
     return grades, tokens, calls
 
 
-async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def filter_results(
+    state: SearchState, runtime: Runtime[Context], services: Services
+) -> dict[str, Any]:
     """Keep the hits of this round that deserve to be evidence."""
     ctx = runtime.context
-    services = get_services("filter_results")
     round_ = state["budget"]["rounds"]
     known = {ev["source_id"]: ev for ev in state.get("evidence", []) if ev["kept_by"] != "none"}
     hits = unique_hits(state.get("hits", []))
@@ -155,7 +160,7 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
         pool = [to_evidence(h, round_, "retrieval") for h in candidates]
         if ctx.rerank_enabled and pool:
             texts = [f"{ev['title']}. {ev['snippet']}" for ev in pool]
-            scores = await services.reranker.rerank(state["question"], texts)
+            scores, served_by = await rerank_detailed(services.reranker, state["question"], texts)
             for ev, score in zip(pool, scores, strict=True):
                 ev["scores"]["rerank"] = score
             # A hit found by a gap or bridge question answers part of the question that the
@@ -173,7 +178,9 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
                     pool[i]["scores"]["rerank_query"] = score
                     pool[i]["scores"]["rerank"] = max(pool[i]["scores"]["rerank"], score)
             contexts = {h["source_id"]: h["context"] for h in candidates if h.get("context")}
-            await lift_by_context(state["question"], pool, contexts, ctx.context_weight)
+            await lift_by_context(
+                state["question"], pool, contexts, ctx.context_weight, services.reranker
+            )
             for ev in pool:  # the reranker's own score stays beside the blend
                 ev["scores"]["reranker"] = ev["scores"]["rerank"]
                 share = shares[ev["source_id"]]
@@ -186,7 +193,7 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
             for ev in pool:
                 ev["kept_by"] = "rerank"
             log["rerank"] = len(pool)
-            log["reranker"] = getattr(services.reranker, "last_used", services.reranker.name)
+            log["reranker"] = served_by
         model = chat_model_for(services, state)
         if ctx.grading_enabled and pool and model is not None:
             try:
@@ -195,7 +202,7 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
                 grades, log["grade_error"] = None, "timed out"
                 calls.append(
                     {
-                        "node": "filter_results",
+                        "node": node_name("filter_results"),
                         "model": "none",
                         "outcome": "degraded",
                         "detail": f"grading timed out after {ctx.grading_timeout} s",
@@ -233,7 +240,7 @@ async def filter_results(state: SearchState, runtime: Runtime[Context]) -> dict[
     failures = [f for f in state.get("source_failures", []) if f["round"] == round_]
     for failure in failures:
         runtime.stream_writer(failure_event(failure))
-    runtime.stream_writer(node_event("filter_results", summary, **log))
+    runtime.stream_writer(node_event(node_name("filter_results"), summary, **log))
     update: dict[str, Any] = {
         "evidence": update_evidence,
         "hits": replace(),

@@ -35,12 +35,12 @@ from nodes.extractive import (
     extractive_body,
 )
 from nodes.prompts import FORCED_NOTE
-from nodes.services import Services, get_services
+from nodes.services import Services, node_name
 from providers.chat import (
+    AnswerInterruptedError,
     ChatModel,
     ModelClientError,
     ModelError,
-    ModelUnavailableError,
     classify,
     served_by,
     usage_tokens,
@@ -103,10 +103,6 @@ def unanswered_of(
     if forced:
         items.append(f"Stopped searching: {forced}.")
     return items
-
-
-class AnswerInterruptedError(ModelUnavailableError):
-    """The model failed after answer tokens were streamed; the step stops, resumable."""
 
 
 async def stream_answer(
@@ -177,16 +173,17 @@ def images_in_budget(state: SearchState) -> list[ImageRef]:
     return chosen
 
 
-async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def integrate(
+    state: SearchState, runtime: Runtime[Context], services: Services
+) -> dict[str, Any]:
     """Write the answer; when the budget is spent, answer anyway and say what is missing."""
     ctx = runtime.context
-    services = get_services("integrate")
     budget = state["budget"]
     forced = exhausted(budget) if state["verdict"]["action"] != "answer" else None
     evidence = kept(state.get("evidence", []))
     pool, notes = resolve_versions(by_authority(evidence))
     model = chat_model_for(services, state)
-    lines, relevant, scored = await extractive_answer(state, ctx, pool)
+    lines, relevant, scored = await extractive_answer(state, ctx, pool, services)
     quoted = [(s, ev) for s, ev, _ in scored]
     # With bridge rounds on, questions are multi-hop: the answer's words are not the
     # question's, so quotes are not judged by them.
@@ -223,7 +220,7 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
             mode = "llm"
             calls.append(
                 {
-                    "node": "integrate",
+                    "node": node_name("integrate"),
                     "model": served,
                     "outcome": "ok",
                     "detail": "",
@@ -237,7 +234,7 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
         except ModelError as exc:
             calls.append(
                 {
-                    "node": "integrate",
+                    "node": node_name("integrate"),
                     "model": "none",
                     "outcome": "degraded",
                     "detail": f"{exc}; wrote an extractive answer",
@@ -261,7 +258,7 @@ async def integrate(state: SearchState, runtime: Runtime[Context]) -> dict[str, 
         body += "\n\nMissing: " + " ".join(unanswered)
     runtime.stream_writer(
         node_event(
-            "integrate",
+            node_name("integrate"),
             f"{mode} answer from {len(pool)} passages"
             + (f", {len(conflicts)} conflict(s)" if conflicts else "")
             + (f"; forced: {forced}" if forced else ""),

@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.evidence import user_of
-from nodes.services import get_services
+from nodes.services import Services, node_name
 from providers.text import STOPWORDS, display_words, term_set
 from state.events import node_event
 from state.models import Document, Evidence, hit_of
@@ -34,10 +34,11 @@ def bridge_terms(question: str, documents: list[Document], limit: int = 5) -> li
     return [w for w, _ in counts.most_common(limit)]
 
 
-async def read_documents(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def read_documents(
+    state: SearchState, runtime: Runtime[Context], services: Services
+) -> dict[str, Any]:
     """Read the documents the verdict asked for and add their relevant passages."""
     ctx = runtime.context
-    services = get_services("read_documents")
     user = user_of(services, ctx)
     round_ = state["budget"]["rounds"]
     wanted = state["verdict"]["read_doc_ids"]
@@ -90,7 +91,7 @@ async def read_documents(state: SearchState, runtime: Runtime[Context]) -> dict[
     titles = ", ".join(d["title"] for d in documents) or "nothing readable"
     runtime.stream_writer(
         node_event(
-            "read_documents",
+            node_name("read_documents"),
             f"read {len(documents)} of {len(wanted)} documents ({titles}); "
             f"kept {len(evidence)} passages",
             read=[d["doc_id"] for d in documents],

@@ -15,6 +15,7 @@ from langgraph.types import interrupt
 
 from nodes.context import Context
 from nodes.evidence import kept
+from nodes.services import node_name
 from state.events import node_event
 from state.models import Evidence
 from state.reducers import replace
@@ -39,7 +40,7 @@ async def review_evidence(state: SearchState, runtime: Runtime[Context]) -> dict
     ]
     runtime.stream_writer(
         node_event(
-            "review_evidence",
+            node_name("review_evidence"),
             f"reviewed {len(shown)} passages; dropped {len(drop - unknown)}",
             dropped=sorted(drop - unknown),
             unknown=sorted(unknown),

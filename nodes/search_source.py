@@ -14,15 +14,16 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.evidence import user_of
-from nodes.services import get_services
+from nodes.services import Services, node_name
 from state.events import ErrorEvent, SourcesEvent
 from state.models import SourceFailure
 from state.schemas import SearchBranch
 
 
-async def search_source(state: SearchBranch, runtime: Runtime[Context]) -> dict[str, Any]:
+async def search_source(
+    state: SearchBranch, runtime: Runtime[Context], services: Services
+) -> dict[str, Any]:
     """Search one source for one query variant, as the run's user."""
-    services = get_services("search_source")
     source = services.registry.get(state["source"])
     user = user_of(services, runtime.context)
     hits = await source.search(state["query"], user, runtime.context.search_k)
@@ -53,6 +54,6 @@ def failure_event(failure: SourceFailure) -> ErrorEvent:
     """The stream event announcing a failed source."""
     return {
         "event": "error",
-        "node": "search_source",
+        "node": node_name("search_source"),
         "message": f"source {failure['source']} failed: {failure['error']}",
     }

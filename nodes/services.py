@@ -1,14 +1,19 @@
-"""The process-wide services nodes use: sources, embedder, reranker and chat models.
+"""What nodes need from the outside world, handed to a graph when it is built.
 
-The server and the CLI build them from settings once at start and install them with
-``set_services``; tests install fakes the same way. Nothing here reads the environment.
+A graph builder binds one ``Services`` into its nodes (``bind``), so two graphs with
+different sources or models can run side by side in one process. Nothing here reads the
+environment and nothing is global: the CLI, the server, Studio's entry, the benchmarks and
+the tests each build their ``Services`` and pass them to the builder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.config import get_config
 
 from providers.chat import ChatModel
 from providers.embeddings import Embedder
@@ -34,37 +39,44 @@ class Services:
     vision_model_name: str | None = None
     image_loader: Callable[[str, ImageRef], bytes | None] | None = None
     """Loads one of a user's images by reference (images live outside checkpoints)."""
+    max_question_chars: int = 4000
+    """Longest question admitted (``SEEKGRAPH_MAX_QUESTION_CHARS``)."""
 
 
-_services: Services | None = None
+class ServicesNotGivenError(RuntimeError):
+    """A graph built without services (to draw it) was asked to run."""
 
 
-class ServicesNotConfiguredError(RuntimeError):
-    """Nodes ran before the server, CLI or test installed services."""
+def bind(node: Callable[..., Any], services: Services | None) -> Callable[..., Any]:
+    """``node`` with ``services`` bound, ready for ``StateGraph.add_node``.
+
+    Nodes that need no services (``review_evidence``) are returned as they are. ``None``
+    builds a graph that can be drawn but not run (its nodes say so).
+    """
+    if "services" not in node.__code__.co_varnames[: node.__code__.co_argcount]:
+        return node
+    if services is None:
+
+        async def unavailable(state: Any) -> Any:
+            raise ServicesNotGivenError(
+                f"{node.__name__}: this graph was built without services (sources and "
+                "models); build it with build_search_graph(services) to run it"
+            )
+
+        return unavailable
+    bound = functools.partial(node, services=services)
+    bound.__name__ = node.__name__  # type: ignore[attr-defined]
+    bound.__doc__ = node.__doc__
+    return bound
 
 
-def set_services(services: Services | None) -> None:
-    """Install the services every run of this process uses."""
-    global _services
-    _services = services
+def node_name(default: str) -> str:
+    """The name the running node was registered under (its events and model calls say it).
 
-
-def get_services(node: str) -> Services:
-    """The installed services; ``node`` names the caller in the error when there are none."""
-    if _services is None:
-        raise ServicesNotConfiguredError(
-            f"{node}: no sources or models configured; start seekgraph through its CLI or "
-            "server, or call nodes.services.set_services() first"
-        )
-    return _services
-
-
-@contextmanager
-def use_services(services: Services) -> Iterator[Services]:
-    """Install ``services`` for the duration of a block (tests, embedding apps)."""
-    previous = _services
-    set_services(services)
+    A node registered twice under other names (a team's flow) labels its events with the
+    name the graph gave it; called outside a graph run (a unit test), ``default``.
+    """
     try:
-        yield services
-    finally:
-        set_services(previous)
+        return str(get_config()["metadata"]["langgraph_node"])
+    except (RuntimeError, KeyError):
+        return default

@@ -56,6 +56,10 @@ class ModelUnavailableError(ModelError):
     """Primary and backup both failed with retryable errors."""
 
 
+class AnswerInterruptedError(ModelUnavailableError):
+    """The model failed after answer tokens were streamed; the step stops, resumable."""
+
+
 class StructuredOutputError(ModelError):
     """The reply did not hold the JSON asked for, even after one repair round."""
 

@@ -8,7 +8,7 @@ import logging
 import cohere
 import httpx
 
-from providers.rerank import Reranker
+from providers.rerank import Reranked, Reranker
 
 log = logging.getLogger("seekgraph.rerank")
 
@@ -38,12 +38,15 @@ class CohereReranker:
         self.model = model
         self.timeout = timeout
         self.failures = 0
-        self.last_used = "cohere"
 
     async def rerank(self, query: str, passages: list[str]) -> list[float]:
         """Relevance in [0, 1] per passage, from Cohere (or the fallback on failure)."""
+        return (await self.rerank_detailed(query, passages)).scores
+
+    async def rerank_detailed(self, query: str, passages: list[str]) -> Reranked:
+        """The scores and which reranker served them (this call's fact, not the object's)."""
         if not passages:
-            return []
+            return Reranked([], self.name)
         try:
             response = await asyncio.wait_for(
                 self.client.rerank(model=self.model, query=query, documents=passages),
@@ -52,13 +55,12 @@ class CohereReranker:
             scores = [0.0] * len(passages)
             for result in response.results:
                 scores[result.index] = round(float(result.relevance_score), 4)
-            self.last_used = "cohere"
-            return scores
+            return Reranked(scores, self.name)
         except Exception as exc:  # noqa: BLE001 - any failure: the local reranker takes over
             self.failures += 1
-            self.last_used = f"{self.fallback.name} (cohere failed: {type(exc).__name__})"
             log.warning("Cohere rerank failed (%s); using the local reranker", type(exc).__name__)
-            return await self.fallback.rerank(query, passages)
+            served = f"{self.fallback.name} (cohere failed: {type(exc).__name__})"
+            return Reranked(await self.fallback.rerank(query, passages), served)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

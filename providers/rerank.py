@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -18,6 +18,22 @@ class Reranker(Protocol):
     async def rerank(self, query: str, passages: list[str]) -> list[float]:
         """One score in [0, 1] per passage, higher is more relevant."""
         ...
+
+
+class Reranked(NamedTuple):
+    """Scores of one rerank call and the reranker that served them (e.g. after a failover)."""
+
+    scores: list[float]
+    served_by: str
+
+
+async def rerank_detailed(reranker: Reranker, query: str, passages: list[str]) -> Reranked:
+    """Rerank and say who served: a reranker with a fallback reports it per call."""
+    detailed = getattr(reranker, "rerank_detailed", None)
+    if detailed is not None:
+        result: Reranked = await detailed(query, passages)
+        return result
+    return Reranked(await reranker.rerank(query, passages), reranker.name)
 
 
 class LocalReranker:

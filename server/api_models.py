@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+
+from graph.context import REQUEST_KNOBS, Context
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -56,23 +59,12 @@ class MeOut(BaseModel):
     sources: list[SourceOut]
 
 
-class RunRequest(BaseModel):
+class _RunRequestBase(BaseModel):
     """Start a run on a thread."""
 
     question: str = Field(description="The question to answer.")
     images: list[str] = Field(
         default_factory=list, description="Base64 images (or data: URLs); PNG, JPEG, WebP, GIF."
-    )
-    sources: list[str] = Field(default_factory=list, description="Sources to search; all if empty.")
-    mode: str = Field(default="auto", pattern="^(auto|llm|extractive)$")
-    model: str | None = Field(
-        default=None, description="A configured chat model to use instead of the default."
-    )
-    max_rounds: int | None = Field(default=None, ge=1, le=10)
-    review_before_answer: bool = Field(
-        default=False,
-        description="Pause before the answer for a person to drop evidence (the run ends "
-        "'waiting'; resume it through the LangGraph protocol with Command(resume=...)).",
     )
 
     @field_validator("question")
@@ -80,17 +72,53 @@ class RunRequest(BaseModel):
     def _question_text(cls, value: str) -> str:
         return unicode_text(value, "the question")
 
-    @field_validator("sources", "images")
+    @field_validator("sources", "images", check_fields=False)
     @classmethod
     def _list_text(cls, values: list[str]) -> list[str]:
         for value in values:
             unicode_text(value, "an entry")
         return values
 
-    @field_validator("model")
+    @field_validator("model", check_fields=False)
     @classmethod
     def _model_text(cls, value: str | None) -> str | None:
         return None if value is None else unicode_text(value, "the model name")
+
+
+def _knobs() -> dict[str, Any]:
+    """The run request's knobs, one per ``Context`` field marked ``request``."""
+    hints = get_type_hints(Context)
+    out: dict[str, Any] = {}
+    for f in fields(Context):
+        if f.name not in REQUEST_KNOBS:
+            continue
+        annotation, default = hints[f.name], f.default
+        bounds = {k: f.metadata[k] for k in ("ge", "le") if k in f.metadata}
+        if get_origin(annotation) is tuple:
+            out[f.name] = (
+                list[get_args(annotation)[0]],  # type: ignore[misc]
+                Field(default_factory=list, description=f.metadata["description"]),
+            )
+        else:
+            out[f.name] = (
+                annotation,
+                Field(default=default, description=f.metadata["description"], **bounds),
+            )
+    return out
+
+
+if TYPE_CHECKING:  # the knobs are Context's fields, added at run time
+
+    class RunRequest(_RunRequestBase):
+        """Start a run on a thread (the type checker's view)."""
+
+        def __init__(self, **data: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
+
+else:  # derived from Context: a new knob is added there once
+    RunRequest = create_model(
+        "RunRequest", __base__=_RunRequestBase, __doc__=_RunRequestBase.__doc__, **_knobs()
+    )
 
 
 class Problem(BaseModel):

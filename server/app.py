@@ -30,7 +30,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from graph.search import build_search_graph
-from nodes.services import Services, set_services
+from nodes.services import Services
 from providers.chat import aclose_chat_clients
 from server.auth import ApiKeyStore
 from server.bootstrap import build_services
@@ -92,7 +92,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services, _ = await asyncio.to_thread(build_services, settings)
-        set_services(services)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         instance = settings.instance_url or "local"
         async with AsyncExitStack() as stack:
@@ -137,7 +136,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 log.warning(
                     "no SEEKGRAPH_REDIS_URL: running as a single instance on SQLite checkpoints"
                 )
-            graph = build_search_graph().compile(checkpointer=saver, name="seekgraph-search")
+            graph = build_search_graph(services).compile(
+                checkpointer=saver, name="seekgraph-search"
+            )
             http = await stack.enter_async_context(httpx.AsyncClient(timeout=None))
             runs = RunManager(graph, coordinator, instance, settings.lock_ttl_ms)
             app.state.seekgraph = AppState(

@@ -115,5 +115,6 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
         vision_model=vision,
         vision_model_name=settings.vision_llm_model if vision is not None else None,
         image_loader=lambda user, ref: load_image(images_dir, user, ref),
+        max_question_chars=settings.max_question_chars,
     )
     return services, report

@@ -7,13 +7,13 @@ import asyncio
 import json
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from server.cli_common import CliError, settings_of
 from server.settings import Settings
-from sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
+from sources.errors import UnknownUserError, WorkspaceError
 
 if TYPE_CHECKING:  # the heavy imports happen where they are used: --help answers at once
     from langgraph.graph.state import CompiledStateGraph
@@ -86,14 +86,14 @@ def _user(args: argparse.Namespace, settings: Settings, services: Services) -> s
 
 
 @asynccontextmanager
-async def _compiled(settings: Settings) -> Any:
+async def _compiled(settings: Settings, services: Services) -> Any:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     from graph.search import build_search_graph
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
-        yield build_search_graph().compile(checkpointer=saver, name="seekgraph-search")
+        yield build_search_graph(services).compile(checkpointer=saver, name="seekgraph-search")
 
 
 async def _owner(graph: CompiledStateGraph[Any, Any, Any, Any], thread: str) -> str | None:  # noqa: F821
@@ -103,7 +103,7 @@ async def _owner(graph: CompiledStateGraph[Any, Any, Any, Any], thread: str) -> 
     return str(snapshot.metadata.get("owner")) if snapshot.metadata else None
 
 
-def _print_event(event: dict[str, Any]) -> None:
+def _print_event(event: Mapping[str, Any]) -> None:
     if event.get("event") == "node":
         print(f"[{event['node']}] {event['summary']}", file=sys.stderr, flush=True)
     elif event.get("event") == "error":
@@ -112,54 +112,48 @@ def _print_event(event: dict[str, Any]) -> None:
 
 async def ask(args: argparse.Namespace) -> int:
     """Run the search graph for one question and print the answer."""
-    question = args.question.strip()
-    if not question:
-        raise CliError('the question is empty; ask something, e.g. seekgraph ask "How do I…?"')
-    from graph.context import Context
-    from nodes.integrate import AnswerInterruptedError
-    from nodes.services import set_services
-    from providers.chat import ModelClientError
-    from server.bootstrap import build_services
+    from nodes.admission import AdmissionError, admit, check_question
 
     settings = settings_of(args)
+    try:
+        check_question(args.question, settings.max_question_chars)
+    except AdmissionError as exc:
+        raise CliError(f'{exc}, e.g. seekgraph ask "How do I…?"') from None
+    from graph.context import Context
+    from graph.run import RUN_ERRORS, RunResult, run_config, stream_run
+    from server.bootstrap import build_services
+
     try:
         services, report = build_services(settings)
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
-    set_services(services)
     user = _user(args, settings, services)
+    context = Context(user=user, mode=args.mode, sources=tuple(args.source))
     try:
-        services.registry.select(args.source)
-    except UnknownSourceError as exc:
-        raise CliError(str(exc.args[0])) from None
+        question = admit(services, context, args.question, has_images=False).question
+    except AdmissionError as exc:
+        raise CliError(str(exc)) from None
     if report and report.indexed and not args.json:
         print(
             f"[index] {report.indexed} documents, {report.chunks} chunks indexed in "
             f"{report.seconds:.1f} s",
             file=sys.stderr,
         )
-    context = Context(user=user, mode=args.mode, sources=tuple(args.source))
     thread = args.thread or str(uuid.uuid4())
-    config: dict[str, Any] = {"configurable": {"thread_id": thread}, "metadata": {"owner": user}}
-    async with _compiled(settings) as graph:
+    config = run_config(thread, owner=user)
+    async with _compiled(settings, services) as graph:
         if args.thread:
             owner = await _owner(graph, thread)
             if owner is not None and owner != user:
                 raise CliError(f"no thread {thread!r} for user {user!r}")
+        result = RunResult()
         try:
-            async for mode, chunk in graph.astream(
-                {"question": question},
-                config,
-                context=context,
-                stream_mode=["custom"],
-                durability="sync",
-            ):
-                if not args.json and mode == "custom":
-                    _print_event(chunk)
-        except (ValueError, ModelClientError, AnswerInterruptedError) as exc:
+            async for event in stream_run(graph, {"question": question}, config, context, result):
+                if not args.json:
+                    _print_event(event)
+        except RUN_ERRORS as exc:
             raise CliError(str(exc)) from None
-        values = (await graph.aget_state(config)).values
-    _print_answer(values, thread, args.json)
+    _print_answer(result.values, thread, args.json)
     return 0
 
 
@@ -215,7 +209,7 @@ async def history(args: argparse.Namespace) -> int:
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     user = _user(args, settings, services)
-    async with _compiled(settings) as graph:
+    async with _compiled(settings, services) as graph:
         owner = await _owner(graph, args.thread)
         if owner != user:
             raise CliError(f"no thread {args.thread!r} for user {user!r}")
@@ -327,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(serve_mcp_stdio(args))
         from graph.search import build_search_graph
 
-        print(build_search_graph().compile().get_graph().draw_mermaid())
+        print(build_search_graph(None).compile().get_graph().draw_mermaid())
         return 0
     except CliError as exc:
         print(f"seekgraph: {exc}", file=sys.stderr)

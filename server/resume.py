@@ -13,10 +13,13 @@ from typing import Any
 
 import httpx
 
+from graph.context import context_from_dict
+from graph.run import jsonable
 from server.app import AppState
 from server.history import steps_of
-from server.runs import Event, RunHandle, context_from_dict, jsonable
+from server.runs import Event, RunHandle
 from server.sse import BadEventIdError, error_frame, frame, handle_frames, parse_last_event_id
+from state.events import checkpoint_events, fold_event
 
 INTERNAL_HEADER = "X-Seekgraph-Internal"
 
@@ -78,17 +81,6 @@ async def forward_frames(
         yield item
 
 
-def checkpoint_fold(handle: RunHandle, values: dict[str, Any], steps: list[str]) -> None:
-    """Rebuild a run's snapshot from its last checkpoint."""
-    fold = handle.fold
-    fold["steps"] = [{"node": n, "summary": "done (from checkpoint)"} for n in steps]
-    fold["answer"] = values.get("answer") or ""
-    for key in ("citations", "conflicts", "unanswered", "notes", "mode"):
-        if values.get(key) is not None:
-            fold[key] = values[key]
-    fold["sources"] = list(dict.fromkeys(e["title"] for e in values.get("evidence", [])))
-
-
 async def takeover_frames(
     app: AppState, thread_id: str, owner: str, seq: int, channel: str = "native"
 ) -> AsyncIterator[bytes]:
@@ -103,7 +95,8 @@ async def takeover_frames(
     handle.protocol_seq = seq if channel == "protocol" else 0
     handle.record_protocol = channel == "protocol"
     handle.values = snap.values or {}
-    checkpoint_fold(handle, snap.values or {}, steps)
+    for kind, data in checkpoint_events(snap.values or {}, steps):
+        fold_event(handle.fold, kind, data)
     waiting = bool(snap.interrupts) if hasattr(snap, "interrupts") else False
     if not snap.tasks or waiting:  # finished, never started, or waiting for a person
         status = "waiting" if waiting else "done" if snap.values else "empty"

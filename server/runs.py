@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 import uuid
@@ -24,37 +23,18 @@ from langgraph.types import Command
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from graph.context import Context
-from nodes.integrate import AnswerInterruptedError
-from providers.chat import ModelClientError
+from graph.context import Context, context_to_dict
+from graph.run import RESUMABLE_ERRORS, RUN_ERRORS, jsonable, run_config, stream_run
 from server.coordination import Coordinator, Route
 from server.fencing import FENCE, Fence, LostLockError
 from server.lock_keeper import LockKeeper
+from state.events import empty_fold, fold_event
 
 log = logging.getLogger("seekgraph.runs")
 
 LOST_MESSAGE = (
     "another instance took this run over; attach with GET /threads/{id}/stream to follow it"
 )
-OUTPUT_KEYS = ("answer", "mode", "citations", "conflicts", "unanswered", "notes")
-#: Context fields a continued run must reuse (the rest keep their defaults).
-RUN_SETTINGS = ("user", "mode", "sources", "max_rounds", "model", "review_before_answer")
-
-
-def context_to_dict(context: Context) -> dict[str, Any]:
-    """The per-run settings worth keeping to continue the run elsewhere."""
-    return {
-        k: list(v) if isinstance(v, tuple) else v
-        for k, v in ((k, getattr(context, k)) for k in RUN_SETTINGS)
-    }
-
-
-def context_from_dict(data: dict[str, Any]) -> Context:
-    """Rebuild a run's ``Context`` from ``context_to_dict``."""
-    kwargs = {k: data[k] for k in RUN_SETTINGS if k in data}
-    if "sources" in kwargs:
-        kwargs["sources"] = tuple(kwargs["sources"])
-    return Context(**kwargs)
 
 
 @dataclass
@@ -64,24 +44,6 @@ class Event:
     seq: int
     type: str
     data: dict[str, Any]
-
-
-def empty_fold(run_id: str, thread_id: str) -> dict[str, Any]:
-    """The snapshot of a run that has shown nothing yet."""
-    return {
-        "run_id": run_id,
-        "thread_id": thread_id,
-        "status": "running",
-        "steps": [],
-        "sources": [],
-        "answer": "",
-        "citations": [],
-        "conflicts": [],
-        "unanswered": [],
-        "notes": [],
-        "mode": None,
-        "errors": [],
-    }
 
 
 @dataclass
@@ -119,7 +81,7 @@ class RunHandle:
         self.seq += 1
         event = Event(self.seq, type_, data)
         self.events.append(event)
-        fold_event(self.fold, event)
+        fold_event(self.fold, type_, data)
         self._changed.set()
         self._changed = asyncio.Event()
         return event
@@ -165,39 +127,6 @@ class RunHandle:
     def first_seq(self) -> int:
         """Sequence number before this handle's first event (a takeover continues numbering)."""
         return self.events[0].seq - 1 if self.events else self.seq
-
-
-def jsonable(value: Any) -> Any:
-    """State and updates as JSON: interrupts become ``{"id", "value"}``, the rest as is."""
-    return json.loads(json.dumps(value, default=_plain))
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "value") and hasattr(value, "id"):  # langgraph.types.Interrupt
-        return {"id": value.id, "value": value.value}
-    if isinstance(value, tuple | set | frozenset):
-        return list(value)
-    return str(value)
-
-
-def fold_event(fold: dict[str, Any], event: Event) -> None:
-    """Fold one event into a snapshot."""
-    data = event.data
-    if event.type == "node":
-        fold["steps"].append({"node": data["node"], "summary": data["summary"]})
-    elif event.type == "sources":
-        fold["sources"] = list(dict.fromkeys([*fold["sources"], *data.get("titles", [])]))
-    elif event.type == "token":
-        fold["answer"] += data["text"]
-    elif event.type == "answer":
-        for key in OUTPUT_KEYS:
-            fold[key] = data.get(key, fold.get(key))
-    elif event.type == "error":
-        fold["errors"].append(data.get("message", ""))
-    elif event.type == "end":
-        fold["status"] = data.get("status", "done")
-    elif event.type == "snapshot":
-        fold.update({k: v for k, v in data.items() if k != "seq"})
 
 
 class RunManager:
@@ -285,10 +214,7 @@ class RunManager:
     ) -> None:
         token = self.token(handle.run_id)
         FENCE.set(Fence(self.coordinator, handle.thread_id, token, self.lock_ttl_ms))
-        config: dict[str, Any] = {
-            "configurable": {"thread_id": handle.thread_id},
-            "metadata": {"owner": handle.owner, "run_id": handle.run_id},
-        }
+        config = run_config(handle.thread_id, owner=handle.owner, run_id=handle.run_id)
         keeper = self._keeper(handle, asyncio.current_task())  # type: ignore[arg-type]
         status = "done"
         try:
@@ -301,36 +227,17 @@ class RunManager:
             handle.emit_protocol(
                 "metadata", {"run_id": handle.run_id, "thread_id": handle.thread_id}
             )
-            waiting: list[Any] = []
-            async for mode, chunk in self.graph.astream(  # type: ignore[call-overload]
-                graph_input,
-                config,
-                context=context,
-                stream_mode=["custom", "tasks", "updates", "values"],
-                durability="sync",
-            ):
+
+            def relay(mode: str, chunk: Any) -> None:  # the LangGraph protocol's own events
                 if mode == "values":
                     handle.values = chunk
-                if mode in ("updates", "values"):
-                    if mode == "updates" and "__interrupt__" in chunk:
-                        waiting = jsonable(chunk["__interrupt__"])
-                    if handle.record_protocol:
-                        handle.emit_protocol(mode, jsonable(chunk))
-                    continue
-                if mode == "tasks":
-                    if "input" in chunk and not chunk["name"].startswith("__"):
-                        handle.emit("node_start", {"node": chunk["name"]})
-                    continue
-                handle.emit_protocol("custom", chunk)
-                kind = chunk.get("event")
-                if kind in {"node", "sources", "token", "error"}:
-                    handle.emit(kind, {k: v for k, v in chunk.items() if k != "event"})
-            if waiting:  # paused for a person (review_evidence): resumed with a Command
-                status = "waiting"
-                handle.emit("waiting", {"interrupts": waiting})
-            else:
-                values = (await self.graph.aget_state(config)).values  # type: ignore[arg-type]
-                handle.emit("answer", {k: values.get(k) for k in OUTPUT_KEYS})
+                if mode == "custom" or handle.record_protocol:
+                    handle.emit_protocol(mode, chunk if mode == "custom" else jsonable(chunk))
+
+            async for event in stream_run(self.graph, graph_input, config, context, on_chunk=relay):
+                if event["event"] == "waiting":  # paused for a person: resumed with a Command
+                    status = "waiting"
+                handle.emit(event["event"], {k: v for k, v in event.items() if k != "event"})
         except asyncio.CancelledError:
             if handle.lost_lock:
                 status = "lost"
@@ -358,8 +265,8 @@ class RunManager:
                     "saved step and can be resumed with GET /threads/{id}/stream"
                 },
             )
-        except (ValueError, ModelClientError, AnswerInterruptedError) as exc:
-            status = "interrupted" if isinstance(exc, AnswerInterruptedError) else "error"
+        except RUN_ERRORS as exc:
+            status = "interrupted" if isinstance(exc, RESUMABLE_ERRORS) else "error"
             handle.emit("error", {"message": str(exc)})
         except Exception as exc:  # noqa: BLE001 - the client must hear about any failure
             status = "error"

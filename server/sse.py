@@ -9,7 +9,8 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-from server.runs import Event, RunHandle, jsonable
+from graph.run import jsonable
+from server.runs import Event, RunHandle
 
 HEARTBEAT = b": heartbeat\n\n"
 

@@ -18,13 +18,14 @@ from fastapi import HTTPException
 from fastapi.responses import StreamingResponse
 from langgraph.types import Command
 
-from graph.context import Context
+from graph.context import REQUEST_KNOBS, context_from_dict
+from nodes.admission import AdmissionError, admit
 from server.api_models import RunRequest
 from server.app import AppState
 from server.deps import STORE_DOWN, own_thread
 from server.images import ImageError, accept_images
 from server.resume import forward_frames, open_forward, takeover_frames
-from server.runs import RunHandle, context_from_dict
+from server.runs import RunHandle
 from server.sse import (
     BadEventIdError,
     event_data,
@@ -33,7 +34,6 @@ from server.sse import (
     with_heartbeats,
 )
 from sources.base import User
-from sources.registry import UnknownSourceError
 
 log = logging.getLogger("seekgraph.runs")
 
@@ -79,37 +79,13 @@ async def start_run(
             raise HTTPException(503, "the checkpoint store is not ready yet; try again shortly")
     except STORE_DOWN:
         raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
-    question = body.question.strip()
-    if not question:
-        raise HTTPException(422, "the question is empty; send a question")
-    if len(question) > settings.max_question_chars:
-        raise HTTPException(
-            422,
-            f"the question has {len(question)} characters; the limit is "
-            f"{settings.max_question_chars}",
-        )
-    try:
-        app.services.registry.select(body.sources)
-    except UnknownSourceError as exc:
-        raise HTTPException(422, str(exc.args[0])) from None
-    if body.mode == "llm" and app.services.chat_model is None:
-        raise HTTPException(422, "mode 'llm' needs a configured chat model; use 'auto'")
-    known_models = {app.services.model_name, app.services.vision_model_name} - {None}
-    if body.model is not None and body.model not in known_models:
-        raise HTTPException(
-            422,
-            f"unknown model {body.model!r}; configured: "
-            f"{', '.join(sorted(m for m in known_models if m)) or 'none'}",
-        )
     previous = (await app.graph.aget_state({"configurable": {"thread_id": thread_id}})).values
     earlier_images = [ref for t in (previous or {}).get("turns", []) for ref in t.get("images", [])]
-    if body.model is not None and body.model != app.services.vision_model_name:
-        if body.images or earlier_images:
-            raise HTTPException(
-                422,
-                f"this thread holds images and model {body.model!r} cannot read them; ask "
-                "without choosing a model, or with the vision model",
-            )
+    context = context_from_dict({**body.model_dump(include=set(REQUEST_KNOBS)), "user": user.name})
+    try:
+        admitted = admit(app.services, context, body.question, bool(body.images or earlier_images))
+    except AdmissionError as exc:
+        raise HTTPException(422, str(exc)) from None
     try:
         images = (
             accept_images(
@@ -134,27 +110,16 @@ async def start_run(
             raise RunConflictError(thread_id, live)
     except STORE_DOWN:
         raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
-    context_args: dict[str, Any] = {
-        "user": user.name,
-        "mode": body.mode,
-        "sources": tuple(body.sources),
-    }
-    if body.max_rounds:
-        context_args["max_rounds"] = body.max_rounds
-    if body.review_before_answer:
-        context_args["review_before_answer"] = True
-    if body.model:
-        context_args["model"] = body.model
-    graph_input: dict[str, Any] = {"question": question}
+    graph_input: dict[str, Any] = {"question": admitted.question}
     if images:
         graph_input["images"] = images
     try:
-        await app.coordinator.set_title(thread_id, question[:120])
+        await app.coordinator.set_title(thread_id, admitted.question[:120])
         handle = app.runs.start(
             thread_id,
             user.name,
             graph_input,
-            Context(**context_args),
+            context,
             run_id,
             record_protocol=record_protocol,
         )

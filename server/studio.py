@@ -1,30 +1,57 @@
-"""The search graph for LangGraph Studio / ``langgraph dev`` (services built from settings).
+"""The graphs for LangGraph Studio / ``langgraph dev``: factories, nothing built at import.
+
+``langgraph.json`` names the factories; the server calls one when it needs the graph, and the
+services (sources, models) are built from settings on the first call and reused after.
 
 A run without a user in its context acts as ``SEEKGRAPH_USER``; ``langgraph.json`` sets it
 to ``bob``, the demo workspace's least-privileged user, so a first run in Studio works and
 shows nothing restricted. Set it (or the run's context) to a user of your own workspace.
 """
 
-from dataclasses import dataclass, field
+from __future__ import annotations
+
+import functools
+from dataclasses import field, make_dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
 
 from graph.context import Context
 from graph.search import build_search_graph
-from nodes.services import set_services
+from nodes.services import Services
 from server.bootstrap import build_services
 from server.settings import Settings
 
-settings = Settings()
-set_services(build_services(settings)[0])
+
+@functools.cache
+def _settings() -> Settings:
+    return Settings()
 
 
-@dataclass(frozen=True, kw_only=True)
-class StudioContext(Context):
+@functools.cache
+def _services() -> Services:
+    return build_services(_settings())[0]
+
+
+@functools.cache
+def studio_context() -> type[Context]:
     """``Context`` whose user defaults to ``SEEKGRAPH_USER``."""
-
-    user: str = field(
-        default=settings.user or "",
+    user = field(
+        default=_settings().user or "",
         metadata={"description": "Who asks; the permission context of the run."},
+    )
+    return make_dataclass(
+        "StudioContext", [("user", str, user)], bases=(Context,), frozen=True, kw_only=True
     )
 
 
-graph = build_search_graph(context_schema=StudioContext).compile(name="seekgraph-search")
+@functools.cache
+def _search() -> Any:
+    return build_search_graph(_services(), context_schema=studio_context()).compile(
+        name="seekgraph-search"
+    )
+
+
+def search(config: RunnableConfig) -> Any:
+    """The search flow (built once per process, on first use)."""
+    return _search()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,8 +10,9 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
+from graph.run import run, run_config
 from graph.search import build_search_graph
-from nodes.services import Services, use_services
+from nodes.services import Services
 from providers.embeddings import E5Embedder, Embedder, load_embedder
 from providers.rerank import LocalReranker
 from sources.base import User
@@ -119,9 +119,8 @@ def make_services(
 
 
 @pytest.fixture
-def services(embedder: Embedder) -> Iterator[Services]:
-    with use_services(make_services(embedder)) as s:
-        yield s
+def services(embedder: Embedder) -> Services:
+    return make_services(embedder)
 
 
 class Run:
@@ -143,23 +142,20 @@ class Run:
 
 
 async def run_graph(
-    question: str, context: Context, thread: str | None = None, saver: Any = None
+    services: Services,
+    question: str,
+    context: Context,
+    thread: str | None = None,
+    saver: Any = None,
 ) -> Run:
+    """Run the search graph over ``services`` as every caller does (``graph.run``)."""
     saver = saver or InMemorySaver()
-    graph = build_search_graph(source_timeout=1.0).compile(checkpointer=saver)
-    config = {"configurable": {"thread_id": thread or str(uuid.uuid4())}}
-    events: list[dict[str, Any]] = []
-    output: dict[str, Any] = {}
-    async for mode, chunk in graph.astream(
-        {"question": question}, config, context=context, stream_mode=["custom", "values"]
-    ):
-        if mode == "custom":
-            events.append(chunk)
-        else:
-            output = chunk
+    graph = build_search_graph(services, source_timeout=1.0).compile(checkpointer=saver)
+    config = run_config(thread or str(uuid.uuid4()))
+    result = await run(graph, {"question": question}, config, context)
     state = await graph.aget_state(config)
     history = [s async for s in graph.aget_state_history(config)]
-    return Run(output, events, state, history)
+    return Run(result.values, list(result.events), state, history)
 
 
 @pytest.fixture(scope="session", autouse=True)

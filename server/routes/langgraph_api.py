@@ -19,11 +19,11 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from langgraph.types import StateSnapshot
 from pydantic import BaseModel, ConfigDict, Field
 
+from graph.run import jsonable
 from server.api_models import RunRequest
 from server.app import AppState
 from server.deps import AppDep, current_user, own_thread, user_for_key
 from server.history import steps_of
-from server.runs import jsonable
 from server.sse import event_data, handle_frames
 from server.streams import RunConflictError, attach_frames, resume_run, sse, start_run
 from sources.base import User

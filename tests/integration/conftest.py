@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nodes.services import Services, use_services
+from nodes.services import Services
 from providers.embeddings import load_embedder
 from providers.rerank import LocalReranker
 from sources.workspace import demo_workspace, open_workspace
@@ -42,9 +42,8 @@ def demo_services(tmp_path_factory: pytest.TempPathFactory) -> Services:
 
 
 @pytest.fixture
-def demo(demo_services: Services) -> Iterator[Services]:
-    with use_services(demo_services) as s:
-        yield s
+def demo(demo_services: Services) -> Services:
+    return demo_services
 
 
 def free_port() -> int:

@@ -12,7 +12,9 @@ from tests.integration.conftest import RESTRICTED_MARKERS
 
 
 async def test_best_answer_combines_the_knowledge_base_with_a_chat_message(demo) -> None:
-    run = await run_graph("How do I connect to the VPN from a new laptop?", Context(user="bob"))
+    run = await run_graph(
+        demo, "How do I connect to the VPN from a new laptop?", Context(user="bob")
+    )
     sources = {c["source"] for c in run.output["citations"]}
     assert {"kb", "chat"} <= sources
     assert "vpn2.fernhill.example" in run.output["answer"]
@@ -24,7 +26,9 @@ BOTH_USERS = pytest.mark.parametrize("user", ["alice", "bob"])
 
 @BOTH_USERS
 async def test_a_message_contradicting_the_knowledge_base_is_called_out(demo, user) -> None:
-    run = await run_graph("What is the daily meal allowance when travelling?", Context(user=user))
+    run = await run_graph(
+        demo, "What is the daily meal allowance when travelling?", Context(user=user)
+    )
     [conflict] = run.output["conflicts"]
     ids = {c["id"] for c in conflict["claims"]}
     assert ids == {"kb/travel-expenses#0", "chat/finance-announcements/m002#0"}
@@ -40,7 +44,9 @@ async def test_a_message_contradicting_the_knowledge_base_is_called_out(demo, us
 
 @BOTH_USERS
 async def test_the_vpn_answer_gives_the_new_gateway_first(demo, user) -> None:
-    run = await run_graph("How do I connect to the VPN from a new laptop?", Context(user=user))
+    run = await run_graph(
+        demo, "How do I connect to the VPN from a new laptop?", Context(user=user)
+    )
     answer = run.output["answer"]
     assert answer.index("vpn2.fernhill.example") < answer.index("vpn.fernhill.example on UDP")
     assert "(out of date) The VPN gateway is vpn.fernhill.example" in answer
@@ -48,7 +54,7 @@ async def test_the_vpn_answer_gives_the_new_gateway_first(demo, user) -> None:
 
 
 async def test_deprecated_sso_guide_gives_way_to_its_replacement(demo) -> None:
-    run = await run_graph("How do I set up SSO for a new application?", Context(user="alice"))
+    run = await run_graph(demo, "How do I set up SSO for a new application?", Context(user="alice"))
     docs = {c["doc_id"] for c in run.output["citations"]}
     assert "kb/sso-setup-okta" in docs
     assert "kb/sso-setup-onelogin" not in docs
@@ -57,7 +63,7 @@ async def test_deprecated_sso_guide_gives_way_to_its_replacement(demo) -> None:
 
 @BOTH_USERS
 async def test_a_how_question_gets_the_steps_in_order(demo, user) -> None:
-    run = await run_graph("How do I set up SSO for a new application?", Context(user=user))
+    run = await run_graph(demo, "How do I set up SSO for a new application?", Context(user=user))
     answer = run.output["answer"]
     steps = ["Okta app admin", "Create App Integration", "audience URI", "Preview SAML assertion"]
     at = [answer.index(step) for step in steps]  # every step is quoted, in the guide's order
@@ -70,7 +76,7 @@ async def test_a_how_question_gets_the_steps_in_order(demo, user) -> None:
 
 async def test_a_question_no_visible_source_answers_is_reported_not_found(demo) -> None:
     # bob cannot see the engineering chat or roadmap where the freeze date is written
-    run = await run_graph("When is the Pathfinder v2 freeze?", Context(user="bob"))
+    run = await run_graph(demo, "When is the Pathfinder v2 freeze?", Context(user="bob"))
     answer = run.output["answer"]
     assert answer.startswith("I found nothing in the sources you can access")
     assert "[src:" not in answer and not run.output["citations"]
@@ -79,7 +85,7 @@ async def test_a_question_no_visible_source_answers_is_reported_not_found(demo) 
 
 
 async def test_the_freeze_date_is_found_by_alice_who_may_read_it(demo) -> None:
-    run = await run_graph("When is the Pathfinder v2 freeze?", Context(user="alice"))
+    run = await run_graph(demo, "When is the Pathfinder v2 freeze?", Context(user="alice"))
     assert "freeze on 1 December" in run.output["answer"]
 
 
@@ -91,7 +97,7 @@ async def test_restricted_documents_never_reach_a_user_without_access(demo) -> N
         "Where is the firmware signing key kept?",
     ]
     for question in questions:
-        run = await run_graph(question, Context(user="bob", max_rounds=2))
+        run = await run_graph(demo, question, Context(user="bob", max_rounds=2))
         seen = json.dumps(
             [
                 run.output,
@@ -108,7 +114,7 @@ async def test_restricted_documents_never_reach_a_user_without_access(demo) -> N
 
 async def test_the_same_question_reaches_the_restricted_documents_for_alice(demo) -> None:
     run = await run_graph(
-        "What did the Project Nightjar penetration test find?", Context(user="alice")
+        demo, "What did the Project Nightjar penetration test find?", Context(user="alice")
     )
     docs = {c["doc_id"] for c in run.output["citations"]}
     assert "docs/security/nightjar-pentest" in docs
@@ -119,8 +125,8 @@ async def test_a_follow_up_is_searched_with_the_threads_topic(demo) -> None:
 
     saver = InMemorySaver()
     ctx = Context(user="alice")
-    await run_graph("What did the Project Nightjar penetration test find?", ctx, "t", saver)
-    run = await run_graph("When is the retest, and what was fixed already?", ctx, "t", saver)
+    await run_graph(demo, "What did the Project Nightjar penetration test find?", ctx, "t", saver)
+    run = await run_graph(demo, "When is the retest, and what was fixed already?", ctx, "t", saver)
     first = run.node_events("expand_query")[0]["detail"]["queries"]
     assert any("Nightjar" in q for q in first)  # the topic comes from the earlier turn
     kept = {e["source_id"] for e in run.state.values["evidence"] if e["kept_by"] != "none"}

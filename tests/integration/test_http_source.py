@@ -9,7 +9,6 @@ import httpx
 import pytest
 
 from graph.context import Context
-from nodes.services import use_services
 from sources.base import User
 from sources.http import HttpSource, SourceRequestError, SourceUnavailableError
 from sources.memory import InMemorySource
@@ -94,8 +93,10 @@ async def test_a_failing_service_is_named_in_the_answer(service, embedder) -> No
     wiki = source(service, retries=0)
     script(service, fail=[500] * 20)
     sources = [InMemorySource("kb", "kb", kb_docs()), wiki]
-    with use_services(make_services(embedder, sources)):
-        run = await run_graph("How do I install the WireGuard VPN client?", Context(user="bob"))
+    services = make_services(embedder, sources)
+    run = await run_graph(
+        services, "How do I install the WireGuard VPN client?", Context(user="bob")
+    )
     assert any(
         "“wiki” was unavailable (SourceUnavailableError)" in u for u in run.output["unanswered"]
     )

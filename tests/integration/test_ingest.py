@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from graph.context import Context
-from nodes.services import Services, use_services
+from nodes.services import Services
 from providers.embeddings import E5Embedder, Embedder
 from providers.rerank import LocalReranker
 from sources.base import User
@@ -238,9 +238,10 @@ async def test_a_short_reply_is_found_through_the_messages_around_it(
     ]
     services = _chat_index(tmp_path, embedder, messages)
     question = "Until when is the Harbor Street garage parking permit valid?"
-    with use_services(services):
-        alone = await run_graph(question, Context(user="bob", context_weight=0.0, max_rounds=1))
-        judged = await run_graph(question, Context(user="bob", max_rounds=1))
+    alone = await run_graph(
+        services, question, Context(user="bob", context_weight=0.0, max_rounds=1)
+    )
+    judged = await run_graph(services, question, Context(user="bob", max_rounds=1))
 
     def score(run: Any) -> float:
         """The reply's rerank score (0 when the filter dropped it)."""
@@ -268,13 +269,12 @@ async def test_a_question_about_one_person_is_not_answered_with_another_persons_
             ("m5", "Caroline", "I'm thinking about counseling as a career now."),
         ],
     )
-    with use_services(services):
-        swapped = await run_graph(
-            "What did Caroline realize after her charity race?", Context(user="bob")
-        )
-        asked_right = await run_graph(
-            "What did Melanie realize after her charity race?", Context(user="bob")
-        )
+    swapped = await run_graph(
+        services, "What did Caroline realize after her charity race?", Context(user="bob")
+    )
+    asked_right = await run_graph(
+        services, "What did Melanie realize after her charity race?", Context(user="bob")
+    )
     assert "No message found says this of Caroline" in swapped.output["answer"]
     assert any("Caroline" in u for u in swapped.output["unanswered"])
     # The right person's question is answered from her own message, without the warning.

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from graph.context import Context
-from nodes.services import Services, use_services
+from nodes.services import Services
 from providers.rerank import LocalReranker
 from sources.base import User
 from sources.embedded import EmbeddedIndex, EmbeddedSource
@@ -49,9 +49,9 @@ def services_for(tmp_path: Path, embedder) -> Services:
 
 async def test_a_restricted_newer_version_is_invisible_to_outsiders(tmp_path, embedder) -> None:
     question = "Where do I file expense claims?"
-    with use_services(services_for(tmp_path, embedder)):
-        bob = await run_graph(question, Context(user="bob"))
-        fay = await run_graph(question, Context(user="fay"))
+    services = services_for(tmp_path, embedder)
+    bob = await run_graph(services, question, Context(user="bob"))
+    fay = await run_graph(services, question, Context(user="fay"))
     everything = json.dumps(
         [bob.output, bob.events, [s.values for s in bob.history], [s.next for s in bob.history]],
         default=str,

@@ -17,11 +17,14 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
+from graph.run import run as run_graph_to_end
+from graph.run import run_config
 from graph.search import build_search_graph
 from nodes.decisions import EvaluateDecision
-from nodes.integrate import AnswerInterruptedError, stream_answer
-from nodes.services import Services, use_services
+from nodes.integrate import stream_answer
+from nodes.services import Services
 from providers.chat import (
+    AnswerInterruptedError,
     ChatModelConfig,
     ModelClientError,
     ModelUnavailableError,
@@ -30,6 +33,7 @@ from providers.chat import (
 )
 from providers.cohere_rerank import CohereReranker
 from providers.rerank import LocalReranker
+from state.schemas import OutputState
 from tests.integration.processes import Proc, script_model, start_cohere_server, start_model_server
 
 VERDICT = '{"action": "answer", "reason": "enough", "read_doc_ids": [], "gap_questions": []}'
@@ -172,22 +176,30 @@ def graph_services(embedder, servers, **extra: Any) -> Services:
     return services
 
 
-async def run(question: str, ctx: Context, thread: str | None = None, saver: Any = None) -> Any:
-    graph = build_search_graph().compile(checkpointer=saver or InMemorySaver())
-    config = {"configurable": {"thread_id": thread or uuid.uuid4().hex}}
-    out = await graph.ainvoke({"question": question}, config, context=ctx)
-    return out, (await graph.aget_state(config)).values
+async def run(
+    services: Services,
+    question: str,
+    ctx: Context,
+    thread: str | None = None,
+    saver: Any = None,
+) -> Any:
+    graph = build_search_graph(services).compile(checkpointer=saver or InMemorySaver())
+    result = await run_graph_to_end(
+        graph, {"question": question}, run_config(thread or uuid.uuid4().hex), ctx
+    )
+    return {k: result.values.get(k) for k in OutputState.__annotations__}, result.values
 
 
 async def test_malformed_output_twice_degrades_that_node_and_the_state_says_so(
     servers, embedder
 ) -> None:
-    with use_services(graph_services(embedder, servers)):
-        script_model(servers["primary"], {"content": "no json here"}, {"content": "still none"})
-        out, values = await run(
-            "How do I install the WireGuard VPN client?",
-            Context(user="bob", fastpass_enabled=False),
-        )
+    services = graph_services(embedder, servers)
+    script_model(servers["primary"], {"content": "no json here"}, {"content": "still none"})
+    out, values = await run(
+        services,
+        "How do I install the WireGuard VPN client?",
+        Context(user="bob", fastpass_enabled=False),
+    )
     [degraded] = [c for c in values["model_calls"] if c["outcome"] == "degraded"]
     assert degraded["node"] == "expand_query"
     assert "not valid QueryVariants JSON twice" in degraded["detail"]
@@ -195,12 +207,13 @@ async def test_malformed_output_twice_degrades_that_node_and_the_state_says_so(
 
 
 async def test_a_full_run_answers_while_the_primary_fails_half_its_calls(servers, embedder) -> None:
-    with use_services(graph_services(embedder, servers)):
-        script_model(servers["primary"], {"alternate": 503})
-        out, values = await run(
-            "How do I install the WireGuard VPN client?",
-            Context(user="bob", fastpass_enabled=False),
-        )
+    services = graph_services(embedder, servers)
+    script_model(servers["primary"], {"alternate": 503})
+    out, values = await run(
+        services,
+        "How do I install the WireGuard VPN client?",
+        Context(user="bob", fastpass_enabled=False),
+    )
     assert out["mode"] == "llm"
     assert out["citations"] and "[src:" in out["answer"]
     served = [c["model"] for c in values["model_calls"]]
@@ -211,21 +224,22 @@ async def test_a_full_run_answers_while_the_primary_fails_half_its_calls(servers
 
 async def test_answer_interrupted_mid_stream_fails_the_step_and_resumes(servers, embedder) -> None:
     saver = InMemorySaver()
-    with use_services(graph_services(embedder, servers)):
-        script_model(
-            servers["primary"], {}, {}, {}, {"fail_after": 3}
-        )  # expand, grade, evaluate, answer
-        with pytest.raises(AnswerInterruptedError):
-            await run(
-                "How do I install the WireGuard VPN client?",
-                Context(user="bob", fastpass_enabled=False),
-                "t-int",
-                saver,
-            )
-        graph = build_search_graph().compile(checkpointer=saver)
-        config = {"configurable": {"thread_id": "t-int"}}
-        assert (await graph.aget_state(config)).next == ("integrate",)
-        out = await graph.ainvoke(None, config, context=Context(user="bob"))
+    services = graph_services(embedder, servers)
+    script_model(
+        servers["primary"], {}, {}, {}, {"fail_after": 3}
+    )  # expand, grade, evaluate, answer
+    with pytest.raises(AnswerInterruptedError):
+        await run(
+            services,
+            "How do I install the WireGuard VPN client?",
+            Context(user="bob", fastpass_enabled=False),
+            "t-int",
+            saver,
+        )
+    graph = build_search_graph(services).compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t-int"}}
+    assert (await graph.aget_state(config)).next == ("integrate",)
+    out = await graph.ainvoke(None, config, context=Context(user="bob"))
     assert out["answer"].startswith("Answer w0") and out["citations"]
 
 
@@ -250,11 +264,13 @@ async def test_cohere_rerank_is_used_and_its_failure_falls_back(servers, embedde
         assert cohere.last_used.startswith("local (cohere failed")
     httpx.post(servers["cohere"].url + "/script", json={})
     # in a graph run, the filter log says which reranker served
-    with use_services(graph_services(embedder, servers, reranker=cohere)):
-        httpx.post(servers["cohere"].url + "/script", json={"status": 503})
-        _, values = await run(
-            "WireGuard VPN client", Context(user="bob", mode="extractive", fastpass_enabled=False)
-        )
+    services = graph_services(embedder, servers, reranker=cohere)
+    httpx.post(servers["cohere"].url + "/script", json={"status": 503})
+    _, values = await run(
+        services,
+        "WireGuard VPN client",
+        Context(user="bob", mode="extractive", fastpass_enabled=False),
+    )
     assert values["filter_log"][0]["reranker"].startswith("local (cohere failed")
     httpx.post(servers["cohere"].url + "/script", json={})
     await cohere.aclose()
@@ -292,22 +308,21 @@ async def test_images_use_the_vision_model_even_from_history_and_stay_with_their
         image_loader=lambda user, ref: load_image(store, user, ref),
     )
     saver = InMemorySaver()
-    graph = build_search_graph().compile(checkpointer=saver)
+    graph = build_search_graph(services).compile(checkpointer=saver)
     cfg = {"configurable": {"thread_id": "img"}}
     ctx = Context(user="bob", fastpass_enabled=False)
-    with use_services(services):
-        script_model(servers["backup"])
+    script_model(servers["backup"])
+    await graph.ainvoke(
+        {"question": "How do I install the VPN client?", "images": refs}, cfg, context=ctx
+    )
+    first = (await graph.aget_state(cfg)).values
+    # a later question without images: the thread still holds one
+    await graph.ainvoke({"question": "And the WireGuard profile?"}, cfg, context=ctx)
+    second = (await graph.aget_state(cfg)).values
+    with pytest.raises(ValueError, match="holds images and model 'primary-model' cannot"):
         await graph.ainvoke(
-            {"question": "How do I install the VPN client?", "images": refs}, cfg, context=ctx
+            {"question": "again?"}, cfg, context=Context(user="bob", model="primary-model")
         )
-        first = (await graph.aget_state(cfg)).values
-        # a later question without images: the thread still holds one
-        await graph.ainvoke({"question": "And the WireGuard profile?"}, cfg, context=ctx)
-        second = (await graph.aget_state(cfg)).values
-        with pytest.raises(ValueError, match="holds images and model 'primary-model' cannot"):
-            await graph.ainvoke(
-                {"question": "again?"}, cfg, context=Context(user="bob", model="primary-model")
-            )
     for values in (first, second):
         assert values["model"] == "vision-model"
         assert {c["model"] for c in values["model_calls"]} == {"vision-model"}

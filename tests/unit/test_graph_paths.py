@@ -8,14 +8,15 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from graph.context import Context
-from nodes.services import use_services
 from sources.memory import InMemorySource, MemoryDocument
 from tests.conftest import chat_docs, kb_docs, make_services, run_graph
 from tests.factories import single_doc_source
 
 
 async def test_answered_in_the_first_round(services) -> None:
-    run = await run_graph("How do I install the WireGuard VPN client?", Context(user="bob"))
+    run = await run_graph(
+        services, "How do I install the WireGuard VPN client?", Context(user="bob")
+    )
     out = run.output
     assert out["mode"] == "extractive"
     assert run.nodes().count("expand_query") == 1
@@ -35,11 +36,12 @@ async def test_reads_documents_then_answers(embedder) -> None:
         "Handover happens every Monday at 09:00.",
         acl=["group:everyone"],
     )
-    with use_services(make_services(embedder, [InMemorySource("kb", "kb", [handbook])])):
-        run = await run_graph(
-            "How long does the on-call engineer carry the pager and when does it rotate?",
-            Context(user="bob", fastpass_enabled=False),
-        )
+    services = make_services(embedder, [InMemorySource("kb", "kb", [handbook])])
+    run = await run_graph(
+        services,
+        "How long does the on-call engineer carry the pager and when does it rotate?",
+        Context(user="bob", fastpass_enabled=False),
+    )
     nodes = run.nodes()
     assert "read_documents" in nodes
     assert nodes.index("read_documents") < nodes.index("integrate")
@@ -50,6 +52,7 @@ async def test_reads_documents_then_answers(embedder) -> None:
 
 async def test_searches_again_with_gap_questions_first(services) -> None:
     run = await run_graph(
+        services,
         "What is the meal allowance and the Zanzibar parking rule?",
         Context(user="bob", max_rounds=2),
     )
@@ -64,6 +67,7 @@ async def test_searches_again_with_gap_questions_first(services) -> None:
 
 async def test_budget_spent_forces_an_answer_that_names_what_is_missing(services) -> None:
     run = await run_graph(
+        services,
         "What is the Zanzibar parking rule for meal allowance claims?",
         Context(user="bob", max_rounds=1),
     )
@@ -78,8 +82,10 @@ async def test_budget_spent_forces_an_answer_that_names_what_is_missing(services
 
 async def test_failing_source_is_named_and_the_others_answer(embedder) -> None:
     broken = InMemorySource("chat", "messages", chat_docs(), fail_with=ConnectionError("refused"))
-    with use_services(make_services(embedder, [InMemorySource("kb", "kb", kb_docs()), broken])):
-        run = await run_graph("How do I install the WireGuard VPN client?", Context(user="bob"))
+    services = make_services(embedder, [InMemorySource("kb", "kb", kb_docs()), broken])
+    run = await run_graph(
+        services, "How do I install the WireGuard VPN client?", Context(user="bob")
+    )
     out = run.output
     assert "kb/vpn#0" in [c["id"] for c in out["citations"]]
     assert any("“chat” was unavailable (ConnectionError)" in u for u in out["unanswered"])
@@ -90,10 +96,10 @@ async def test_failing_source_is_named_and_the_others_answer(embedder) -> None:
 
 async def test_source_timeout_is_retried_then_recorded(embedder) -> None:
     slow = InMemorySource("chat", "messages", chat_docs(), delay=5.0)
-    with use_services(make_services(embedder, [InMemorySource("kb", "kb", kb_docs()), slow])):
-        run = await asyncio.wait_for(
-            run_graph("How do I install the WireGuard VPN client?", Context(user="bob")), 30
-        )
+    services = make_services(embedder, [InMemorySource("kb", "kb", kb_docs()), slow])
+    run = await asyncio.wait_for(
+        run_graph(services, "How do I install the WireGuard VPN client?", Context(user="bob")), 30
+    )
     failures = run.state.values["source_failures"]
     assert failures and all(f["error"] == "NodeTimeoutError" for f in failures)
     # one timeout, one retry, per query variant
@@ -103,8 +109,8 @@ async def test_source_timeout_is_retried_then_recorded(embedder) -> None:
 
 async def test_fastpass_keeps_few_strong_hits_and_skips_later_stages(embedder) -> None:
     only = single_doc_source()
-    with use_services(make_services(embedder, [only])):
-        run = await run_graph("WireGuard VPN client", Context(user="bob", max_variants=1))
+    services = make_services(embedder, [only])
+    run = await run_graph(services, "WireGuard VPN client", Context(user="bob", max_variants=1))
     log = run.state.values["filter_log"][0]
     assert log["fastpass"] == 1 and "rerank" not in log
     ev = run.state.values["evidence"][0]
@@ -114,15 +120,17 @@ async def test_fastpass_keeps_few_strong_hits_and_skips_later_stages(embedder) -
 
 async def test_fastpass_switched_off_uses_rerank(embedder) -> None:
     only = single_doc_source()
-    with use_services(make_services(embedder, [only])):
-        run = await run_graph("WireGuard VPN client", Context(user="bob", fastpass_enabled=False))
+    services = make_services(embedder, [only])
+    run = await run_graph(
+        services, "WireGuard VPN client", Context(user="bob", fastpass_enabled=False)
+    )
     ev = run.state.values["evidence"][0]
     assert ev["kept_by"] == "rerank" and "rerank" in ev["scores"]
 
 
 async def test_deprecated_guide_is_replaced_by_its_newer_version(services) -> None:
     run = await run_graph(
-        "How do I add a SAML app for single sign-on in OneLogin?", Context(user="bob")
+        services, "How do I add a SAML app for single sign-on in OneLogin?", Context(user="bob")
     )
     out = run.output
     cited_docs = {c["doc_id"] for c in out["citations"]}
@@ -132,7 +140,9 @@ async def test_deprecated_guide_is_replaced_by_its_newer_version(services) -> No
 
 
 async def test_conflicting_message_is_called_out_with_which_to_trust(services) -> None:
-    run = await run_graph("What is the daily meal allowance when travelling?", Context(user="bob"))
+    run = await run_graph(
+        services, "What is the daily meal allowance when travelling?", Context(user="bob")
+    )
     conflicts = run.output["conflicts"]
     assert len(conflicts) == 1
     ids = {c["id"] for c in conflicts[0]["claims"]}
@@ -159,10 +169,10 @@ async def test_llm_citation_to_unknown_id_is_rejected_and_retried(embedder) -> N
         "Install the WireGuard client from Self Service [src:kb/vpn#0].",
         '{"supported": true, "definitive": true, "problems": []}',
     )
-    with use_services(make_services(embedder, chat_model=model)):
-        run = await run_graph(
-            "How do I install the VPN client?", Context(user="bob", fastpass_enabled=False)
-        )
+    services = make_services(embedder, chat_model=model)
+    run = await run_graph(
+        services, "How do I install the VPN client?", Context(user="bob", fastpass_enabled=False)
+    )
     checks = run.node_events("check_answer")
     assert len(checks) == 2
     assert checks[0]["detail"]["unknown_citations"] == ["kb/invented#9"]
@@ -182,18 +192,21 @@ async def test_unknown_citation_is_stripped_when_no_budget_is_left(embedder) -> 
         '{"action": "answer", "reason": "ok", "read_doc_ids": [], "gap_questions": []}',
         "Install WireGuard [src:kb/vpn#0] and ask Carol [src:made/up#1].",
     )
-    with use_services(make_services(embedder, chat_model=model)):
-        run = await run_graph(
-            "How do I install the VPN client?",
-            Context(user="bob", max_rounds=1, fastpass_enabled=False),
-        )
+    services = make_services(embedder, chat_model=model)
+    run = await run_graph(
+        services,
+        "How do I install the VPN client?",
+        Context(user="bob", max_rounds=1, fastpass_enabled=False),
+    )
     out = run.output
     assert "[src:made/up#1]" not in out["answer"]
     assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
 
 
 async def test_history_shows_every_node_and_survives_as_checkpoints(services) -> None:
-    run = await run_graph("How do I install the WireGuard VPN client?", Context(user="bob"))
+    run = await run_graph(
+        services, "How do I install the WireGuard VPN client?", Context(user="bob")
+    )
     writers = set()
     for snap in run.history:
         writes = (snap.metadata or {}).get("writes") or {}
@@ -215,8 +228,12 @@ async def test_second_question_in_a_thread_starts_fresh_but_keeps_turns(services
     from langgraph.checkpoint.memory import InMemorySaver
 
     saver = InMemorySaver()
-    await run_graph("How do I install the WireGuard VPN client?", Context(user="bob"), "t1", saver)
-    run = await run_graph("What is the daily meal allowance?", Context(user="bob"), "t1", saver)
+    await run_graph(
+        services, "How do I install the WireGuard VPN client?", Context(user="bob"), "t1", saver
+    )
+    run = await run_graph(
+        services, "What is the daily meal allowance?", Context(user="bob"), "t1", saver
+    )
     values = run.state.values
     assert [t["question"] for t in values["turns"]] == [
         "How do I install the WireGuard VPN client?",
@@ -228,6 +245,7 @@ async def test_second_question_in_a_thread_starts_fresh_but_keeps_turns(services
 
 async def test_time_budget_forces_an_answer(services) -> None:
     run = await run_graph(
+        services,
         "What is the Zanzibar parking rule for meal allowance claims?",
         Context(user="bob", max_seconds=0.0),
     )
@@ -243,11 +261,12 @@ async def test_token_budget_stops_an_llm_run(embedder) -> None:
         "Install the WireGuard client from Self Service [src:kb/vpn#0].",
         '{"supported": true, "definitive": true, "problems": []}',
     )
-    with use_services(make_services(embedder, chat_model=model)):
-        run = await run_graph(
-            "How do I install the VPN client, and what is the Zanzibar parking rule?",
-            Context(user="bob", max_tokens=10, fastpass_enabled=False),
-        )
+    services = make_services(embedder, chat_model=model)
+    run = await run_graph(
+        services,
+        "How do I install the VPN client, and what is the Zanzibar parking rule?",
+        Context(user="bob", max_tokens=10, fastpass_enabled=False),
+    )
     values = run.state.values
     assert values["forced_reason"].startswith("token budget spent")
     assert run.nodes().count("expand_query") == 1
@@ -266,7 +285,7 @@ async def test_budget_and_evidence_survive_a_resume_from_the_checkpoint(services
     config = {"configurable": {"thread_id": "resume"}}
     ctx = Context(user="bob", max_rounds=2)
     question = "What is the meal allowance and the Zanzibar parking rule?"
-    stopped = build_search_graph().compile(checkpointer=saver, interrupt_after=["evaluate"])
+    stopped = build_search_graph(services).compile(checkpointer=saver, interrupt_after=["evaluate"])
     await stopped.ainvoke({"question": question}, config, context=ctx)
     paused = await stopped.aget_state(config)
     assert paused.next  # interrupted with work left
@@ -275,7 +294,7 @@ async def test_budget_and_evidence_survive_a_resume_from_the_checkpoint(services
     assert budget["rounds"] == 1 and evidence
 
     # A new graph object (as after a restart) continues from the checkpoint.
-    resumed = build_search_graph().compile(checkpointer=saver)
+    resumed = build_search_graph(services).compile(checkpointer=saver)
     await resumed.ainvoke(None, config, context=ctx)
     final = await resumed.aget_state(config)
     assert final.tasks == ()

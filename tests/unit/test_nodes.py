@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from graph.context import Context
+from nodes.admission import AdmissionError
 from nodes.check_answer import check_answer
 from nodes.conflicts import facts
 from nodes.evaluate import evaluate
@@ -19,8 +20,7 @@ from nodes.integrate import integrate
 from nodes.prepare import prepare
 from nodes.read_documents import read_documents
 from nodes.search_source import search_source
-from nodes.services import use_services
-from sources.registry import UnknownSourceError, UnknownUserError
+from sources.registry import UnknownUserError
 from state.reducers import merge_evidence
 from tests.conftest import make_services
 from tests.factories import make_evidence, make_hit, make_state
@@ -49,29 +49,29 @@ def base_state(question: str, **over: Any) -> Any:
 
 async def test_prepare_refuses_empty_question_unknown_user_and_unknown_source(services) -> None:
     with pytest.raises(ValueError, match="question is empty"):
-        await prepare({"question": "   "}, rt()[0])
+        await prepare({"question": "   "}, rt()[0], services)
     with pytest.raises(UnknownUserError):
-        await prepare({"question": "vpn?"}, rt(user="mallory")[0])
-    with pytest.raises(UnknownSourceError, match="known sources: chat, kb"):
-        await prepare({"question": "vpn?"}, rt(sources=("wiki",))[0])
+        await prepare({"question": "vpn?"}, rt(user="mallory")[0], services)
+    with pytest.raises(AdmissionError, match="known sources: chat, kb"):
+        await prepare({"question": "vpn?"}, rt(sources=("wiki",))[0], services)
 
 
 async def test_prepare_picks_the_mode_and_resets_the_previous_question(embedder) -> None:
-    with use_services(make_services(embedder)):
-        out = await prepare({"question": "vpn?"}, rt()[0])
-        assert out["mode"] == "extractive" and out["sources"] == ["kb", "chat"]
-        assert "evidence" not in out  # nothing to clear on a new thread
-        previous = {"question": "vpn?", "evidence": [evidence("kb/vpn#0", "x")], "answer": "old"}
-        again = await prepare(previous, rt()[0])
-        assert again["evidence"] == {"replace": []} and again["answer"] == ""
-        with pytest.raises(ValueError, match="no chat model"):
-            await prepare({"question": "vpn?"}, rt(mode="llm")[0])
+    services = make_services(embedder)
+    out = await prepare({"question": "vpn?"}, rt()[0], services)
+    assert out["mode"] == "extractive" and out["sources"] == ["kb", "chat"]
+    assert "evidence" not in out  # nothing to clear on a new thread
+    previous = {"question": "vpn?", "evidence": [evidence("kb/vpn#0", "x")], "answer": "old"}
+    again = await prepare(previous, rt()[0], services)
+    assert again["evidence"] == {"replace": []} and again["answer"] == ""
+    with pytest.raises(AdmissionError, match="needs a configured chat model"):
+        await prepare({"question": "vpn?"}, rt(mode="llm")[0], services)
     model = GenericFakeChatModel(messages=iter([]))
-    with use_services(make_services(embedder, chat_model=model)):
-        assert (await prepare({"question": "vpn?"}, rt()[0]))["mode"] == "llm"
-        assert (await prepare({"question": "vpn?"}, rt(mode="extractive")[0]))[
-            "mode"
-        ] == "extractive"
+    services = make_services(embedder, chat_model=model)
+    assert (await prepare({"question": "vpn?"}, rt()[0], services))["mode"] == "llm"
+    assert (await prepare({"question": "vpn?"}, rt(mode="extractive")[0], services))[
+        "mode"
+    ] == "extractive"
 
 
 async def test_expand_query_puts_gaps_first_and_original_last(services) -> None:
@@ -81,7 +81,7 @@ async def test_expand_query_puts_gaps_first_and_original_last(services) -> None:
     )
     state["verdict"]["gap_questions"] = ["Zanzibar parking rule"]
     state["tried_queries"] = ["meal allowance Zanzibar parking"]
-    out = await expand_query(state, rt()[0])
+    out = await expand_query(state, rt()[0], services)
     assert out["variants"][0] == "Zanzibar parking rule"
     assert out["variants"][-1] == state["question"]
     assert out["budget"]["rounds"] == 2
@@ -93,26 +93,30 @@ async def test_expand_query_drops_variants_too_close_to_tried_ones(services) -> 
     )
     state["verdict"]["gap_questions"] = ["how can i connect to the VPN"]
     runtime, events = rt()
-    out = await expand_query(state, runtime)
+    out = await expand_query(state, runtime, services)
     assert "How do I connect to the VPN?" not in out["variants"]
     assert events[0]["detail"]["dropped"]
     loose, _ = rt(variant_similarity_threshold=0.9999)
-    assert "How do I connect to the VPN?" in (await expand_query(state, loose))["variants"]
+    assert (
+        "How do I connect to the VPN?" in (await expand_query(state, loose, services))["variants"]
+    )
 
 
 async def test_expand_query_llm_mode_uses_the_model(embedder) -> None:
     model = GenericFakeChatModel(
         messages=iter([AIMessage(content='```json\n{"queries": ["VPN gateway host"]}\n```')])
     )
-    with use_services(make_services(embedder, chat_model=model)):
-        out = await expand_query(base_state("How do I connect to the VPN?", mode="llm"), rt()[0])
+    services = make_services(embedder, chat_model=model)
+    out = await expand_query(
+        base_state("How do I connect to the VPN?", mode="llm"), rt()[0], services
+    )
     assert out["variants"] == ["VPN gateway host", "How do I connect to the VPN?"]
 
 
 async def test_search_source_applies_the_users_permissions(services) -> None:
     branch = {"query": "Nightjar console password", "source": "kb", "round": 1}
-    bob = await search_source(branch, rt(user="bob")[0])
-    alice = await search_source(branch, rt(user="alice")[0])
+    bob = await search_source(branch, rt(user="bob")[0], services)
+    alice = await search_source(branch, rt(user="alice")[0], services)
     assert "kb/secret" not in {h["doc_id"] for h in bob["hits"]}
     assert "kb/secret" in {h["doc_id"] for h in alice["hits"]}
 
@@ -121,7 +125,7 @@ async def test_filter_results_rerank_threshold_and_top_k(services) -> None:
     hits = [hit(f"kb/d{i}#0", 0.5, f"WireGuard VPN client install step {i}") for i in range(5)]
     hits.append(hit("kb/cafe#0", 0.5, "The cafeteria closes on Fridays."))
     state = base_state("How do I install the WireGuard VPN client?", hits=hits)
-    out = await filter_results(state, rt(rerank_top_k=3)[0])
+    out = await filter_results(state, rt(rerank_top_k=3)[0], services)
     kept = out["evidence"]
     assert len(kept) == 3 and all(e["kept_by"] == "rerank" for e in kept)
     assert all(e["scores"]["rerank"] >= 0.3 for e in kept)
@@ -135,17 +139,19 @@ async def test_filter_results_counts_the_sources_ranking_and_what_is_found_again
     text = "Install the WireGuard VPN client from the IT portal."
     first = [hit("kb/a#0", 0.9, text), hit("kb/b#0", 0.2, text)]
     question = "How do I install the WireGuard VPN client?"
-    out = await filter_results(base_state(question, hits=first), rt()[0])
+    out = await filter_results(base_state(question, hits=first), rt()[0], services)
     a, b = sorted(out["evidence"], key=lambda e: e["source_id"])
     assert a["scores"]["reranker"] == b["scores"]["reranker"]  # same text, same judgement
     assert a["scores"]["rerank"] > b["scores"]["rerank"]  # the source ranked a first
-    alone = await filter_results(base_state(question, hits=first), rt(retrieval_weight=0)[0])
+    alone = await filter_results(
+        base_state(question, hits=first), rt(retrieval_weight=0)[0], services
+    )
     assert len({e["scores"]["rerank"] for e in alone["evidence"]}) == 1
 
     # Round 2: a later query finds b again, as its best match: b now ranks with a.
     state = base_state(question, hits=[hit("kb/b#0", 0.9, text)], evidence=out["evidence"])
     state["budget"] = {**state["budget"], "rounds": 2}
-    again = await filter_results(state, rt()[0])
+    again = await filter_results(state, rt()[0], services)
     merged = {e["source_id"]: e for e in merge_evidence(out["evidence"], again["evidence"])}
     assert merged["kb/b#0"]["scores"]["rerank"] == merged["kb/a#0"]["scores"]["rerank"]
     assert merged["kb/b#0"]["kept_by"] == "rerank"
@@ -160,9 +166,9 @@ async def test_filter_results_llm_grading_in_batches(embedder) -> None:
         AIMessage(content='{"grades": [{"id": "kb/d2#0", "score": 0.7}]}'),
     ]
     model = GenericFakeChatModel(messages=iter(replies))
-    with use_services(make_services(embedder, chat_model=model)):
-        state = base_state("How do I install the WireGuard VPN client?", hits=hits, mode="llm")
-        out = await filter_results(state, rt(grading_batch_size=2, fastpass_enabled=False)[0])
+    services = make_services(embedder, chat_model=model)
+    state = base_state("How do I install the WireGuard VPN client?", hits=hits, mode="llm")
+    out = await filter_results(state, rt(grading_batch_size=2, fastpass_enabled=False)[0], services)
     kept = {e["source_id"]: e for e in out["evidence"]}
     assert set(kept) == {"kb/d0#0", "kb/d2#0"}
     assert kept["kb/d0#0"]["scores"]["grade"] == 0.9 and "rerank" in kept["kb/d0#0"]["scores"]
@@ -172,35 +178,37 @@ async def test_filter_results_llm_grading_in_batches(embedder) -> None:
 async def test_evaluate_by_coverage(services) -> None:
     q = "How do I install the WireGuard VPN client?"
     full = base_state(q, evidence=[evidence("kb/vpn#0", "Install the WireGuard VPN client.")])
-    assert (await evaluate(full, rt()[0]))["verdict"]["action"] == "answer"
+    assert (await evaluate(full, rt()[0], services))["verdict"]["action"] == "answer"
     part = base_state(
         "WireGuard client and Zanzibar parking rules?",
         evidence=[evidence("kb/vpn#0", "Install the WireGuard client.")],
     )
-    v = (await evaluate(part, rt()[0]))["verdict"]
+    v = (await evaluate(part, rt()[0], services))["verdict"]
     assert v["action"] == "read" and v["read_doc_ids"] == ["kb/vpn"]
     part["documents_read"] = ["kb/vpn"]
-    v = (await evaluate(part, rt()[0]))["verdict"]
+    v = (await evaluate(part, rt()[0], services))["verdict"]
     assert v["action"] == "search" and v["gap_questions"] == ["Zanzibar parking rules"]
 
 
 async def test_evaluate_reads_the_newer_version_of_a_deprecated_document(services) -> None:
     old = evidence("kb/sso-old#0", "OneLogin SSO", deprecated=True, superseded_by="kb/sso-new")
-    v = (await evaluate(base_state("SSO setup OneLogin", evidence=[old]), rt()[0]))["verdict"]
+    v = (await evaluate(base_state("SSO setup OneLogin", evidence=[old]), rt()[0], services))[
+        "verdict"
+    ]
     assert v["action"] == "read" and v["read_doc_ids"] == ["kb/sso-new"]
 
 
 async def test_read_documents_is_permission_checked(services) -> None:
     state = base_state("Nightjar console password", evidence=[evidence("kb/secret#0", "x")])
     state["verdict"]["read_doc_ids"] = ["kb/secret"]
-    bob = await read_documents(state, rt(user="bob")[0])
+    bob = await read_documents(state, rt(user="bob")[0], services)
     assert bob["evidence"] == []
-    alice = await read_documents(state, rt(user="alice")[0])
+    alice = await read_documents(state, rt(user="alice")[0], services)
     assert [e["doc_id"] for e in alice["evidence"]] == ["kb/secret"]
 
 
 async def test_integrate_without_evidence_says_so_and_cites_nothing(services) -> None:
-    out = await integrate(base_state("Zanzibar parking?"), rt()[0])
+    out = await integrate(base_state("Zanzibar parking?"), rt()[0], services)
     assert "found nothing" in out["answer"]
     assert "[src:" not in out["answer"]
     assert out["unanswered"]
@@ -217,7 +225,7 @@ async def test_check_answer_rejects_unknown_citations(services) -> None:
         evidence=[evidence("kb/vpn#0", "Install WireGuard.")],
         answer="Install WireGuard [src:kb/vpn#0] as Carol said [src:chat/fake#1].",
     )
-    out = await check_answer(state, rt()[0])
+    out = await check_answer(state, rt()[0], services)
     assert out["answer_check"]["ok"] is False
     assert out["answer_check"]["unknown_citations"] == ["chat/fake#1"]
     assert "[src:chat/fake#1]" not in out["answer"]
@@ -251,8 +259,8 @@ async def test_the_llm_is_told_today_and_which_source_a_dated_change_made_out_of
             ),
         ],
     )
-    with use_services(make_services(embedder, chat_model=model)):
-        await integrate(state, rt(mode="llm")[0])
+    services = make_services(embedder, chat_model=model)
+    await integrate(state, rt(mode="llm")[0], services)
     [prompt] = prompts
     assert "<today>2026-" in prompt  # the model can tell whether "from 1 November" has passed
     assert 'updated="2026-11-03"' in prompt and 'authority="' in prompt
