@@ -35,7 +35,8 @@ from bench.runner import index_runner
 from nodes.extractive import NOTHING_FOUND
 from providers.embeddings import EMBEDDING_MODELS, load_embedder
 from sources.base import User
-from sources.embedded import EmbeddedIndex, EmbeddedSource
+from sources.embedded import EmbeddedIndex
+from sources.index_source import EmbeddedSource
 from sources.workspace import sync_source
 
 SOURCE = "docs"

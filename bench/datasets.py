@@ -17,7 +17,8 @@ from typing import Any
 
 from providers.embeddings import load_embedder
 from sources.base import User
-from sources.embedded import EmbeddedIndex, EmbeddedSource, IndexedDocument
+from sources.embedded import EmbeddedIndex
+from sources.index_source import EmbeddedSource, IndexedDocument
 from sources.ingest import chunk_markdown, with_context
 
 CACHE = Path(__file__).parent / ".cache"

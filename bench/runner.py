@@ -16,7 +16,9 @@ from nodes.evidence import relevance
 from nodes.services import Services
 from providers.rerank import LocalReranker
 from sources.base import User
-from sources.embedded import EmbeddedIndex, EmbeddedSource, reranker_embedder
+from sources.embedded import EmbeddedIndex
+from sources.index_source import EmbeddedSource
+from sources.index_vectors import reranker_embedder
 from sources.registry import SourceRegistry
 
 #: Wall seconds per graph stage, across every ``run_graph`` call (see ``stage_latency``).

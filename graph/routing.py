@@ -27,15 +27,17 @@ def fan_out_expand_query(state: SearchState) -> list[Send] | Literal["filter_res
 
 
 def route_after_evaluate(
-    state: SearchState, runtime: Runtime[Context]
+    state: SearchState, runtime: Runtime[Context], always_review: bool = False
 ) -> Literal["integrate", "review_evidence", "read_documents", "expand_query"]:
     """Answer when the verdict says so or the budget is spent; otherwise read or search.
 
-    A run that asks for a review (``review_before_answer``) passes by ``review_evidence``.
+    A run that asks for a review (``review_before_answer``), or a flow that always has one,
+    passes by ``review_evidence``.
     """
     verdict = state["verdict"]
     if verdict["action"] == "answer" or exhausted(state["budget"]):
-        return "review_evidence" if runtime.context.review_before_answer else "integrate"
+        review = always_review or runtime.context.review_before_answer
+        return "review_evidence" if review else "integrate"
     if verdict["action"] == "read" and verdict["read_doc_ids"]:
         return "read_documents"
     return "expand_query"

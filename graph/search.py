@@ -1,6 +1,15 @@
-"""The search graph: prepare → expand → search (fan-out) → filter → evaluate → read/answer."""
+"""The search graph and the search flow built around it.
+
+``build_search_graph`` answers one question in a state of its own: prepare → expand →
+search (fan-out) → filter → evaluate → read/answer. Compiled, it is a subgraph any flow can
+use (the research flow sends it one sub-question at a time). ``build_search_flow`` is what
+a person talks to: a thread that keeps its turns around that subgraph.
+"""
 
 from __future__ import annotations
+
+import functools
+from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
@@ -14,10 +23,18 @@ from nodes.filter_results import filter_results
 from nodes.integrate import integrate
 from nodes.prepare import prepare
 from nodes.read_documents import read_documents
+from nodes.remember import remember
 from nodes.review_evidence import review_evidence
 from nodes.search_source import record_source_failure, search_source
 from nodes.services import Services, bind
-from state.schemas import InputState, OutputState, SearchState
+from state.schemas import (
+    AnswerState,
+    InputState,
+    OutputState,
+    SearchInput,
+    SearchState,
+    ThreadState,
+)
 
 #: Seconds one source may take for one query before its branch fails (and is retried once).
 SOURCE_TIMEOUT = 10.0
@@ -31,18 +48,29 @@ def _retryable(exc: Exception) -> bool:
 
 def build_search_graph(
     services: Services | None,
+    *,
+    read: bool = True,
+    search_again: bool = True,
+    review: bool = False,
     source_timeout: float = SOURCE_TIMEOUT,
     context_schema: type[Context] = Context,
-) -> StateGraph[SearchState, Context, InputState, OutputState]:
-    """The search graph's builder over ``services`` (compile it with the checkpointer you need).
+) -> StateGraph[SearchState, Context, SearchInput, OutputState]:
+    """The search of one question over ``services`` (compile it as you need).
 
-    ``services=None`` builds a graph to draw, not to run. ``context_schema`` may be a subclass
-    of ``Context`` with other defaults (Studio's).
+    ``read=False`` leaves out reading whole documents; ``search_again=False`` answers after
+    one round (and after a rejected answer too): ``evaluate`` and the routes know which
+    steps exist. ``review=True`` always stops for a person before the answer (otherwise a
+    run asks for it with ``Context.review_before_answer``). ``services=None`` builds a graph
+    to draw, not to run. ``context_schema`` may be a subclass of ``Context`` with other
+    defaults (Studio's).
     """
+    actions = frozenset(
+        {"answer"} | ({"read"} if read else set()) | ({"search"} if search_again else set())
+    )
     builder = StateGraph(
         SearchState,
         context_schema=context_schema,
-        input_schema=InputState,
+        input_schema=SearchInput,
         output_schema=OutputState,
     )
     builder.add_node("prepare", bind(prepare, services))
@@ -55,8 +83,7 @@ def build_search_graph(
         error_handler=record_source_failure,
     )
     builder.add_node("filter_results", bind(filter_results, services))
-    builder.add_node("evaluate", bind(evaluate, services))
-    builder.add_node("read_documents", bind(read_documents, services))
+    builder.add_node("evaluate", bind(evaluate, services, actions=actions))
     builder.add_node("review_evidence", bind(review_evidence, services))
     builder.add_node("integrate", bind(integrate, services))
     builder.add_node("check_answer", bind(check_answer, services))
@@ -68,16 +95,61 @@ def build_search_graph(
     )
     builder.add_edge("search_source", "filter_results")
     builder.add_edge("filter_results", "evaluate")
-    builder.add_conditional_edges(
-        "evaluate",
-        route_after_evaluate,
-        ["integrate", "review_evidence", "read_documents", "expand_query"],
-    )
+    after_evaluate = ["integrate", "review_evidence"]
+    if read:
+        builder.add_node("read_documents", bind(read_documents, services))
+        builder.add_edge("read_documents", "evaluate")
+        after_evaluate.append("read_documents")
+    if search_again:
+        after_evaluate.append("expand_query")
+    route = functools.partial(route_after_evaluate, always_review=review)
+    builder.add_conditional_edges("evaluate", route, after_evaluate)
     builder.add_edge("review_evidence", "integrate")
-    builder.add_edge("read_documents", "evaluate")
     builder.add_edge("integrate", "check_answer")
-    builder.add_conditional_edges("check_answer", route_after_check_answer, ["expand_query", END])
+    if search_again:
+        builder.add_conditional_edges(
+            "check_answer", route_after_check_answer, ["expand_query", END]
+        )
+    else:
+        builder.add_edge("check_answer", END)
     return builder
 
 
-__all__ = ["build_search_graph"]
+def build_search_flow(
+    search: Any, context_schema: type[Context] = Context
+) -> StateGraph[ThreadState, Context, InputState, AnswerState]:
+    """A thread around a compiled search graph: each question searched afresh, then kept.
+
+    ``search`` is compiled without a checkpointer: it runs as this flow's subgraph, its
+    steps checkpointed in the flow's thread (inspectable, resumable after a crash).
+    """
+    builder = StateGraph(
+        ThreadState,
+        context_schema=context_schema,
+        input_schema=InputState,
+        output_schema=AnswerState,
+    )
+    builder.add_node("search", search)
+    builder.add_node("remember", remember)
+    builder.add_edge(START, "search")
+    builder.add_edge("search", "remember")
+    builder.add_edge("remember", END)
+    return builder
+
+
+def search_flow(
+    services: Services,
+    checkpointer: Any = None,
+    context_schema: type[Context] = Context,
+    **steps: Any,
+) -> Any:
+    """The compiled search flow over ``services``: what the CLI, the server and Studio run."""
+    search = build_search_graph(services, context_schema=context_schema, **steps).compile(
+        name="search"
+    )
+    return build_search_flow(search, context_schema).compile(
+        checkpointer=checkpointer, name="seekgraph-search"
+    )
+
+
+__all__ = ["SOURCE_TIMEOUT", "build_search_flow", "build_search_graph", "search_flow"]

@@ -12,12 +12,13 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.decisions import AnswerReview
-from nodes.evidence import CITATION, chat_model_for, cited_ids, kept, now, render_evidence
+from nodes.evidence import kept
 from nodes.llm import decide
-from nodes.services import Services, node_name
+from nodes.prompting import CITATION, cited_ids, render_evidence
+from nodes.services import Services, chat_model_for, node_name, now
 from state.budget import exhausted, spend
 from state.events import node_event
-from state.models import Citation, Evidence, ModelCall, Turn
+from state.models import Citation, Evidence, ModelCall
 from state.schemas import AnswerCheck, SearchState
 
 
@@ -104,9 +105,4 @@ async def check_answer(
     }
     if calls:
         update["model_calls"] = calls
-    if final:
-        turn: Turn = {"question": state["question"], "answer": answer, "mode": state["mode"]}
-        if state.get("images"):
-            turn["images"] = state["images"]
-        update["turns"] = [turn]
     return update

@@ -14,13 +14,14 @@ from langgraph.runtime import Runtime
 from nodes.answerable import mentions, required_words
 from nodes.context import Context
 from nodes.decisions import EvaluateDecision
-from nodes.evidence import by_authority, chat_model_for, kept, now, relevance, render_evidence
+from nodes.evidence import by_authority, kept, relevance
 from nodes.llm import decide
-from nodes.services import Services, node_name
+from nodes.prompting import render_evidence
+from nodes.services import Services, chat_model_for, node_name, now
 from providers.text import STOPWORDS, coverage, display_words, term_set, terms
 from state.budget import exhausted, spend
 from state.events import node_event
-from state.models import Evidence, ModelCall
+from state.models import READ_WHOLE_KINDS, Evidence, ModelCall
 from state.schemas import SearchState, Verdict
 
 
@@ -113,7 +114,7 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
     unread = [
         ev["doc_id"]
         for ev in sorted(evidence, key=relevance, reverse=True)
-        if ev["doc_id"] not in read and ev["kind"] in {"kb", "docs", "notes"}
+        if ev["doc_id"] not in read and ev["kind"] in READ_WHOLE_KINDS
     ]
     unread = list(dict.fromkeys(unread))[: ctx.max_documents_per_read]
     if unread:
@@ -137,8 +138,28 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
     return verdict
 
 
+ACTIONS = frozenset({"answer", "read", "search"})
+"""What ``evaluate`` may decide; a flow without a step leaves its action out."""
+
+
+def within(verdict: Verdict, actions: frozenset[str]) -> Verdict:
+    """The verdict with only the steps this flow has: no reading → search; no search → answer."""
+    if verdict["action"] == "read" and not verdict["read_doc_ids"]:
+        verdict = {**verdict, "action": "search"}
+    if verdict["action"] == "read" and "read" not in actions:
+        verdict = {**verdict, "action": "search", "read_doc_ids": []}
+        verdict["reason"] += " (this flow reads no documents whole)"
+    if verdict["action"] == "search" and "search" not in actions:
+        verdict = {**verdict, "action": "answer", "gap_questions": []}
+        verdict["reason"] += " (this flow searches once)"
+    return verdict
+
+
 async def evaluate(
-    state: SearchState, runtime: Runtime[Context], services: Services
+    state: SearchState,
+    runtime: Runtime[Context],
+    services: Services,
+    actions: frozenset[str] = ACTIONS,
 ) -> dict[str, Any]:
     """Decide what to do next, and count rounds that brought nothing new."""
     ctx = runtime.context
@@ -178,6 +199,7 @@ async def evaluate(
             if verdict["action"] == "read" and not verdict["read_doc_ids"]:
                 verdict["action"] = "search"
             strategy = "llm"
+    verdict = within(verdict, actions)
     round_ = state["budget"]["rounds"]
     new = [
         ev for ev in state.get("evidence", []) if ev["round"] == round_ and ev["kept_by"] != "none"

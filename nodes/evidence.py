@@ -1,49 +1,13 @@
-"""Helpers shared by several nodes: who is asking, which model, evidence views, citations."""
+"""Views of the evidence: what was kept, how relevant, in which order to trust it."""
 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterable
 from typing import Any
 
-from nodes.context import Context
-from nodes.services import Services
-from providers.chat import ChatModel
-from sources.base import User
-from state.models import AUTHORITY_LABELS, Evidence
+from state.models import Evidence
 from state.schemas import SearchState
-
-CITATION = re.compile(r"\[src:([^\]\s]+)\]")
-
-
-def now() -> float:
-    """Wall-clock time in epoch seconds (the budget's clock)."""
-    return time.time()
-
-
-def user_of(services: Services, context: Context) -> User:
-    """The user of the run; unknown users are refused (fail closed)."""
-    return services.registry.user(context.user)
-
-
-def chat_model_for(services: Services, state: SearchState) -> ChatModel | None:
-    """The chat model chosen by ``prepare``; ``None`` in extractive mode or once tokens run out.
-
-    With the token budget spent, nodes fall back to their extractive strategies, so the run
-    still answers without spending more.
-    """
-    if state.get("mode") != "llm":
-        return None
-    budget = state.get("budget")
-    if budget and budget["tokens_used"] >= budget["max_tokens"]:
-        return None
-    name = state.get("model")
-    if name and name == services.vision_model_name and services.vision_model is not None:
-        return services.vision_model
-    if name and name in services.chat_models:
-        return services.chat_models[name]
-    return services.chat_model
 
 
 def kept(evidence: Iterable[Evidence]) -> list[Evidence]:
@@ -94,21 +58,6 @@ def newer(a: Evidence, b: Evidence) -> bool:
     return _ts(a["updated_at"]) > _ts(b["updated_at"])
 
 
-def render_evidence(evidence: Iterable[Evidence], limit_chars: int = 1200) -> str:
-    """Evidence as XML-tagged blocks for a prompt."""
-    blocks = []
-    for ev in evidence:
-        attrs = (
-            f'id="{ev["source_id"]}" doc_id="{ev["doc_id"]}" kind="{ev["kind"]}" '
-            f'authority="{AUTHORITY_LABELS.get(ev["authority"], ev["authority"])}" '
-            f'updated="{ev["updated_at"] or "unknown"}"'
-        )
-        if ev["deprecated"]:
-            attrs += ' deprecated="true"'
-        blocks.append(f"<source {attrs}>\n{ev['title']}\n{ev['snippet'][:limit_chars]}\n</source>")
-    return "\n".join(blocks)
-
-
 def only_changed(state: SearchState, update: dict[str, Any]) -> dict[str, Any]:
     """``update`` without the keys whose value is already in state.
 
@@ -119,15 +68,3 @@ def only_changed(state: SearchState, update: dict[str, Any]) -> dict[str, Any]:
 
 
 _MISSING = object()
-
-
-def cited_ids(answer: str) -> list[str]:
-    """Citation ids in order of first appearance."""
-    return list(dict.fromkeys(CITATION.findall(answer)))
-
-
-def conversation_of(state: SearchState, turns: int = 3) -> str:
-    """The last few turns of the thread, for prompts."""
-    return "\n".join(
-        f"Q: {t['question']}\nA: {t['answer'][:500]}" for t in state.get("turns", [])[-turns:]
-    )

@@ -14,9 +14,10 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.decisions import QueryVariants
-from nodes.evidence import chat_model_for, conversation_of, kept, now, relevance
+from nodes.evidence import kept, relevance
 from nodes.llm import decide
-from nodes.services import Services, node_name
+from nodes.prompting import conversation_of
+from nodes.services import Services, chat_model_for, node_name, now
 from providers.embeddings import Embedder, aembed_queries
 from providers.text import STOPWORDS, display_words, stem, term_set
 from state.budget import spend

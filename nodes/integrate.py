@@ -19,23 +19,15 @@ from nodes.answerable import not_answered
 from nodes.attribution import wrong_person
 from nodes.conflicts import conflict_lines, current_first, find_conflicts
 from nodes.context import Context
-from nodes.evidence import (
-    by_authority,
-    chat_model_for,
-    conversation_of,
-    kept,
-    now,
-    only_changed,
-    relevance,
-    render_evidence,
-)
+from nodes.evidence import by_authority, kept, only_changed, relevance
 from nodes.extractive import (
     NOTHING_FOUND,
     extractive_answer,
     extractive_body,
 )
+from nodes.prompting import conversation_of, render_evidence
 from nodes.prompts import FORCED_NOTE
-from nodes.services import Services, node_name
+from nodes.services import Services, chat_model_for, node_name, now
 from providers.chat import (
     AnswerInterruptedError,
     ChatModel,

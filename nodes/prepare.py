@@ -1,4 +1,4 @@
-"""``prepare``: validate the question, resolve user, sources and mode, start a fresh budget."""
+"""``prepare``: admit the run (question, user, sources, mode, model) and start its budget."""
 
 from __future__ import annotations
 
@@ -8,43 +8,22 @@ from langgraph.runtime import Runtime
 
 from nodes.admission import admit
 from nodes.context import Context
-from nodes.evidence import now
-from nodes.services import Services, node_name
+from nodes.services import Services, node_name, now
 from state.budget import new_budget
 from state.events import node_event
-from state.reducers import replace
 from state.schemas import SearchState
 
 
 async def prepare(
     state: SearchState, runtime: Runtime[Context], services: Services
 ) -> dict[str, Any]:
-    """Check the input and reset everything that belongs to the previous question."""
+    """Admit the run and start the question's budget (its state starts empty each time)."""
     ctx = runtime.context
     has_images = bool(state.get("images")) or any(t.get("images") for t in state.get("turns", []))
     admitted = admit(services, ctx, state.get("question") or "", has_images)
     mode, sources = admitted.mode, admitted.sources
     t = now()
-    # What the previous question of the thread left behind is cleared; keys that are already
-    # empty are not written again, which keeps the first checkpoint of a thread small.
-    resets: dict[str, Any] = {
-        "variants": [],
-        "tried_queries": replace(),
-        "hits": replace(),
-        "evidence": replace(),
-        "source_failures": replace(),
-        "model_calls": replace(),
-        "documents_read": replace(),
-        "filter_log": [],
-        "bridge_terms": [],
-        "answer": "",
-        "citations": [],
-        "conflicts": [],
-        "unanswered": [],
-        "forced_reason": None,
-    }
-    update: dict[str, Any] = {k: v for k, v in resets.items() if state.get(k)}
-    update |= {
+    update: dict[str, Any] = {
         "question": admitted.question,
         "mode": mode,
         "sources": sources,

@@ -11,8 +11,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
-from nodes.evidence import user_of
-from nodes.services import Services, node_name
+from nodes.services import Services, node_name, user_of
 from providers.text import STOPWORDS, display_words, term_set
 from state.events import node_event
 from state.models import Document, Evidence, hit_of

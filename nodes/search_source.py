@@ -13,8 +13,7 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
-from nodes.evidence import user_of
-from nodes.services import Services, node_name
+from nodes.services import Services, node_name, user_of
 from state.events import ErrorEvent, SourcesEvent
 from state.models import SourceFailure
 from state.schemas import SearchBranch

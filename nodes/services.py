@@ -9,17 +9,23 @@ the tests each build their ``Services`` and pass them to the builder.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.config import get_config
 
 from providers.chat import ChatModel
 from providers.embeddings import Embedder
 from providers.rerank import Reranker
+from sources.base import User
 from sources.registry import SourceRegistry
 from state.models import ImageRef
+from state.schemas import SearchState
+
+if TYPE_CHECKING:
+    from nodes.context import Context
 
 
 @dataclass
@@ -47,14 +53,14 @@ class ServicesNotGivenError(RuntimeError):
     """A graph built without services (to draw it) was asked to run."""
 
 
-def bind(node: Callable[..., Any], services: Services | None) -> Callable[..., Any]:
-    """``node`` with ``services`` bound, ready for ``StateGraph.add_node``.
+def bind(node: Callable[..., Any], services: Services | None, **options: Any) -> Callable[..., Any]:
+    """``node`` with ``services`` (and the builder's ``options``) bound, for ``add_node``.
 
     Nodes that need no services (``review_evidence``) are returned as they are. ``None``
     builds a graph that can be drawn but not run (its nodes say so).
     """
     if "services" not in node.__code__.co_varnames[: node.__code__.co_argcount]:
-        return node
+        return functools.partial(node, **options) if options else node
     if services is None:
 
         async def unavailable(state: Any) -> Any:
@@ -64,7 +70,7 @@ def bind(node: Callable[..., Any], services: Services | None) -> Callable[..., A
             )
 
         return unavailable
-    bound = functools.partial(node, services=services)
+    bound = functools.partial(node, services=services, **options)
     bound.__name__ = node.__name__  # type: ignore[attr-defined]
     bound.__doc__ = node.__doc__
     return bound
@@ -80,3 +86,32 @@ def node_name(default: str) -> str:
         return str(get_config()["metadata"]["langgraph_node"])
     except (RuntimeError, KeyError):
         return default
+
+
+def now() -> float:
+    """Wall-clock time in epoch seconds (the budget's clock)."""
+    return time.time()
+
+
+def user_of(services: Services, context: Context) -> User:
+    """The user of the run; unknown users are refused (fail closed)."""
+    return services.registry.user(context.user)
+
+
+def chat_model_for(services: Services, state: SearchState) -> ChatModel | None:
+    """The chat model chosen by ``prepare``; ``None`` in extractive mode or once tokens run out.
+
+    With the token budget spent, nodes fall back to their extractive strategies, so the run
+    still answers without spending more.
+    """
+    if state.get("mode") != "llm":
+        return None
+    budget = state.get("budget")
+    if budget and budget["tokens_used"] >= budget["max_tokens"]:
+        return None
+    name = state.get("model")
+    if name and name == services.vision_model_name and services.vision_model is not None:
+        return services.vision_model
+    if name and name in services.chat_models:
+        return services.chat_models[name]
+    return services.chat_model

@@ -51,6 +51,13 @@ class SourceOut(BaseModel):
     authority: int
 
 
+class FlowOut(BaseModel):
+    """A flow a run may choose."""
+
+    name: str
+    description: str
+
+
 class MeOut(BaseModel):
     """Who the API key belongs to, and what they may search."""
 
@@ -65,6 +72,12 @@ class _RunRequestBase(BaseModel):
     question: str = Field(description="The question to answer.")
     images: list[str] = Field(
         default_factory=list, description="Base64 images (or data: URLs); PNG, JPEG, WebP, GIF."
+    )
+    flow: str = Field(
+        default="search",
+        max_length=64,
+        description="Which flow answers: search (default), quick or reviewed (GET /flows). "
+        "A thread keeps the flow of its first run.",
     )
 
     @field_validator("question")

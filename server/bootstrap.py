@@ -1,18 +1,27 @@
-"""Build the process-wide services (sources, embedder, reranker, chat model) from settings."""
+"""The composition root: services (sources, embedder, reranker, models) and graphs from settings.
+
+The one place in ``server/`` that reaches below ``graph/``.
+"""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.flows import FLOWS
 from nodes.services import Services
-from providers.chat import ChatModelConfig, load_chat_model
+from providers.chat import ChatModelConfig, aclose_chat_clients, load_chat_model
 from providers.cohere_rerank import CohereReranker
 from providers.embeddings import load_embedder
 from providers.rerank import LocalReranker, Reranker
 from server.images import load_image
 from server.settings import Settings
-from sources.embedded import EmbeddedIndex, EmbeddedSource, reranker_embedder
+from sources.embedded import EmbeddedIndex
+from sources.index_source import EmbeddedSource
+from sources.index_vectors import reranker_embedder
 from sources.workspace import SyncReport, WorkspaceError, demo_workspace, open_workspace
 
 
@@ -118,3 +127,18 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
         max_question_chars=settings.max_question_chars,
     )
     return services, report
+
+
+def flow_graphs(
+    services: Services, saver: Any
+) -> dict[str, CompiledStateGraph[Any, Any, Any, Any]]:
+    """Every flow over ``services``, checkpointed by ``saver``, by name."""
+    return {name: flow.compile(services, saver) for name, flow in FLOWS.items()}
+
+
+async def close_services(services: Services) -> None:
+    """Close the models' and the reranker's connection pools."""
+    await aclose_chat_clients()
+    close = getattr(services.reranker, "aclose", None)
+    if close is not None:
+        await close()

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from fastapi.responses import JSONResponse
 
 Thinking = Literal["reasoning", "think", "none"]
 
@@ -230,3 +233,25 @@ def usage_of(values: dict[str, Any]) -> dict[str, int]:
         "completion_tokens": completion,
         "total_tokens": total,
     }
+
+
+ERROR_TYPES = {
+    400: ("invalid_request_error", None),
+    401: ("authentication_error", "invalid_api_key"),
+    403: ("permission_error", None),
+    404: ("not_found_error", "not_found"),
+    409: ("conflict_error", "run_in_progress"),
+    422: ("invalid_request_error", "invalid_value"),
+    503: ("service_unavailable", "store_unavailable"),
+}
+
+
+def openai_error(
+    status: int, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
+    """An error in OpenAI's format, with the same message the native API gives."""
+    kind, code = ERROR_TYPES.get(status, ("server_error", None))
+    if status == 404 and message.startswith("no model"):
+        code = "model_not_found"
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return JSONResponse(status_code=status, content=body, headers=dict(headers or {}))

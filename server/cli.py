@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from graph.api import UnknownUserError, WorkspaceError
 from server.cli_common import CliError, settings_of
 from server.settings import Settings
-from sources.errors import UnknownUserError, WorkspaceError
 
 if TYPE_CHECKING:  # the heavy imports happen where they are used: --help answers at once
     from langgraph.graph.state import CompiledStateGraph
@@ -89,11 +89,11 @@ def _user(args: argparse.Namespace, settings: Settings, services: Services) -> s
 async def _compiled(settings: Settings, services: Services) -> Any:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    from graph.search import build_search_graph
+    from graph.search import search_flow
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
-        yield build_search_graph(services).compile(checkpointer=saver, name="seekgraph-search")
+        yield search_flow(services, saver)
 
 
 async def _owner(graph: CompiledStateGraph[Any, Any, Any, Any], thread: str) -> str | None:  # noqa: F821
@@ -112,7 +112,7 @@ def _print_event(event: Mapping[str, Any]) -> None:
 
 async def ask(args: argparse.Namespace) -> int:
     """Run the search graph for one question and print the answer."""
-    from nodes.admission import AdmissionError, admit, check_question
+    from graph.api import AdmissionError, admit, check_question
 
     settings = settings_of(args)
     try:
@@ -158,7 +158,7 @@ async def ask(args: argparse.Namespace) -> int:
 
 
 def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
-    from state.models import KIND_LABELS
+    from graph.api import KIND_LABELS
 
     citations = values.get("citations", [])
     if as_json:
@@ -200,8 +200,8 @@ def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
 
 async def history(args: argparse.Namespace) -> int:
     """Print the checkpointed state after every node of a thread, oldest first."""
+    from graph.inspect import steps_of
     from server.bootstrap import build_services
-    from server.history import steps_of
 
     settings = settings_of(args)
     try:

@@ -8,9 +8,8 @@ from fastapi import Depends, HTTPException, Path, Request
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from server.app import AppState
-from sources.base import User
-from sources.registry import UnknownUserError
+from graph.api import UnknownUserError, User
+from server.app_state import AppState
 
 STORE_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
 

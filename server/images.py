@@ -8,7 +8,7 @@ import hashlib
 import io
 from pathlib import Path
 
-from state.models import ImageRef
+from graph.api import ImageRef
 
 
 class ImageError(ValueError):

@@ -23,11 +23,10 @@ from pydantic import BaseModel, Field
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from graph.api import UnknownSourceError, UnknownUserError, User
 from server.api_models import RunRequest
-from server.app import AppState
+from server.app_state import AppState
 from server.streams import RunConflictError, events, run_frames, thread_for
-from sources.base import User
-from sources.registry import UnknownSourceError, UnknownUserError
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 #: Seconds a source may take in the ``search`` tool before it is reported as failed.

@@ -13,13 +13,13 @@ from typing import Any
 
 import httpx
 
+from graph.api import checkpoint_events, fold_event
 from graph.context import context_from_dict
+from graph.inspect import question_state, steps_of
 from graph.run import jsonable
-from server.app import AppState
-from server.history import steps_of
+from server.app_state import AppState
 from server.runs import Event, RunHandle
 from server.sse import BadEventIdError, error_frame, frame, handle_frames, parse_last_event_id
-from state.events import checkpoint_events, fold_event
 
 INTERNAL_HEADER = "X-Seekgraph-Internal"
 
@@ -88,14 +88,17 @@ async def takeover_frames(
     config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
     last = await app.coordinator.last_run(thread_id)
     run_id, context = last if last is not None else ("none", {"user": owner})
-    snap = await app.graph.aget_state(config)  # type: ignore[arg-type]
-    steps = [n for _, wrote in await steps_of(app.graph, thread_id) for n in wrote]
+    flow = await app.flow_of(thread_id)
+    graph = app.graphs[flow]
+    snap = await graph.aget_state(config)  # type: ignore[arg-type]
+    steps = [n for _, wrote in await steps_of(graph, thread_id) for n in wrote]
     native_seq = seq if channel == "native" else 0
     handle = RunHandle(run_id=run_id, thread_id=thread_id, owner=owner, seq=native_seq)
     handle.protocol_seq = seq if channel == "protocol" else 0
     handle.record_protocol = channel == "protocol"
     handle.values = snap.values or {}
-    for kind, data in checkpoint_events(snap.values or {}, steps):
+    latest = await question_state(graph, thread_id)
+    for kind, data in checkpoint_events(latest, steps):
         fold_event(handle.fold, kind, data)
     waiting = bool(snap.interrupts) if hasattr(snap, "interrupts") else False
     if not snap.tasks or waiting:  # finished, never started, or waiting for a person
@@ -132,7 +135,9 @@ async def takeover_frames(
     )
     if channel == "protocol":
         handle.emit_protocol("values", jsonable(handle.values))
-    app.runs.start(thread_id, owner, None, context_from_dict(context), handle=handle)
+    app.runs.start(
+        thread_id, owner, None, context_from_dict(context), handle=handle, graph=graph, flow=flow
+    )
     after = handle.protocol_seq - 1 if channel == "protocol" else seq
     async for item in handle_frames(
         handle, snapshot=channel == "native", after=after, channel=channel

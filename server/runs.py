@@ -23,12 +23,12 @@ from langgraph.types import Command
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from graph.api import empty_fold, fold_event
 from graph.context import Context, context_to_dict
 from graph.run import RESUMABLE_ERRORS, RUN_ERRORS, jsonable, run_config, stream_run
 from server.coordination import Coordinator, Route
 from server.fencing import FENCE, Fence, LostLockError
 from server.lock_keeper import LockKeeper
-from state.events import empty_fold, fold_event
 
 log = logging.getLogger("seekgraph.runs")
 
@@ -134,13 +134,11 @@ class RunManager:
 
     def __init__(
         self,
-        graph: CompiledStateGraph[Any, Any, Any, Any],
         coordinator: Coordinator,
         instance: str,
         lock_ttl_ms: int,
         keep_finished_s: float = 600.0,
     ) -> None:
-        self.graph = graph
         self.coordinator = coordinator
         self.instance = instance
         self.lock_ttl_ms = lock_ttl_ms
@@ -185,13 +183,19 @@ class RunManager:
         run_id: str | None = None,
         handle: RunHandle | None = None,
         record_protocol: bool = False,
+        *,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        flow: str,
     ) -> RunHandle:
-        """Drive a run whose lock is already held; ``graph_input=None`` continues a checkpoint."""
+        """Drive a run of ``graph`` (the thread's ``flow``) whose lock is already held.
+
+        ``graph_input=None`` continues the thread's checkpoint.
+        """
         run_id = run_id or (handle.run_id if handle else uuid.uuid4().hex[:12])
         handle = handle or RunHandle(run_id=run_id, thread_id=thread_id, owner=owner)
         handle.record_protocol = handle.record_protocol or record_protocol
         self.runs[thread_id] = handle
-        handle.task = asyncio.create_task(self._drive(handle, graph_input, context))
+        handle.task = asyncio.create_task(self._drive(graph, flow, handle, graph_input, context))
         return handle
 
     def _keeper(self, handle: RunHandle, drive: asyncio.Task[None]) -> LockKeeper:
@@ -210,11 +214,16 @@ class RunManager:
         return LockKeeper(refresh, self.lock_ttl_ms / 3000, lambda: loop.call_soon_threadsafe(lost))
 
     async def _drive(
-        self, handle: RunHandle, graph_input: dict[str, Any] | Command[Any] | None, context: Context
+        self,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        flow: str,
+        handle: RunHandle,
+        graph_input: dict[str, Any] | Command[Any] | None,
+        context: Context,
     ) -> None:
         token = self.token(handle.run_id)
         FENCE.set(Fence(self.coordinator, handle.thread_id, token, self.lock_ttl_ms))
-        config = run_config(handle.thread_id, owner=handle.owner, run_id=handle.run_id)
+        config = run_config(handle.thread_id, owner=handle.owner, run_id=handle.run_id, flow=flow)
         keeper = self._keeper(handle, asyncio.current_task())  # type: ignore[arg-type]
         status = "done"
         try:
@@ -234,7 +243,7 @@ class RunManager:
                 if mode == "custom" or handle.record_protocol:
                     handle.emit_protocol(mode, chunk if mode == "custom" else jsonable(chunk))
 
-            async for event in stream_run(self.graph, graph_input, config, context, on_chunk=relay):
+            async for event in stream_run(graph, graph_input, config, context, on_chunk=relay):
                 if event["event"] == "waiting":  # paused for a person: resumed with a Command
                     status = "waiting"
                 handle.emit(event["event"], {k: v for k, v in event.items() if k != "event"})

@@ -18,10 +18,10 @@ from fastapi import HTTPException
 from fastapi.responses import StreamingResponse
 from langgraph.types import Command
 
+from graph.api import AdmissionError, User, admit
 from graph.context import REQUEST_KNOBS, context_from_dict
-from nodes.admission import AdmissionError, admit
 from server.api_models import RunRequest
-from server.app import AppState
+from server.app_state import AppState
 from server.deps import STORE_DOWN, own_thread
 from server.images import ImageError, accept_images
 from server.resume import forward_frames, open_forward, takeover_frames
@@ -33,7 +33,6 @@ from server.sse import (
     parse_last_event_id,
     with_heartbeats,
 )
-from sources.base import User
 
 log = logging.getLogger("seekgraph.runs")
 
@@ -79,7 +78,17 @@ async def start_run(
             raise HTTPException(503, "the checkpoint store is not ready yet; try again shortly")
     except STORE_DOWN:
         raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
-    previous = (await app.graph.aget_state({"configurable": {"thread_id": thread_id}})).values
+    flow = await app.flow_of(thread_id)
+    previous = (
+        await app.graphs[flow].aget_state({"configurable": {"thread_id": thread_id}})
+    ).values
+    if body.flow not in app.graphs:
+        raise HTTPException(422, f"unknown flow {body.flow!r}; flows: {', '.join(app.graphs)}")
+    if previous and body.flow != flow:
+        raise HTTPException(
+            422, f"this thread runs the {flow!r} flow; start a new thread for {body.flow!r}"
+        )
+    flow = body.flow
     earlier_images = [ref for t in (previous or {}).get("turns", []) for ref in t.get("images", [])]
     context = context_from_dict({**body.model_dump(include=set(REQUEST_KNOBS)), "user": user.name})
     try:
@@ -122,6 +131,8 @@ async def start_run(
             context,
             run_id,
             record_protocol=record_protocol,
+            graph=app.graphs[flow],
+            flow=flow,
         )
     except BaseException:
         # nothing started: the thread must not stay locked by a run that never ran
@@ -187,7 +198,8 @@ async def run_frames(
     A retry of the question a run is still answering (or stopped answering half-way)
     follows that run from the start instead of starting another.
     """
-    snap = await app.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    graph = await app.graph_of(thread_id)
+    snap = await graph.aget_state({"configurable": {"thread_id": thread_id}})
     same = (snap.values or {}).get("question") == request.question.strip()
     if same and snap.tasks:  # interrupted, or its instance died: continue it
         return await attach_frames(app, user.name, thread_id, None)
@@ -220,7 +232,8 @@ async def resume_run(
     Raises ``HTTPException`` 422 when nothing waits, ``RunConflictError`` while a run is live.
     """
     config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
-    snap = await app.graph.aget_state(config)  # type: ignore[arg-type]
+    flow = await app.flow_of(thread_id)
+    snap = await app.graphs[flow].aget_state(config)  # type: ignore[arg-type]
     if not snap.interrupts:
         raise HTTPException(422, "nothing on this thread waits for a resume value; start a run")
     run_id = app.runs.new_run_id()
@@ -237,6 +250,8 @@ async def resume_run(
             context,
             run_id,
             record_protocol=record_protocol,
+            graph=app.graphs[flow],
+            flow=flow,
         )
     except BaseException:
         with contextlib.suppress(Exception):

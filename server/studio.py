@@ -17,7 +17,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 
 from graph.context import Context
-from graph.search import build_search_graph
+from graph.flows import FLOWS
 from nodes.services import Services
 from server.bootstrap import build_services
 from server.settings import Settings
@@ -46,12 +46,20 @@ def studio_context() -> type[Context]:
 
 
 @functools.cache
-def _search() -> Any:
-    return build_search_graph(_services(), context_schema=studio_context()).compile(
-        name="seekgraph-search"
-    )
+def _flow(name: str) -> Any:
+    return FLOWS[name].compile(_services(), context_schema=studio_context())
 
 
 def search(config: RunnableConfig) -> Any:
     """The search flow (built once per process, on first use)."""
-    return _search()
+    return _flow("search")
+
+
+def quick(config: RunnableConfig) -> Any:
+    """The quick flow: one round of search, then the answer."""
+    return _flow("quick")
+
+
+def reviewed(config: RunnableConfig) -> Any:
+    """The reviewed flow: a person reviews the evidence before the answer."""
+    return _flow("reviewed")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from providers.text import blocks
-from sources.embedded import IndexedDocument
+from sources.index_source import IndexedDocument
 from state.models import Chunk
 
 MAX_CHUNK_CHARS = 900

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from sources.chunking import HARD_CHUNK_CHARS, IngestError, doc_id_of, mtime, parse_acl
-from sources.embedded import IndexedDocument
+from sources.index_source import IndexedDocument
 from state.models import Chunk
 
 #: The name of the optional channel list inside a chat export folder.

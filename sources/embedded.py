@@ -1,93 +1,25 @@
 """The embedded index: SQLite with FTS5 (BM25) and dense vectors, fused into one score.
 
 One file holds documents, chunks, per-document ACLs, vectors and an embedding cache keyed
-by content hash. ``EmbeddedSource`` exposes one named source of the index as a ``Source``.
+by content hash. ``sources.index_source.EmbeddedSource`` exposes one named source of it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
 
 import numpy as np
 
-from providers.embeddings import Embedder, RememberingEmbedder, calibrate_cosine, text_hash
+from providers.embeddings import Embedder, calibrate_cosine, text_hash
 from providers.text import STOPWORDS, segmented, words
-from sources.base import User, hide_unseen_links
+from sources.base import User
+from sources.embedded_schema import SCHEMA
+from sources.index_source import IndexedDocument, context_chunks, with_message_context
 from sources.scoring import embed_text, fuse
-from state.models import AUTHORITY_BY_KIND, Chunk, Document, Hit, hit_of
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS documents (
-    doc_id TEXT PRIMARY KEY, source TEXT NOT NULL, kind TEXT NOT NULL, title TEXT NOT NULL,
-    text TEXT NOT NULL, url TEXT, updated_at TEXT, version TEXT,
-    deprecated INTEGER NOT NULL DEFAULT 0, superseded_by TEXT,
-    content_hash TEXT NOT NULL, origin TEXT
-);
-CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
-CREATE TABLE IF NOT EXISTS acl (
-    doc_id TEXT NOT NULL, principal TEXT NOT NULL, PRIMARY KEY (doc_id, principal)
-);
-CREATE INDEX IF NOT EXISTS acl_principal ON acl(principal);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE NOT NULL, doc_id TEXT NOT NULL,
-    ord INTEGER NOT NULL, heading TEXT NOT NULL DEFAULT '', text TEXT NOT NULL, vector BLOB
-);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    title, heading, text, tokenize = 'porter unicode61 remove_diacritics 2'
-);
-CREATE TABLE IF NOT EXISTS embedding_cache (
-    content_hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL,
-    PRIMARY KEY (content_hash, model)
-);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-
-
-@dataclass
-class IndexedDocument:
-    """A document ready to be written to the index, with its chunks and ACL."""
-
-    doc_id: str
-    source: str
-    kind: str
-    title: str
-    text: str
-    chunks: list[Chunk]
-    acl: list[str]
-    url: str | None = None
-    updated_at: str | None = None
-    version: str | None = None
-    deprecated: bool = False
-    superseded_by: str | None = None
-    origin: str | None = None
-
-    @property
-    def content_hash(self) -> str:
-        """Hash of everything that is indexed, so unchanged documents are skipped."""
-        payload = json.dumps(
-            [
-                self.title,
-                self.text,
-                sorted(self.acl),
-                self.url,
-                self.updated_at,
-                self.version,
-                self.deprecated,
-                self.superseded_by,
-                [dict(c) for c in self.chunks],
-            ],
-            sort_keys=True,
-        )
-        return hashlib.sha256(payload.encode()).hexdigest()
+from state.models import Chunk, Document, Hit, hit_of
 
 
 def _fts_query(query: str) -> str | None:
@@ -447,105 +379,3 @@ class EmbeddedIndex:
                     (source,),
                 ).fetchone()[0]
         return int(d), int(c)
-
-
-def context_chunks(doc_id: str, kind: str, text: str, indexed: int) -> list[Chunk]:
-    """A message's neighbours (kept in its text at ingestion) as readable, citable passages."""
-    if kind != "messages":
-        return []
-    parts = [p for p in text.split("\n\n") if p.strip()][indexed:]
-    return [
-        {"chunk_id": f"{doc_id}#ctx{i}", "heading": "context", "text": p}
-        for i, p in enumerate(parts, start=1)
-    ]
-
-
-def with_message_context(hit: Hit, document_text: str | None) -> Hit:
-    """A chat message's hit carries its neighbours (from its document's text) as ``context``."""
-    if hit["kind"] == "messages" and document_text:
-        around = context_chunks(hit["doc_id"], "messages", document_text, 1)
-        if around:
-            hit["context"] = "\n\n".join(c["text"] for c in around)
-    return hit
-
-
-class SearchIndex(Protocol):
-    """What a ``EmbeddedSource`` needs of an index (SQLite here, Redis in ``redis_index``)."""
-
-    def search(
-        self, source: str, query: str, user: User, k: int, mode: str = "hybrid"
-    ) -> list[tuple[Any, float]]:
-        """(chunk key, score) of the best ``k`` chunks ``user`` may read."""
-        ...
-
-    def chunk_hits(self, rows: list[tuple[Any, float]], query: str, authority: int) -> list[Hit]:
-        """Hits for search results."""
-        ...
-
-    def read(self, source: str, doc_id: str, user: User) -> Document | None:
-        """A whole document, permission-checked."""
-        ...
-
-
-class EmbeddedSource:
-    """One named source inside an index (the embedded SQLite one or the Redis one)."""
-
-    def __init__(self, index: SearchIndex, name: str, kind: str) -> None:
-        self.index = index
-        self.name = name
-        self.kind = kind
-        self.authority = AUTHORITY_BY_KIND.get(kind, 1)
-
-    async def search(self, query: str, user: User, k: int) -> list[Hit]:
-        """Hybrid BM25 + dense search over the chunks ``user`` may read."""
-        rows = await asyncio.to_thread(self.index.search, self.name, query, user, k)
-        hits = await asyncio.to_thread(self.index.chunk_hits, rows, query, self.authority)
-        await hide_unseen_links(hits, lambda doc_id: self._visible(doc_id, user))
-        return hits
-
-    async def read(self, doc_id: str, user: User) -> Document | None:
-        """The whole document, permission-checked."""
-        document = await asyncio.to_thread(self.index.read, self.name, doc_id, user)
-        if document is not None:
-            await hide_unseen_links([document], lambda target: self._visible(target, user))
-        return document
-
-    async def _visible(self, doc_id: str, user: User) -> bool:
-        return await asyncio.to_thread(self.index.read, self.name, doc_id, user) is not None
-
-
-class IndexCachedEmbedder:
-    """An embedder whose passage vectors come from the index's cache when it has them.
-
-    Reranking a hit then costs a lookup instead of a model call: the index stored the vector
-    of exactly that text when it indexed the chunk.
-    """
-
-    def __init__(self, embedder: Embedder, index: EmbeddedIndex) -> None:
-        self.embedder = embedder
-        self.index = index
-        self.name = embedder.name
-        self.dim = embedder.dim
-        self.cosine_low = embedder.cosine_low
-        self.cosine_high = embedder.cosine_high
-        self.paraphrase_cosine = embedder.paraphrase_cosine
-
-    def embed_queries(self, texts: list[str]) -> np.ndarray:
-        """Queries are embedded as usual."""
-        return self.embedder.embed_queries(texts)
-
-    def embed_passages(self, texts: list[str]) -> np.ndarray:
-        """Cached vectors where known; the others computed (and not stored)."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.vstack(self.index.passage_vectors(texts, store=False)).astype(np.float32)
-
-
-def reranker_embedder(embedder: Embedder, index: EmbeddedIndex | None) -> Embedder:
-    """The embedder a reranker uses.
-
-    Indexed chunks' vectors come from the index; texts that are judged but not indexed (a
-    message's neighbours, answer sentences) are remembered in memory, on either backend.
-    """
-    cached = IndexCachedEmbedder(embedder, index) if index is not None else embedder
-    return RememberingEmbedder(cached)

@@ -38,7 +38,7 @@ from sources.conversations import (
     transcript_document,
     with_context,
 )
-from sources.embedded import IndexedDocument
+from sources.index_source import IndexedDocument
 from sources.markdown_text import readable_markdown
 
 __all__ = [

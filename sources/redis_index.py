@@ -23,7 +23,7 @@ from redis.commands.search.query import Query
 from providers.embeddings import Embedder, calibrate_cosine
 from providers.text import segmented
 from sources.base import User
-from sources.embedded import IndexedDocument, context_chunks, with_message_context
+from sources.index_source import IndexedDocument, context_chunks, with_message_context
 from sources.scoring import embed_text, fuse, lexical_terms
 from state.models import Chunk, Document, Hit, hit_of
 

@@ -17,8 +17,9 @@ from typing import Any
 
 from providers.embeddings import Embedder
 from sources.base import User
-from sources.embedded import EmbeddedIndex, EmbeddedSource
+from sources.embedded import EmbeddedIndex
 from sources.errors import WorkspaceError as WorkspaceError
+from sources.index_source import EmbeddedSource
 from sources.ingest import read_folder
 from sources.registry import SourceRegistry
 

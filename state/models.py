@@ -23,6 +23,10 @@ AUTHORITY_BY_KIND: dict[str, int] = {
     "other": 1,
 }
 
+#: Kinds whose documents are worth reading whole (a chat message's document is the message
+#: and its neighbours, already seen; a web result is a page someone else ranks).
+READ_WHOLE_KINDS = frozenset({"kb", "docs", "notes"})
+
 AUTHORITY_LABELS: dict[int, str] = {3: "knowledge base", 2: "document", 1: "message or note"}
 
 KIND_LABELS: dict[str, str] = {

@@ -1,4 +1,9 @@
-"""The graph's public contract (input and output) and its internal search state."""
+"""What flows: a question's input and output, the per-question search state, the thread's.
+
+A question is searched in a state of its own (``SearchState``) that starts empty each time;
+the thread's memory (earlier turns and their images) lives one level up, in ``ThreadState``,
+and reaches the search as read-only input (``SearchInput.turns``).
+"""
 
 from __future__ import annotations
 
@@ -34,8 +39,14 @@ class InputState(TypedDict):
     images: NotRequired[list[ImageRef]]
 
 
-class OutputState(TypedDict):
-    """What a caller gets back."""
+class SearchInput(InputState):
+    """What a search starts from: the question, and the thread's earlier turns (read only)."""
+
+    turns: NotRequired[list[Turn]]
+
+
+class AnswerState(TypedDict):
+    """What a person gets back."""
 
     answer: str
     mode: str
@@ -46,6 +57,13 @@ class OutputState(TypedDict):
     """What the sources did not cover, failed sources, and why the search stopped."""
     notes: list[str]
     """Version notes, e.g. a deprecated guide replaced by its newer version."""
+
+
+class OutputState(AnswerState):
+    """What a search gives back: the answer, and the evidence a parent flow builds on."""
+
+    evidence: Annotated[list[Evidence], merge_evidence]
+    """Every passage found, with each stage's score and who kept it (``kept_by``)."""
 
 
 class Verdict(TypedDict):
@@ -68,7 +86,7 @@ class AnswerCheck(TypedDict):
     reason: str
 
 
-class SearchState(InputState, OutputState):
+class SearchState(SearchInput, OutputState):
     """Everything the search loop keeps between nodes (checkpointed after each one)."""
 
     model: str | None
@@ -80,7 +98,6 @@ class SearchState(InputState, OutputState):
     tried_queries: Annotated[list[str], union_strings]
     hits: Annotated[list[Hit], add_hits]
     """Raw hits of the current round, from every parallel branch; cleared by the filter."""
-    evidence: Annotated[list[Evidence], merge_evidence]
     source_failures: Annotated[list[SourceFailure], add_failures]
     filter_log: list[dict[str, Any]]
     """Per round: hits in, and hits kept by each stage."""
@@ -91,9 +108,17 @@ class SearchState(InputState, OutputState):
     answer_check: AnswerCheck
     forced_reason: str | None
     """Set when the budget ran out and the answer was written from what was found."""
-    turns: Annotated[list[Turn], operator.add]
     model_calls: Annotated[list[ModelCall], add_model_calls]
     """Every chat-model call of the current question: node, model that served, outcome."""
+
+
+class ThreadState(InputState, AnswerState):
+    """A thread: its latest question and answer, and its memory of earlier turns."""
+
+    evidence: list[Evidence]
+    """The latest question's evidence (replaced by each question)."""
+    turns: Annotated[list[Turn], operator.add]
+    """Every finished question and answer of the thread, oldest first."""
 
 
 class SearchBranch(TypedDict):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -10,8 +11,9 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
+from graph.inspect import question_state, steps_of
 from graph.run import run, run_config
-from graph.search import build_search_graph
+from graph.search import search_flow
 from nodes.services import Services
 from providers.embeddings import E5Embedder, Embedder, load_embedder
 from providers.rerank import LocalReranker
@@ -148,13 +150,21 @@ async def run_graph(
     thread: str | None = None,
     saver: Any = None,
 ) -> Run:
-    """Run the search graph over ``services`` as every caller does (``graph.run``)."""
+    """Run the search flow over ``services`` as every caller does (``graph.run``).
+
+    ``state.values`` is the question's whole state (its search's keys and the thread's
+    turns); ``history`` every checkpoint, the search's included, oldest first.
+    """
     saver = saver or InMemorySaver()
-    graph = build_search_graph(services, source_timeout=1.0).compile(checkpointer=saver)
-    config = run_config(thread or str(uuid.uuid4()))
+    graph = search_flow(services, saver, source_timeout=1.0)
+    thread = thread or str(uuid.uuid4())
+    config = run_config(thread)
     result = await run(graph, {"question": question}, config, context)
-    state = await graph.aget_state(config)
-    history = [s async for s in graph.aget_state_history(config)]
+    snap = await graph.aget_state(config)
+    state = SimpleNamespace(
+        values=await question_state(graph, thread), tasks=snap.tasks, next=snap.next
+    )
+    history = [s for s, _ in await steps_of(graph, thread)]
     return Run(result.values, list(result.events), state, history)
 
 

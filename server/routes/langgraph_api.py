@@ -19,19 +19,21 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from langgraph.types import StateSnapshot
 from pydantic import BaseModel, ConfigDict, Field
 
+from graph.api import User
+from graph.context import REQUEST_KNOBS
+from graph.flows import FLOWS
+from graph.inspect import flow_steps
 from graph.run import jsonable
 from server.api_models import RunRequest
-from server.app import AppState
+from server.app_state import AppState
 from server.deps import AppDep, current_user, own_thread, user_for_key
-from server.history import steps_of
 from server.sse import event_data, handle_frames
 from server.streams import RunConflictError, attach_frames, resume_run, sse, start_run
-from sources.base import User
 
 router = APIRouter(prefix="/langgraph", tags=["langgraph"])
 
 #: Graphs served as assistants (the names of ``langgraph.json``).
-ASSISTANTS = {"search": "seekgraph-search"}
+ASSISTANTS = {name: flow.graph_name for name, flow in FLOWS.items()}
 #: Events every stream carries whatever modes were asked for.
 ALWAYS = {"metadata", "end", "error"}
 
@@ -89,7 +91,9 @@ def snapshot_json(snap: StateSnapshot) -> dict[str, Any]:
 
 async def thread_json(app: AppState, thread_id: str, owner: str) -> dict[str, Any]:
     """A thread as the protocol shows it."""
-    snap = await app.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    snap = await (await app.graph_of(thread_id)).aget_state(
+        {"configurable": {"thread_id": thread_id}}
+    )
     live = app.runs.live(thread_id)
     status = "busy" if live is not None and not live.done else "idle"
     if snap.interrupts:
@@ -158,7 +162,9 @@ async def search_threads(
 async def get_state(app: AppDep, user: ProtocolUser, thread_id: str) -> dict[str, Any]:
     """The thread's latest checkpoint."""
     await own_thread(app, user, thread_id)
-    return snapshot_json(await app.graph.aget_state({"configurable": {"thread_id": thread_id}}))
+    return snapshot_json(
+        await (await app.graph_of(thread_id)).aget_state({"configurable": {"thread_id": thread_id}})
+    )
 
 
 class StateUpdate(BaseModel):
@@ -180,7 +186,7 @@ async def update_state(
     if not await app.runs.try_lock(thread_id, run_id):
         raise HTTPException(409, "a run is live on this thread; update its state when it ends")
     try:
-        config = await app.graph.aupdate_state(
+        config = await (await app.graph_of(thread_id)).aupdate_state(
             {"configurable": {"thread_id": thread_id}}, body.values, as_node=body.as_node
         )
     except (ValueError, KeyError) as exc:
@@ -204,7 +210,7 @@ async def get_history(
 ) -> list[dict[str, Any]]:
     """The thread's checkpoints, newest first."""
     await own_thread(app, user, thread_id)
-    steps = await steps_of(app.graph, thread_id)
+    steps = await flow_steps(await app.graph_of(thread_id), thread_id)
     return [snapshot_json(snap) for snap, _ in reversed(steps)][: body.limit]
 
 
@@ -256,8 +262,11 @@ async def stream_run(
 ) -> StreamingResponse | JSONResponse:
     """Start a run (``input``) or resume one that waits (``command.resume``) and stream it."""
     await own_thread(app, user, thread_id)
-    if body.assistant_id not in ASSISTANTS and body.assistant_id not in ASSISTANTS.values():
-        raise HTTPException(404, f"no assistant {body.assistant_id!r}; use 'search'")
+    flow = next((n for n, g in ASSISTANTS.items() if body.assistant_id in (n, g)), None)
+    if flow is None:
+        raise HTTPException(
+            404, f"no assistant {body.assistant_id!r}; assistants: {', '.join(ASSISTANTS)}"
+        )
     modes = modes_of(body.stream_mode)
     try:
         if body.command is not None:
@@ -268,15 +277,8 @@ async def stream_run(
             )
         else:
             fields = {**(body.input or {}), **body.context}
-            allowed = {
-                "question",
-                "images",
-                "sources",
-                "mode",
-                "max_rounds",
-                "review_before_answer",
-            }
-            request = RunRequest(**{k: v for k, v in fields.items() if k in allowed})
+            allowed = {"question", "images", *REQUEST_KNOBS}
+            request = RunRequest(flow=flow, **{k: v for k, v in fields.items() if k in allowed})
             handle = await start_run(app, user, thread_id, request, record_protocol=True)
     except RunConflictError as exc:
         return JSONResponse(status_code=409, content={"detail": str(exc), "run_id": exc.run_id})
@@ -308,7 +310,9 @@ async def get_run(app: AppDep, user: ProtocolUser, thread_id: str, run_id: str) 
     """The run's status as the protocol names it."""
     await own_thread(app, user, thread_id)
     live = app.runs.live(thread_id)
-    snap = await app.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    snap = await (await app.graph_of(thread_id)).aget_state(
+        {"configurable": {"thread_id": thread_id}}
+    )
     if live is not None and not live.done:
         status = "running"
     elif snap.interrupts:
@@ -317,7 +321,8 @@ async def get_run(app: AppDep, user: ProtocolUser, thread_id: str, run_id: str) 
         status = "pending"  # stopped half-way: joining its stream continues it
     else:
         status = "success" if live is None or live.status == "done" else "error"
-    return {"run_id": run_id, "thread_id": thread_id, "assistant_id": "search", "status": status}
+    flow = await app.flow_of(thread_id)
+    return {"run_id": run_id, "thread_id": thread_id, "assistant_id": flow, "status": status}
 
 
 @router.post("/assistants/search")

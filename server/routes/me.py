@@ -1,10 +1,11 @@
-"""The caller: who they are and which sources they may search."""
+"""The caller: who they are, which sources they may search, which flows they may run."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from server.api_models import MeOut, SourceOut
+from graph.flows import FLOWS
+from server.api_models import FlowOut, MeOut, SourceOut
 from server.deps import AppDep, UserDep
 
 router = APIRouter(tags=["me"])
@@ -18,3 +19,9 @@ async def me(app: AppDep, user: UserDep) -> MeOut:
         for s in app.services.registry.select()
     ]
     return MeOut(user=user.name, display_name=user.display_name or user.name, sources=sources)
+
+
+@router.get("/flows")
+async def flows(user: UserDep) -> list[FlowOut]:
+    """The flows a run may choose (``flow`` in the run request)."""
+    return [FlowOut(name=name, description=flow.description) for name, flow in FLOWS.items()]

@@ -8,9 +8,9 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException
 
+from graph.inspect import question_state, steps_of
 from server.api_models import HistoryItem, StateOut, ThreadOut
 from server.deps import STORE_DOWN, AppDep, ThreadDep, UserDep
-from server.history import steps_of
 
 router = APIRouter(prefix="/threads", tags=["threads"])
 
@@ -94,11 +94,13 @@ def _checkpoint_id(config: Any) -> str | None:
 
 @router.get("/{thread_id}/state")
 async def thread_state(app: AppDep, thread_id: ThreadDep) -> StateOut:
-    """The latest checkpoint of the thread."""
-    snap = await app.graph.aget_state({"configurable": {"thread_id": thread_id}})
+    """The latest checkpoint of the thread, with its latest question's whole search state."""
+    snap = await (await app.graph_of(thread_id)).aget_state(
+        {"configurable": {"thread_id": thread_id}}
+    )
     return StateOut(
         thread_id=thread_id,
-        values=snap.values or {},
+        values=await question_state(await app.graph_of(thread_id), thread_id),
         next=list(snap.next),
         pending_tasks=len(snap.tasks),
         checkpoint_id=_checkpoint_id(snap.config),
@@ -109,7 +111,7 @@ async def thread_state(app: AppDep, thread_id: ThreadDep) -> StateOut:
 async def thread_history(app: AppDep, thread_id: ThreadDep) -> list[HistoryItem]:
     """The state after every step, oldest first: what each node decided and why."""
     items: list[HistoryItem] = []
-    for snap, wrote in await steps_of(app.graph, thread_id):
+    for snap, wrote in await steps_of(await app.graph_of(thread_id), thread_id):
         meta = snap.metadata or {}
         items.append(
             HistoryItem(

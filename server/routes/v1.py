@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, HTTPException
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from graph.flows import FLOWS
+from graph.inspect import question_state
 from server.api_models import ChatMessage, ChatRequest, RunRequest
 from server.chat_completions import Completion, usage_of
 from server.deps import AppDep, UserDep
@@ -27,7 +29,8 @@ from server.streams import SSE_HEADERS, events, run_frames, thread_for
 router = APIRouter(prefix="/v1", tags=["openai"])
 
 #: Flows served as models.
-MODELS = {"seekgraph-search": "the search flow: answers with provable citations"}
+MODELS = {flow.graph_name: f"the {name} flow: {flow.description}" for name, flow in FLOWS.items()}
+FLOW_OF_MODEL = {flow.graph_name: name for name, flow in FLOWS.items()}
 THREAD_HEADER = "X-Seekgraph-Thread-Id"
 
 
@@ -82,7 +85,13 @@ async def chat_completions(
             404, f"no model {body.model!r}; models: {', '.join(MODELS)} (GET /v1/models)"
         )
     question, images = question_of(body.messages)
-    request = RunRequest(question=question, images=images, sources=body.sources, mode=body.mode)
+    request = RunRequest(
+        question=question,
+        images=images,
+        sources=body.sources,
+        mode=body.mode,
+        flow=FLOW_OF_MODEL[body.model],
+    )
     thread_id = await thread_for(app, user, body.thread_id or thread_header)
     frames, run_id = await run_frames(app, user, thread_id, request)
     completion = Completion(
@@ -93,8 +102,7 @@ async def chat_completions(
     headers = {THREAD_HEADER: thread_id}
 
     async def usage() -> dict[str, int]:
-        snap = await app.graph.aget_state({"configurable": {"thread_id": thread_id}})
-        return usage_of(snap.values or {})
+        return usage_of(await question_state(await app.graph_of(thread_id), thread_id))
 
     if not body.stream:
         async for event, data in events(frames):
@@ -125,23 +133,3 @@ def sse_data(chunk: dict[str, Any]) -> bytes:
 
 
 #: OpenAI's error type for each status this door answers with.
-ERROR_TYPES = {
-    400: ("invalid_request_error", None),
-    401: ("authentication_error", "invalid_api_key"),
-    403: ("permission_error", None),
-    404: ("not_found_error", "not_found"),
-    409: ("conflict_error", "run_in_progress"),
-    422: ("invalid_request_error", "invalid_value"),
-    503: ("service_unavailable", "store_unavailable"),
-}
-
-
-def openai_error(
-    status: int, message: str, headers: Mapping[str, str] | None = None
-) -> JSONResponse:
-    """An error in OpenAI's format, with the same message the native API gives."""
-    kind, code = ERROR_TYPES.get(status, ("server_error", None))
-    if status == 404 and message.startswith("no model"):
-        code = "model_not_found"
-    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
-    return JSONResponse(status_code=status, content=body, headers=dict(headers or {}))

@@ -19,7 +19,8 @@ from providers.embeddings import (
 )
 from server.settings import Settings
 from sources.base import User
-from sources.embedded import EmbeddedIndex, reranker_embedder
+from sources.embedded import EmbeddedIndex
+from sources.index_vectors import reranker_embedder
 from sources.workspace import sync_source
 
 BOB = User("bob", frozenset({"everyone"}))

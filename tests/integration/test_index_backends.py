@@ -11,7 +11,8 @@ import pytest
 
 from providers.embeddings import E5Embedder, Embedder
 from sources.base import User
-from sources.embedded import EmbeddedIndex, EmbeddedSource
+from sources.embedded import EmbeddedIndex
+from sources.index_source import EmbeddedSource
 from sources.workspace import demo_workspace, load_config, sync_source
 
 ALICE = User("alice", frozenset({"everyone", "engineering", "security"}))

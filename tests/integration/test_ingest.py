@@ -14,7 +14,8 @@ from nodes.services import Services
 from providers.embeddings import E5Embedder, Embedder
 from providers.rerank import LocalReranker
 from sources.base import User
-from sources.embedded import EmbeddedIndex, EmbeddedSource
+from sources.embedded import EmbeddedIndex
+from sources.index_source import EmbeddedSource
 from sources.ingest import read_folder
 from sources.registry import SourceRegistry
 from sources.workspace import sync_source

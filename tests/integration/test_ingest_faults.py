@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from sources.base import User
-from sources.embedded import EmbeddedIndex, EmbeddedSource
+from sources.embedded import EmbeddedIndex
+from sources.index_source import EmbeddedSource
 from sources.ingest import HARD_CHUNK_CHARS, read_folder
 from sources.workspace import sync_source
 from tests.integration.conftest import cli

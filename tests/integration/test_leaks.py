@@ -9,7 +9,8 @@ from graph.context import Context
 from nodes.services import Services
 from providers.rerank import LocalReranker
 from sources.base import User
-from sources.embedded import EmbeddedIndex, EmbeddedSource
+from sources.embedded import EmbeddedIndex
+from sources.index_source import EmbeddedSource
 from sources.registry import SourceRegistry
 from sources.workspace import sync_source
 from tests.conftest import run_graph

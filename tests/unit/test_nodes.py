@@ -56,14 +56,11 @@ async def test_prepare_refuses_empty_question_unknown_user_and_unknown_source(se
         await prepare({"question": "vpn?"}, rt(sources=("wiki",))[0], services)
 
 
-async def test_prepare_picks_the_mode_and_resets_the_previous_question(embedder) -> None:
+async def test_prepare_picks_the_mode(embedder) -> None:
+    # (a question's state starts empty: test_second_question_in_a_thread_starts_fresh…)
     services = make_services(embedder)
     out = await prepare({"question": "vpn?"}, rt()[0], services)
     assert out["mode"] == "extractive" and out["sources"] == ["kb", "chat"]
-    assert "evidence" not in out  # nothing to clear on a new thread
-    previous = {"question": "vpn?", "evidence": [evidence("kb/vpn#0", "x")], "answer": "old"}
-    again = await prepare(previous, rt()[0], services)
-    assert again["evidence"] == {"replace": []} and again["answer"] == ""
     with pytest.raises(AdmissionError, match="needs a configured chat model"):
         await prepare({"question": "vpn?"}, rt(mode="llm")[0], services)
     model = GenericFakeChatModel(messages=iter([]))

@@ -1,0 +1,30 @@
+"""What the doors (HTTP server, CLI, MCP) use of the engine besides the graphs themselves.
+
+The server imports the engine through ``graph/`` only (its composition root,
+``server/bootstrap.py``, is the one exception): the admission rule, the people a source
+knows, the errors a door turns into messages, and the events and their fold. Importing this
+module is cheap (no models, no LangGraph), so the CLI can check input before loading them.
+"""
+
+from nodes.admission import Admission, AdmissionError, admit, check_question
+from sources.base import User
+from sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
+from state.events import ANSWER_KEYS, checkpoint_events, empty_fold, fold_event
+from state.models import KIND_LABELS, ImageRef
+
+__all__ = [
+    "ANSWER_KEYS",
+    "KIND_LABELS",
+    "Admission",
+    "AdmissionError",
+    "ImageRef",
+    "UnknownSourceError",
+    "UnknownUserError",
+    "User",
+    "WorkspaceError",
+    "admit",
+    "check_question",
+    "checkpoint_events",
+    "empty_fold",
+    "fold_event",
+]

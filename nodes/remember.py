@@ -1,0 +1,22 @@
+"""``remember``: the thread keeps the finished question and answer as a turn.
+
+The thread's memory is kept one level above the search (whose state starts empty for each
+question): later questions read it as ``turns`` (follow-ups, images earlier in the thread).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from state.models import Turn
+from state.schemas import ThreadState
+
+
+async def remember(state: ThreadState) -> dict[str, Any]:
+    """Append the answered question as a turn; the question's images move into it."""
+    turn: Turn = {"question": state["question"], "answer": state["answer"], "mode": state["mode"]}
+    update: dict[str, Any] = {"turns": [turn]}
+    if state.get("images"):
+        turn["images"] = state["images"]
+        update["images"] = []  # the next question brings its own
+    return update

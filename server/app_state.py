@@ -1,0 +1,144 @@
+"""What every route shares (``AppState``), and how it is opened and closed.
+
+Routes and doors depend on this module, never on ``server.app``, so the app can import its
+routes at the top and there is no import cycle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import redis
+import redis.asyncio as aioredis
+from langgraph.graph.state import CompiledStateGraph
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.retry import Retry
+
+from graph.flows import DEFAULT_FLOW
+from server.auth import ApiKeyStore
+from server.bootstrap import build_services, close_services, flow_graphs
+from server.coordination import Coordinator, RedisCoordinator
+from server.fencing import FencedRedisSaver, FencedSqliteSaver
+from server.local_coordination import LocalCoordinator
+from server.runs import RunManager
+from server.settings import Settings
+
+if TYPE_CHECKING:
+    from nodes.services import Services
+
+log = logging.getLogger("seekgraph.server")
+
+
+@dataclass
+class AppState:
+    """Everything the routes share, built once at start-up."""
+
+    settings: Settings
+    services: Services
+    graph: CompiledStateGraph[Any, Any, Any, Any]
+    coordinator: Coordinator
+    runs: RunManager
+    keys: ApiKeyStore
+    http: httpx.AsyncClient
+    instance: str
+    images_dir: Path
+    backend: str
+    saver: Any = None
+    graphs: dict[str, CompiledStateGraph[Any, Any, Any, Any]] = field(default_factory=dict)
+    """Every flow served, by name (``graph`` is the default one, ``search``)."""
+
+    async def flow_of(self, thread_id: str) -> str:
+        """The flow the thread runs (its runs' checkpoints say; a new thread: the default)."""
+        config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        found = await self.saver.aget_tuple(config)
+        flow = (found.metadata or {}).get("flow") if found is not None else None
+        return str(flow) if flow in self.graphs else DEFAULT_FLOW
+
+    async def graph_of(self, thread_id: str) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """The compiled flow of the thread."""
+        return self.graphs.get(await self.flow_of(thread_id), self.graph)
+
+    async def store_ready(self) -> bool:
+        """The checkpoint store answers and has its search indexes (recreated if missing)."""
+        await self.coordinator.ping()
+        ready = getattr(self.saver, "indexes_ready", None)
+        return True if ready is None else bool(await ready())
+
+
+async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
+    """Build the services and open the stores; ``stack`` closes what must be closed."""
+    services, _ = await asyncio.to_thread(build_services, settings)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    instance = settings.instance_url or "local"
+    redis_client = None
+    if settings.redis_url:
+        # A blocking pool: a burst of requests waits for a free connection instead of
+        # failing (the default pool raises MaxConnectionsError past its limit).
+        # A connection broken by a Redis restart is retried on a fresh one (every
+        # write is idempotent: a checkpoint or a write stored twice is stored once).
+        retries = {
+            "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+            "socket_timeout": 5,
+        }
+        pool = aioredis.BlockingConnectionPool.from_url(
+            settings.redis_url,
+            max_connections=64,
+            timeout=10,
+            retry=AsyncRetry(ExponentialBackoff(cap=1.0, base=0.05), 3),
+            **retries,
+        )
+        redis_client = aioredis.Redis(connection_pool=pool)
+        ttl = (
+            {"default_ttl": settings.checkpoint_ttl_minutes, "refresh_on_read": True}
+            if settings.checkpoint_ttl_minutes
+            else None
+        )
+        saver: Any = FencedRedisSaver(redis_client=redis_client, ttl=ttl)
+        await saver.asetup()
+        sync_client = redis.Redis.from_url(
+            settings.redis_url,
+            retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 3),
+            **retries,
+        )
+        coordinator: Coordinator = RedisCoordinator(redis_client, sync_client=sync_client)
+        backend = "redis"
+    else:
+        saver = await stack.enter_async_context(
+            FencedSqliteSaver.from_conn_string(str(settings.data_dir / "server.sqlite"))
+        )
+        coordinator = LocalCoordinator(settings.data_dir / "threads.json")
+        backend = "sqlite"
+        log.warning("no SEEKGRAPH_REDIS_URL: running as a single instance on SQLite checkpoints")
+    graphs = flow_graphs(services, saver)
+    http = await stack.enter_async_context(httpx.AsyncClient(timeout=None))
+    runs = RunManager(coordinator, instance, settings.lock_ttl_ms)
+    return AppState(
+        settings=settings,
+        services=services,
+        graph=graphs[DEFAULT_FLOW],
+        graphs=graphs,
+        coordinator=coordinator,
+        runs=runs,
+        keys=ApiKeyStore(settings.api_keys_file, redis_client),
+        http=http,
+        instance=instance,
+        images_dir=settings.data_dir / "images",
+        backend=backend,
+        saver=saver,
+    )
+
+
+async def close_app_state(state: AppState) -> None:
+    """Stop the live runs (their checkpoints stay) and close what the state opened."""
+    await state.runs.shutdown()
+    await state.coordinator.close()
+    await close_services(state.services)
