@@ -10,9 +10,10 @@ shows nothing restricted. Set it (or the run's context) to a user of your own wo
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from dataclasses import field, make_dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
@@ -28,9 +29,16 @@ def _settings() -> Settings:
     return Settings()
 
 
-@functools.cache
-def _services() -> Services:
-    return build_services(_settings())[0]
+_built: dict[str, Any] = {}
+_lock = asyncio.Lock()
+
+
+async def _services() -> Services:
+    """Built once, off the event loop (indexing the workspace reads and writes files)."""
+    async with _lock:
+        if "services" not in _built:
+            _built["services"] = (await asyncio.to_thread(lambda: build_services(_settings())))[0]
+    return cast(Services, _built["services"])
 
 
 @functools.cache
@@ -45,21 +53,23 @@ def studio_context() -> type[Context]:
     )
 
 
-@functools.cache
-def _flow(name: str) -> Any:
-    return FLOWS[name].compile(_services(), context_schema=studio_context())
+async def _flow(name: str) -> Any:
+    services = await _services()
+    if name not in _built:
+        _built[name] = FLOWS[name].compile(services, context_schema=studio_context())
+    return _built[name]
 
 
-def search(config: RunnableConfig) -> Any:
+async def search(config: RunnableConfig) -> Any:
     """The search flow (built once per process, on first use)."""
-    return _flow("search")
+    return await _flow("search")
 
 
-def quick(config: RunnableConfig) -> Any:
+async def quick(config: RunnableConfig) -> Any:
     """The quick flow: one round of search, then the answer."""
-    return _flow("quick")
+    return await _flow("quick")
 
 
-def reviewed(config: RunnableConfig) -> Any:
+async def reviewed(config: RunnableConfig) -> Any:
     """The reviewed flow: a person reviews the evidence before the answer."""
-    return _flow("reviewed")
+    return await _flow("reviewed")

@@ -62,6 +62,17 @@ def test_langgraph_dev_serves_the_search_graph(tmp_path: Path) -> None:
         assert default.status_code == 200, default.text
         assert default.json()["mode"] == "extractive"
         assert not [m for m in RESTRICTED_MARKERS if m in default.text]
+        # the example flows: one round then the answer; a pause for a person's review
+        question = {"question": "How do I connect to the VPN from a new laptop?"}
+        quick = httpx.post(
+            f"{base}/runs/wait", json={"assistant_id": "quick", "input": question}, timeout=120
+        )
+        assert "vpn2.fernhill.example" in quick.json()["answer"]
+        reviewed = httpx.post(
+            f"{base}/runs/wait", json={"assistant_id": "reviewed", "input": question}, timeout=120
+        )
+        [pause] = reviewed.json()["__interrupt__"]
+        assert pause["value"]["evidence"] and "answer" not in reviewed.json()
     finally:
         proc.terminate()
         proc.wait(timeout=20)

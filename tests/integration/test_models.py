@@ -248,20 +248,20 @@ async def test_cohere_rerank_is_used_and_its_failure_falls_back(servers, embedde
     cohere = CohereReranker("test-key", fallback=local, base_url=servers["cohere"].url, timeout=1.0)
     httpx.post(servers["cohere"].url + "/script", json={})
     before = calls(servers["cohere"])
-    scores = await cohere.rerank(
+    scores, served = await cohere.rerank_detailed(
         "wireguard vpn client", ["Install the WireGuard VPN client.", "The cafeteria is closed."]
     )
     assert calls(servers["cohere"]) == before + 1
-    assert scores[0] > scores[1] and cohere.last_used == "cohere"
+    assert scores[0] > scores[1] and served == "cohere"
     for failure in ({"status": 500}, {"sleep": 3}):
         httpx.post(servers["cohere"].url + "/script", json=failure)
-        fallback = await cohere.rerank(
+        fallback, served = await cohere.rerank_detailed(
             "wireguard vpn client", ["Install the WireGuard VPN client."]
         )
         assert fallback == await local.rerank(
             "wireguard vpn client", ["Install the WireGuard VPN client."]
         )
-        assert cohere.last_used.startswith("local (cohere failed")
+        assert served.startswith("local (cohere failed")  # this call's fact, not the object's
     httpx.post(servers["cohere"].url + "/script", json={})
     # in a graph run, the filter log says which reranker served
     services = graph_services(embedder, servers, reranker=cohere)
