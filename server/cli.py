@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from graph.api import UnknownUserError, WorkspaceError
-from server.cli_common import CliError, settings_of
+from server.cli_common import CliError, add_knobs, knobs_of, settings_of
 from server.settings import Settings
 
 if TYPE_CHECKING:  # the heavy imports happen where they are used: --help answers at once
@@ -31,8 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--user", help="who is asking (permissions follow this user)")
     ask.add_argument("--thread", help="continue this thread (a new one is created otherwise)")
     ask.add_argument("--json", action="store_true", help="print one JSON object")
-    ask.add_argument("--mode", choices=["auto", "llm", "extractive"], default="auto")
-    ask.add_argument("--source", action="append", default=[], help="search only this source")
+    add_knobs(ask, skip=("review_before_answer",))  # --mode, --source, --model, --max-rounds
     ask.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
     history = sub.add_parser("history", help="print the state after every node of a thread")
     history.add_argument("--thread", required=True)
@@ -128,7 +127,7 @@ async def ask(args: argparse.Namespace) -> int:
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     user = _user(args, settings, services)
-    context = Context(user=user, mode=args.mode, sources=tuple(args.source))
+    context = Context(user=user, **knobs_of(args))
     try:
         question = admit(services, context, args.question, has_images=False).question
     except AdmissionError as exc:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import types
+from dataclasses import fields
 from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from graph.context import REQUEST_KNOBS, Context
 from server.settings import Settings
 
 
@@ -18,3 +22,35 @@ def settings_of(args: argparse.Namespace) -> Settings:
     if getattr(args, "workspace", None):
         settings = settings.model_copy(update={"workspace": Path(args.workspace)})
     return settings
+
+
+def add_knobs(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
+    """One option per per-run knob of ``Context`` (the run request's), described as there.
+
+    A tuple knob (``sources``) is a repeatable singular option (``--source``).
+    """
+    hints = get_type_hints(Context)
+    for f in fields(Context):
+        if f.name not in REQUEST_KNOBS or f.name in skip:
+            continue
+        kind = hints[f.name]
+        if get_origin(kind) in (Union, types.UnionType):  # X | None
+            kind = next(a for a in get_args(kind) if a is not type(None))
+        options: dict[str, Any] = {"dest": f.name, "help": f.metadata["description"]}
+        flag = "--" + f.name.replace("_", "-")
+        if get_origin(kind) is tuple:
+            flag = flag.removesuffix("s")
+            options |= {"action": "append", "default": [], "metavar": flag[2:].upper()}
+        elif get_origin(kind) is Literal:
+            options |= {"choices": list(get_args(kind)), "default": f.default}
+        elif kind is bool:
+            options |= {"action": "store_true"}
+        else:
+            options |= {"type": kind, "default": None}
+        parser.add_argument(flag, **options)
+
+
+def knobs_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The knobs given on the command line, ready for ``Context(**knobs)``."""
+    given = {k: getattr(args, k) for k in REQUEST_KNOBS if getattr(args, k, None) is not None}
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}

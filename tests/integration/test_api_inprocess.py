@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +34,21 @@ def frames(body: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 @pytest.fixture(scope="module")
-async def api(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[httpx.AsyncClient]:
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One data folder (the demo indexed once) and one API key for the module."""
     tmp = tmp_path_factory.mktemp("inprocess")
-    keys = tmp / "keys.json"
-    key = add_key_to_file(keys, "bob")
+    return tmp, add_key_to_file(tmp / "keys.json", "bob")
+
+
+@asynccontextmanager
+async def serving(workdir: tuple[Path, str]) -> AsyncIterator[httpx.AsyncClient]:
+    """The app, its lifespan entered and left in the test's own task (anyio asks it)."""
+    tmp, key = workdir
     settings = Settings(
-        data_dir=tmp / "data", api_keys_file=keys, redis_url=None, max_question_chars=5000
+        data_dir=tmp / "data",
+        api_keys_file=tmp / "keys.json",
+        redis_url=None,
+        max_question_chars=5000,
     )
     app = create_app(settings)
     async with app.router.lifespan_context(app):
@@ -54,49 +64,52 @@ async def thread(api: httpx.AsyncClient) -> str:
     return str((await api.post("/threads")).json()["thread_id"])
 
 
-async def test_the_flows_are_listed_and_a_run_chooses_one(api) -> None:
-    names = [f["name"] for f in (await api.get("/flows")).json()]
-    assert names == ["search", "quick", "reviewed"]
-    t = await thread(api)
-    body = {"question": "How do I connect to the VPN from a new laptop?", "flow": "quick"}
-    done = frames((await api.post(f"/threads/{t}/runs", json=body)).text)
-    nodes = [d["node"] for kind, d in done if kind == "node"]
-    assert nodes.count("expand_query") == 1 and "read_documents" not in nodes
-    assert done[-2][0] == "answer" and "[src:" in done[-2][1]["answer"]
-    assert done[-1] == ("end", {"status": "done"})
-    state = (await api.get(f"/threads/{t}/state")).json()["values"]
-    assert state["budget"]["rounds"] == 1 and state["evidence"]  # the search's own state
-    again = await api.post(f"/threads/{t}/runs", json={**body, "flow": "search"})
-    assert again.status_code == 422
-    assert "this thread runs the 'quick' flow" in again.json()["detail"]
-    unknown = await api.post(f"/threads/{await thread(api)}/runs", json={**body, "flow": "x"})
-    assert unknown.status_code == 422 and "flows: search, quick, reviewed" in unknown.text
+async def test_the_flows_are_listed_and_a_run_chooses_one(workdir) -> None:
+    async with serving(workdir) as api:
+        names = [f["name"] for f in (await api.get("/flows")).json()]
+        assert names == ["search", "quick", "reviewed"]
+        t = await thread(api)
+        body = {"question": "How do I connect to the VPN from a new laptop?", "flow": "quick"}
+        done = frames((await api.post(f"/threads/{t}/runs", json=body)).text)
+        nodes = [d["node"] for kind, d in done if kind == "node"]
+        assert nodes.count("expand_query") == 1 and "read_documents" not in nodes
+        assert done[-2][0] == "answer" and "[src:" in done[-2][1]["answer"]
+        assert done[-1] == ("end", {"status": "done"})
+        state = (await api.get(f"/threads/{t}/state")).json()["values"]
+        assert state["budget"]["rounds"] == 1 and state["evidence"]  # the search's own state
+        again = await api.post(f"/threads/{t}/runs", json={**body, "flow": "search"})
+        assert again.status_code == 422
+        assert "this thread runs the 'quick' flow" in again.json()["detail"]
+        unknown = await api.post(f"/threads/{await thread(api)}/runs", json={**body, "flow": "x"})
+        assert unknown.status_code == 422 and "flows: search, quick, reviewed" in unknown.text
 
 
-async def test_what_the_route_admits_the_graph_runs(api) -> None:
-    # The limit is the configured one (5000) in the route and in the graph alike: the graph's
-    # old hard-coded 4000 stopped such a run after its stream and lock had started.
-    question = "How do I connect to the VPN from a new laptop? " + "Thanks. " * 520
-    assert 4000 < len(question.strip()) <= 5000
-    done = frames(
-        (await api.post(f"/threads/{await thread(api)}/runs", json={"question": question})).text
-    )
-    assert [k for k, _ in done if k == "error"] == [] and done[-1][1]["status"] == "done"
-    longer = {"question": question + "x" * 1000}
-    refused = await api.post(f"/threads/{await thread(api)}/runs", json=longer)
-    assert refused.status_code == 422 and "the limit is 5000" in refused.json()["detail"]
-    asked = {"question": "vpn?", "mode": "llm"}  # no chat model is configured here
-    refused = await api.post(f"/threads/{await thread(api)}/runs", json=asked)
-    assert refused.status_code == 422 and "needs a configured chat model" in refused.text
+async def test_what_the_route_admits_the_graph_runs(workdir) -> None:
+    async with serving(workdir) as api:
+        # The limit is the configured one (5000) in the route and in the graph alike: the graph's
+        # old hard-coded 4000 stopped such a run after its stream and lock had started.
+        question = "How do I connect to the VPN from a new laptop? " + "Thanks. " * 520
+        assert 4000 < len(question.strip()) <= 5000
+        done = frames(
+            (await api.post(f"/threads/{await thread(api)}/runs", json={"question": question})).text
+        )
+        assert [k for k, _ in done if k == "error"] == [] and done[-1][1]["status"] == "done"
+        longer = {"question": question + "x" * 1000}
+        refused = await api.post(f"/threads/{await thread(api)}/runs", json=longer)
+        assert refused.status_code == 422 and "the limit is 5000" in refused.json()["detail"]
+        asked = {"question": "vpn?", "mode": "llm"}  # no chat model is configured here
+        refused = await api.post(f"/threads/{await thread(api)}/runs", json=asked)
+        assert refused.status_code == 422 and "needs a configured chat model" in refused.text
 
 
-async def test_the_history_shows_the_searchs_own_steps(api) -> None:
-    t = await thread(api)
-    await api.post(f"/threads/{t}/runs", json={"question": "What is the daily meal allowance?"})
-    history = (await api.get(f"/threads/{t}/history")).json()
-    wrote = [n for item in history for n in item["wrote"]]
-    assert wrote.index("prepare") < wrote.index("check_answer") < wrote.index("remember")
-    assert {"search", "remember", "filter_results", "evaluate", "integrate"} <= set(wrote)
+async def test_the_history_shows_the_searchs_own_steps(workdir) -> None:
+    async with serving(workdir) as api:
+        t = await thread(api)
+        await api.post(f"/threads/{t}/runs", json={"question": "What is the daily meal allowance?"})
+        history = (await api.get(f"/threads/{t}/history")).json()
+        wrote = [n for item in history for n in item["wrote"]]
+        assert wrote.index("prepare") < wrote.index("check_answer") < wrote.index("remember")
+        assert {"search", "remember", "filter_results", "evaluate", "integrate"} <= set(wrote)
 
 
 def test_the_readme_flow_example_runs(tmp_path, monkeypatch) -> None:

@@ -21,8 +21,8 @@ from graph.run import run as run_graph_to_end
 from graph.run import run_config
 from graph.search import build_search_graph
 from nodes.decisions import EvaluateDecision
-from nodes.integrate import stream_answer
 from nodes.services import Services
+from nodes.writing import stream_answer
 from providers.chat import (
     AnswerInterruptedError,
     ChatModelConfig,
