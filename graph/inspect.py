@@ -24,7 +24,15 @@ def _config(thread_id: str, namespace: str = "") -> Any:
 
 
 async def _history(graph: Graph, thread_id: str, namespace: str = "") -> list[StateSnapshot]:
-    snaps = [s async for s in graph.aget_state_history(_config(thread_id, namespace))]
+    """The checkpoints of one namespace, oldest first.
+
+    Filtered here: the Redis saver lists every namespace of the thread for the root's ``""``.
+    """
+    snaps = [
+        s
+        async for s in graph.aget_state_history(_config(thread_id, namespace))
+        if (s.config or {}).get("configurable", {}).get("checkpoint_ns", "") == namespace
+    ]
     snaps.reverse()
     return snaps
 

@@ -69,10 +69,11 @@ async def stream_run(
 ) -> AsyncIterator[StreamEvent]:
     """Drive ``graph`` and yield its events; ``graph_input=None`` continues a checkpoint.
 
-    ``on_chunk(mode, chunk)`` sees the flow's own ``updates`` and ``values`` chunks (not its
-    subgraphs') and every ``custom`` one as they come (the server's LangGraph-protocol door
-    relays them). Events of subgraphs (the search inside a flow) stream like the flow's own.
-    Errors raised by a node propagate; what was saved before them stays in the checkpoint.
+    ``on_chunk(mode, chunk)`` sees the flow's own ``values`` chunks (not its subgraphs'), and
+    every ``updates`` and ``custom`` one, the search's nodes' included, as they come (the
+    server's LangGraph-protocol door relays them). Events of subgraphs (the search inside a
+    flow) stream like the flow's own. Errors raised by a node propagate; what was saved
+    before them stays in the checkpoint.
     """
     result = result if result is not None else RunResult()
     async for namespace, mode, chunk in graph.astream(  # type: ignore[call-overload]
@@ -83,7 +84,9 @@ async def stream_run(
         durability="sync",
         subgraphs=True,
     ):
-        if on_chunk is not None and (mode == "custom" or (mode != "tasks" and not namespace)):
+        if on_chunk is not None and (
+            mode in ("custom", "updates") or (mode == "values" and not namespace)
+        ):
             on_chunk(mode, chunk)
         if mode == "updates" and "__interrupt__" in chunk:
             result.interrupts = jsonable(chunk["__interrupt__"])

@@ -156,6 +156,10 @@ class HistoryItem(BaseModel):
 
     checkpoint_id: str | None
     parent_checkpoint_id: str | None
+    checkpoint_ns: str = Field(
+        default="",
+        description="'' for the flow's own steps; 'search:<task>' for a question's search",
+    )
     step: int | None
     wrote: list[str]
     next: list[str]

@@ -117,6 +117,9 @@ async def thread_history(app: AppDep, thread_id: ThreadDep) -> list[HistoryItem]
             HistoryItem(
                 checkpoint_id=_checkpoint_id(snap.config),
                 parent_checkpoint_id=_checkpoint_id(snap.parent_config),
+                checkpoint_ns=str(
+                    (snap.config or {}).get("configurable", {}).get("checkpoint_ns", "")
+                ),
                 step=meta.get("step"),
                 wrote=wrote,
                 next=list(snap.next),

@@ -230,3 +230,18 @@ def new_thread(client: httpx.Client, base: str, key: str) -> str:
 def script_model(model: Proc, *steps: dict[str, Any]) -> None:
     """Script the test model server's next replies (see ``tests.fakes.model_server``)."""
     httpx.post(model.url + "/script", json=list(steps)).raise_for_status()
+
+
+def unforked(history: list[dict[str, Any]]) -> bool:
+    """Each chain of checkpoints (the flow's, each search's) is one line: no step re-ran.
+
+    ``history`` is ``GET /threads/{id}/history``: every checkpoint's parent is the one
+    before it in its own namespace.
+    """
+    chains: dict[str, list[dict[str, Any]]] = {}
+    for item in history:
+        chains.setdefault(item.get("checkpoint_ns", ""), []).append(item)
+    return all(
+        [h["parent_checkpoint_id"] for h in chain][1:] == [h["checkpoint_id"] for h in chain][:-1]
+        for chain in chains.values()
+    )

@@ -107,7 +107,7 @@ async def test_update_state_writes_as_a_node(world) -> None:
     thread = (await c.threads.create())["thread_id"]
     await collect(c.runs.stream(thread, "search", input={"question": VPN}))
     before = await c.threads.get_state(thread)
-    await c.threads.update_state(thread, {"answer": "Edited by a person."}, as_node="check_answer")
+    await c.threads.update_state(thread, {"answer": "Edited by a person."}, as_node="remember")
     after = await c.threads.get_state(thread)
     assert after["values"]["answer"] == "Edited by a person."
     assert after["parent_checkpoint"] == before["checkpoint"]
@@ -124,7 +124,7 @@ async def test_a_reviewed_run_waits_and_resumes_with_a_command(world) -> None:
     waiting = await c.threads.get_state(thread)
     [interrupt] = waiting["interrupts"]
     shown = interrupt["value"]["evidence"]
-    assert shown and waiting["next"] == ["review_evidence"]
+    assert shown and waiting["next"] == ["search"]  # paused inside the question's search
     assert [p.data for p in parts if p.event == "end"][-1]["status"] == "waiting"
     assert (await c.threads.get(thread))["status"] == "interrupted"
     dropped = shown[0]["id"]
