@@ -3,7 +3,9 @@
 Both use the Redis checkpointer with ``durability="sync"``; every node of the real graph runs
 with zero-latency fakes (in-memory sources, a hashing embedder, a constant reranker), so what
 is measured is the orchestration: state, reducers, routers, checkpoints. The bare graph has
-the same nodes, fan-out and checkpoints, each node returning a constant update.
+the same nodes, fan-out and checkpoints, each node returning a constant update. The served
+flow (the thread around the search as a subgraph: two more steps and the subgraph's own
+checkpoints) is measured beside a bare flow of the same shape (``flow_ratio``).
 
     python -m bench.graph_overhead --redis-url redis://127.0.0.1:6391 --runs 50
 """
@@ -30,7 +32,7 @@ from typing_extensions import TypedDict
 from bench.report import write
 from graph.context import Context
 from graph.run import run, run_config
-from graph.search import build_search_graph
+from graph.search import build_search_graph, search_flow
 from nodes.services import Services
 from sources.base import User
 from sources.memory import InMemorySource, MemoryDocument
@@ -111,6 +113,27 @@ def bare_graph(branches: int) -> StateGraph[Any, Any, Any, Any]:
     return b
 
 
+class BareThread(TypedDict):
+    question: str
+    answer: str
+    turns: Annotated[list[str], operator.add]
+
+
+def bare_flow(branches: int) -> StateGraph[Any, Any, Any, Any]:
+    """The bare graph as a subgraph inside a thread that keeps turns (the flow's shape)."""
+
+    async def remember(state: BareThread) -> dict[str, Any]:
+        return {"turns": [state["question"]]}
+
+    b = StateGraph(BareThread)
+    b.add_node("search", bare_graph(branches).compile())
+    b.add_node("remember", remember)
+    b.add_edge(START, "search")
+    b.add_edge("search", "remember")
+    b.add_edge("remember", END)
+    return b
+
+
 QUESTION = "How do I connect to the VPN?"
 
 
@@ -128,24 +151,41 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     async with AsyncRedisSaver.from_conn_string(args.redis_url) as saver:
         for branches in (4, 16):
-            real = build_search_graph(fake_services(branches)).compile(checkpointer=saver)
+            services = fake_services(branches)
+            real = build_search_graph(services).compile(checkpointer=saver)
+            flow = search_flow(services, saver)  # the thread around it, as served
             bare = bare_graph(branches).compile(checkpointer=saver)
+            bare_thread = bare_flow(branches).compile(checkpointer=saver)
             ctx = Context(user="u", max_variants=1, max_rounds=1, fastpass_enabled=False)
-            # warm up both, then interleave blocks so machine noise hits both alike
+            # warm up all three, then interleave blocks so machine noise hits them alike
             await time_runs(real, 3, context=ctx)
+            await time_runs(flow, 3, context=ctx)
             await time_runs(bare, 3)
+            await time_runs(bare_thread, 3)
             real_ms: list[float] = []
+            flow_ms: list[float] = []
             bare_ms: list[float] = []
+            bare_flow_ms: list[float] = []
             for _ in range(args.runs // 10):
                 real_ms += await time_runs(real, 10, context=ctx)
+                flow_ms += await time_runs(flow, 10, context=ctx)
                 bare_ms += await time_runs(bare, 10)
-            r, b = statistics.median(real_ms), statistics.median(bare_ms)
+                bare_flow_ms += await time_runs(bare_thread, 10)
+            r, f, b, bf = (statistics.median(x) for x in (real_ms, flow_ms, bare_ms, bare_flow_ms))
+
+            def p95(ms: list[float]) -> float:
+                return round(sorted(ms)[int(len(ms) * 0.95) - 1], 2)
+
             results[f"{branches}_branches"] = {
                 "seekgraph_median_ms": round(r, 2),
+                "seekgraph_flow_median_ms": round(f, 2),
                 "bare_langgraph_median_ms": round(b, 2),
+                "bare_flow_median_ms": round(bf, 2),
                 "ratio": round(r / b, 2),
-                "seekgraph_p95_ms": round(sorted(real_ms)[int(len(real_ms) * 0.95) - 1], 2),
-                "bare_p95_ms": round(sorted(bare_ms)[int(len(bare_ms) * 0.95) - 1], 2),
+                "flow_ratio": round(f / bf, 2),
+                "seekgraph_p95_ms": p95(real_ms),
+                "seekgraph_flow_p95_ms": p95(flow_ms),
+                "bare_p95_ms": p95(bare_ms),
                 "runs": len(real_ms),
             }
     return results

@@ -57,7 +57,13 @@ class GraphRunner:
         result = RunResult()
         context = Context(user=user, mode="extractive", **knobs)
         async for _ in stream_run(
-            self.graph, {"question": question}, run_config(thread), context, result, timed
+            self.graph,
+            {"question": question},
+            run_config(thread),
+            context,
+            result,
+            timed,
+            starts=False,
         ):
             pass
         for node, seconds in per_run.items():

@@ -66,13 +66,17 @@ async def stream_run(
     context: Any,
     result: RunResult | None = None,
     on_chunk: Callable[[str, Any], None] | None = None,
+    values: bool = False,
+    starts: bool = True,
 ) -> AsyncIterator[StreamEvent]:
     """Drive ``graph`` and yield its events; ``graph_input=None`` continues a checkpoint.
 
-    ``on_chunk(mode, chunk)`` sees the flow's own ``values`` chunks (not its subgraphs'), and
+    ``on_chunk(mode, chunk)`` sees the flow's own ``values`` chunks when ``values`` asks for
+    them (a whole state after every step: only a door that relays them should), and
     every ``updates`` and ``custom`` one, the search's nodes' included, as they come (the
     server's LangGraph-protocol door relays them). Events of subgraphs (the search inside a
-    flow) stream like the flow's own. Errors raised by a node propagate; what was saved
+    flow) stream like the flow's own. ``starts=False`` leaves out ``node_start`` events (LangGraph
+    then streams no task payloads). Errors raised by a node propagate; what was saved
     before them stays in the checkpoint.
     """
     result = result if result is not None else RunResult()
@@ -80,7 +84,12 @@ async def stream_run(
         graph_input,
         config,
         context=context,
-        stream_mode=["custom", "tasks", "updates", "values"],
+        stream_mode=[
+            "custom",
+            "updates",
+            *(["tasks"] if starts else []),
+            *(["values"] if values else []),
+        ],
         durability="sync",
         subgraphs=True,
     ):

@@ -147,7 +147,9 @@ async def ask(args: argparse.Namespace) -> int:
                 raise CliError(f"no thread {thread!r} for user {user!r}")
         result = RunResult()
         try:
-            async for event in stream_run(graph, {"question": question}, config, context, result):
+            async for event in stream_run(
+                graph, {"question": question}, config, context, result, starts=False
+            ):
                 if not args.json:
                     _print_event(event)
         except RUN_ERRORS as exc:

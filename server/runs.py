@@ -243,7 +243,9 @@ class RunManager:
                 if mode == "custom" or handle.record_protocol:
                     handle.emit_protocol(mode, chunk if mode == "custom" else jsonable(chunk))
 
-            async for event in stream_run(graph, graph_input, config, context, on_chunk=relay):
+            async for event in stream_run(
+                graph, graph_input, config, context, on_chunk=relay, values=True
+            ):
                 if event["event"] == "waiting":  # paused for a person: resumed with a Command
                     status = "waiting"
                 handle.emit(event["event"], {k: v for k, v in event.items() if k != "event"})
