@@ -7,7 +7,6 @@ models, images and the vision model, and Cohere reranking with its fallback.
 from __future__ import annotations
 
 import base64
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,9 +16,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
-from graph.run import run as run_graph_to_end
-from graph.run import run_config
-from graph.search import build_search_graph
+from graph.inspect import question_state
+from graph.search import search_flow
 from nodes.decisions import EvaluateDecision
 from nodes.services import Services
 from nodes.writing import stream_answer
@@ -34,6 +32,7 @@ from providers.chat import (
 from providers.cohere_rerank import CohereReranker
 from providers.rerank import LocalReranker
 from state.schemas import OutputState
+from tests.conftest import run_graph
 from tests.integration.processes import Proc, script_model, start_cohere_server, start_model_server
 
 VERDICT = '{"action": "answer", "reason": "enough", "read_doc_ids": [], "gap_questions": []}'
@@ -176,18 +175,10 @@ def graph_services(embedder, servers, **extra: Any) -> Services:
     return services
 
 
-async def run(
-    services: Services,
-    question: str,
-    ctx: Context,
-    thread: str | None = None,
-    saver: Any = None,
-) -> Any:
-    graph = build_search_graph(services).compile(checkpointer=saver or InMemorySaver())
-    result = await run_graph_to_end(
-        graph, {"question": question}, run_config(thread or uuid.uuid4().hex), ctx
-    )
-    return {k: result.values.get(k) for k in OutputState.__annotations__}, result.values
+async def run(services: Services, question: str, ctx: Context, *where: Any) -> Any:
+    """(the answer's keys, the question's whole state) of a search-flow run."""
+    done = await run_graph(services, question, ctx, *where)
+    return {k: done.output.get(k) for k in OutputState.__annotations__}, done.state.values
 
 
 async def test_malformed_output_twice_degrades_that_node_and_the_state_says_so(
@@ -236,9 +227,10 @@ async def test_answer_interrupted_mid_stream_fails_the_step_and_resumes(servers,
             "t-int",
             saver,
         )
-    graph = build_search_graph(services).compile(checkpointer=saver)
+    graph = search_flow(services, saver)
     config = {"configurable": {"thread_id": "t-int"}}
-    assert (await graph.aget_state(config)).next == ("integrate",)
+    stopped = await graph.aget_state(config, subgraphs=True)
+    assert stopped.next == ("search",) and stopped.tasks[0].state.next == ("integrate",)
     out = await graph.ainvoke(None, config, context=Context(user="bob"))
     assert out["answer"].startswith("Answer w0") and out["citations"]
 
@@ -308,17 +300,18 @@ async def test_images_use_the_vision_model_even_from_history_and_stay_with_their
         image_loader=lambda user, ref: load_image(store, user, ref),
     )
     saver = InMemorySaver()
-    graph = build_search_graph(services).compile(checkpointer=saver)
+    graph = search_flow(services, saver)
     cfg = {"configurable": {"thread_id": "img"}}
     ctx = Context(user="bob", fastpass_enabled=False)
     script_model(servers["backup"])
     await graph.ainvoke(
         {"question": "How do I install the VPN client?", "images": refs}, cfg, context=ctx
     )
-    first = (await graph.aget_state(cfg)).values
-    # a later question without images: the thread still holds one
+    first = await question_state(graph, "img")
+    # a later question without images: the thread still holds one (in its turns)
     await graph.ainvoke({"question": "And the WireGuard profile?"}, cfg, context=ctx)
-    second = (await graph.aget_state(cfg)).values
+    second = await question_state(graph, "img")
+    assert not second.get("images") and second["turns"][0]["images"] == refs
     with pytest.raises(ValueError, match="holds images and model 'primary-model' cannot"):
         await graph.ainvoke(
             {"question": "again?"}, cfg, context=Context(user="bob", model="primary-model")
