@@ -159,20 +159,15 @@ async def ask(args: argparse.Namespace) -> int:
 
 
 def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
-    from graph.api import KIND_LABELS
+    from graph.api import ANSWER_KEYS, KIND_LABELS
 
     citations = values.get("citations", [])
-    if as_json:
-        out = {
-            "answer": values.get("answer", ""),
-            "mode": values.get("mode"),
+    if as_json:  # the answer event's keys (state/events.py), citations without their snippets
+        out = {k: values.get(k) for k in ANSWER_KEYS} | {
             "citations": [
                 {k: c[k] for k in ("id", "title", "source", "kind", "doc_id", "url", "updated_at")}
                 for c in citations
             ],
-            "conflicts": values.get("conflicts", []),
-            "unanswered": values.get("unanswered", []),
-            "notes": values.get("notes", []),
             "thread_id": thread,
         }
         print(json.dumps(out, ensure_ascii=False, indent=2))
