@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from providers.text import display_words, stem, term_set
+from providers.terms import display_words, stem, term_set
 from state.models import Evidence
 
 #: Words that name the kind of answer wanted, not what it is about.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from providers.rerank import Reranker
-from providers.text import sentences
+from providers.sentences import sentences
 from state.models import Evidence
 
 _AUTHOR = re.compile(r"^([^:\n]{1,60}):\s")

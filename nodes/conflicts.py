@@ -11,7 +11,7 @@ from itertools import combinations
 
 from nodes.evidence import newer
 from nodes.freshness import effective_words, verdict
-from providers.text import term_set
+from providers.terms import term_set
 from state.models import KIND_LABELS, Conflict, Evidence
 
 _MONEY = re.compile(

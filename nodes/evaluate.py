@@ -18,7 +18,7 @@ from nodes.evidence import by_authority, kept, relevance
 from nodes.llm import decide
 from nodes.prompting import render_evidence
 from nodes.services import Services, chat_model_for, node_name, now
-from providers.text import STOPWORDS, coverage, display_words, term_set, terms
+from providers.terms import STOPWORDS, coverage, display_words, term_set, terms
 from state.budget import exhausted, spend
 from state.events import node_event
 from state.models import READ_WHOLE_KINDS, Evidence, ModelCall

@@ -19,7 +19,7 @@ from nodes.llm import decide
 from nodes.prompting import conversation_of
 from nodes.services import Services, chat_model_for, node_name, now
 from providers.embeddings import Embedder, aembed_queries
-from providers.text import STOPWORDS, display_words, stem, term_set
+from providers.terms import STOPWORDS, display_words, stem, term_set
 from state.budget import spend
 from state.events import node_event
 from state.models import ModelCall

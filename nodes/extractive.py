@@ -15,7 +15,8 @@ from nodes.context import Context
 from nodes.evidence import lifted
 from nodes.question_kind import extra_units, kind_bonus
 from nodes.services import Services
-from providers.text import coverage, sentences, term_set, terms
+from providers.sentences import sentences
+from providers.terms import coverage, term_set, terms
 from state.models import Evidence, heading_of
 from state.schemas import SearchState
 

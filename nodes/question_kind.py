@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from providers.text import sentences, term_set
+from providers.sentences import sentences
+from providers.terms import term_set
 from state.models import Evidence, heading_of
 
 _HOW = re.compile(

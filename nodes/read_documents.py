@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.services import Services, node_name, user_of
-from providers.text import STOPWORDS, display_words, term_set
+from providers.terms import STOPWORDS, display_words, term_set
 from state.events import node_event
 from state.models import Document, Evidence, hit_of
 from state.schemas import SearchState

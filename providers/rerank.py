@@ -7,7 +7,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from providers.embeddings import Embedder, aembed_passages, aembed_queries, calibrate_cosine
-from providers.text import coverage, term_set, terms
+from providers.terms import coverage, term_set, terms
 
 
 class Reranker(Protocol):

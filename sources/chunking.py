@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from providers.text import blocks
+from providers.sentences import blocks
 from sources.index_source import IndexedDocument
 from state.models import Chunk
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from providers.embeddings import Embedder, calibrate_cosine, text_hash
-from providers.text import STOPWORDS, segmented, words
+from providers.terms import STOPWORDS, segmented, words
 from sources.base import User
 from sources.embedded_schema import SCHEMA
 from sources.index_source import IndexedDocument, context_chunks, with_message_context

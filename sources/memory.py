@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from providers.text import coverage, term_set, terms
+from providers.terms import coverage, term_set, terms
 from sources.base import User, hide_unseen_links
 from state.models import AUTHORITY_BY_KIND, Document, Hit
 

@@ -21,7 +21,7 @@ from redis.commands.search.index_definition import IndexDefinition, IndexType
 from redis.commands.search.query import Query
 
 from providers.embeddings import Embedder, calibrate_cosine
-from providers.text import segmented
+from providers.terms import segmented
 from sources.base import User
 from sources.index_source import IndexedDocument, context_chunks, with_message_context
 from sources.scoring import embed_text, fuse, lexical_terms

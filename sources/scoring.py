@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from providers.text import STOPWORDS, words
+from providers.terms import STOPWORDS, words
 
 #: Weight of the dense score in the fused score; 0.5 was best on SciFact (see MEASURED.md).
 DENSE_WEIGHT = 0.5

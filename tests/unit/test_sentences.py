@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from providers.text import sentences
+from providers.sentences import sentences
 from sources.markdown_text import readable_markdown
 
 DOC = """# Path

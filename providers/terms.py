@@ -1,0 +1,131 @@
+"""What a text is made of for matching: words, stems, stopwords, terms, numbers.
+
+Any language; runs of Chinese characters are segmented into words with jieba.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+import snowballstemmer
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves please tell know need want get got use using used also may might must shall
+    let us anyone someone something thing things way new one per every via much many often
+    whose whether exactly currently already toward towards""".split()
+)
+#: Chinese function words a question is made of, which no answer needs to contain.
+_CJK_STOPWORDS = frozenset(
+    "的 了 是 在 和 与 或 吗 呢 吧 啊 什么 时候 什么时候 怎么 怎样 如何 哪 哪里 哪些 哪个 谁 "
+    "为什么 多少 几 有 有没有 是否 请问 一个 这个 那个 我 你 他 她 它 我们 你们 他们 "
+    "要 会 能 可以 被 把".split()
+)
+
+_WORD = re.compile(
+    r"[0-9A-Za-z\u00C0-\u024F][0-9A-Za-z\u00C0-\u024F'_\-\.]*[0-9A-Za-z\u00C0-\u024F]|[0-9A-Za-z\u00C0-\u024F]|[\u3400-\u9FFF\uF900-\uFAFF]+"
+)
+CJK = re.compile(r"[\u3400-\u9FFF\uF900-\uFAFF]")
+_CJK_RUN = re.compile(r"[\u3400-\u9FFF\uF900-\uFAFF]+")
+_NUMBER = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?\s?(?:%|usd|eur|days?|hours?|minutes?)?", re.I)
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> snowballstemmer.stemmer:
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=1)
+def _jieba() -> Any:
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
+@lru_cache(maxsize=50_000)
+def _segment_cjk(run: str) -> tuple[str, ...]:
+    """Chinese words of a run of CJK characters (jieba, the maintained segmenter)."""
+    if len(run) == 1:
+        return (run,)
+    return tuple(w for w in _jieba().lcut(run) if w.strip())
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens; runs of Chinese characters are segmented into words."""
+    out: list[str] = []
+    for token in _WORD.findall(text):
+        if CJK.match(token):
+            out.extend(_segment_cjk(token))
+        else:
+            out.append(token.lower().strip("'.-_"))
+    return [w for w in out if w]
+
+
+def segmented(text: str) -> str:
+    """The text with Chinese runs split into space-separated words (for full-text indexes)."""
+    return _CJK_RUN.sub(lambda m: " " + " ".join(_segment_cjk(m.group(0))) + " ", text)
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """The English Snowball stem of a lower-cased word (CJK tokens unchanged)."""
+    if CJK.match(word):
+        return word
+    return str(_stemmer().stemWord(word))
+
+
+def terms(text: str) -> list[str]:
+    """Content terms: words without stopwords, stemmed, in order (duplicates kept)."""
+    return [stem(w) for w in words(text) if w not in STOPWORDS and (len(w) > 1 or CJK.match(w))]
+
+
+def term_set(text: str) -> set[str]:
+    """The distinct content terms of ``text``."""
+    return set(terms(text))
+
+
+def coverage(question_terms: Iterable[str], text_terms: set[str]) -> float:
+    """Fraction of the question's distinct terms that occur in ``text_terms``."""
+    wanted = set(question_terms)
+    if not wanted:
+        return 0.0
+    return len(wanted & text_terms) / len(wanted)
+
+
+def numbers(text: str) -> set[str]:
+    """Normalised numeric values with their unit, e.g. ``$50`` or ``90 days``."""
+    found = set()
+    for match in _NUMBER.findall(text):
+        value = match.strip().lower().replace(",", "")
+        if value.rstrip("%").strip("$€£¥").replace(".", "", 1).isdigit() and len(value) <= 2:
+            continue  # bare one- or two-digit numbers are usually list markers or dates
+        found.add(value)
+    return found
+
+
+def display_words(text: str) -> list[str]:
+    """Distinct original-case words of ``text`` without stopwords, in order.
+
+    Runs of Chinese characters are segmented into words, as ``words`` does.
+    """
+    seen: dict[str, str] = {}
+    for token in _WORD.findall(text):
+        parts = _segment_cjk(token) if CJK.match(token) else (token,)
+        for part in parts:
+            low = part.lower()
+            if low not in STOPWORDS and low not in _CJK_STOPWORDS and low not in seen:
+                if len(low) > 1 or CJK.match(low):
+                    seen[low] = part
+    return list(seen.values())
