@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph.quick import quick_flow
+from graph.research import research_flow
 from graph.reviewed import reviewed_flow
 from graph.search import search_flow
 from nodes.context import Context
@@ -51,6 +52,11 @@ FLOWS: dict[str, Flow] = {
         ),
         Flow(
             "reviewed", "a person reviews the evidence before the answer is written", reviewed_flow
+        ),
+        Flow(
+            "research",
+            "a report: planned as a DAG of sub-questions, each searched, every sentence cited",
+            research_flow,
         ),
     )
 }

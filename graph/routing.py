@@ -5,7 +5,7 @@ No I/O, no clock: they read the state and the run's ``Context`` only.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Send
@@ -48,3 +48,29 @@ def route_after_check_answer(state: SearchState) -> Literal["expand_query", "__e
     if state["answer_check"]["ok"] or exhausted(state["budget"]):
         return "__end__"
     return "expand_query"
+
+
+def next_batch(state: Any) -> list[Send] | Literal["write_report"]:
+    """One ``Send`` per sub-question whose dependencies are answered; none left → report.
+
+    Each carries only its dependencies' answers (the context slice).
+    Siblings finishing in the same batch cannot see each other: a dependent waits for the
+    next batch, after ``schedule`` has looked at the results.
+    """
+    results = state.get("results", {})
+    done = {i for i, r in results.items() if r["status"] == "done"}
+    sends = []
+    for sub in state["plan"]:
+        if sub["id"] in results or not set(sub["depends_on"]) <= done:
+            continue
+        depends = [
+            {"id": d, "question": results[d]["question"], "answer": results[d]["answer"]}
+            for d in sub["depends_on"]
+        ]
+        sends.append(Send("research_one", {"sub": sub, "depends": depends}))
+    return sends or "write_report"
+
+
+def after_review(state: Any) -> Literal["plan_research", "schedule"]:
+    """A replan goes back to planning; otherwise the plan runs."""
+    return "plan_research" if state.get("plan_status") == "replan" else "schedule"

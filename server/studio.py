@@ -73,3 +73,8 @@ async def quick(config: RunnableConfig) -> Any:
 async def reviewed(config: RunnableConfig) -> Any:
     """The reviewed flow: a person reviews the evidence before the answer."""
     return await _flow("reviewed")
+
+
+async def research(config: RunnableConfig) -> Any:
+    """The research flow: a planned report built from the search graph."""
+    return await _flow("research")

@@ -67,7 +67,7 @@ async def thread(api: httpx.AsyncClient) -> str:
 async def test_the_flows_are_listed_and_a_run_chooses_one(workdir) -> None:
     async with serving(workdir) as api:
         names = [f["name"] for f in (await api.get("/flows")).json()]
-        assert names == ["search", "quick", "reviewed"]
+        assert names == ["search", "quick", "reviewed", "research"]
         t = await thread(api)
         body = {"question": "How do I connect to the VPN from a new laptop?", "flow": "quick"}
         done = frames((await api.post(f"/threads/{t}/runs", json=body)).text)
@@ -80,8 +80,12 @@ async def test_the_flows_are_listed_and_a_run_chooses_one(workdir) -> None:
         again = await api.post(f"/threads/{t}/runs", json={**body, "flow": "search"})
         assert again.status_code == 422
         assert "this thread runs the 'quick' flow" in again.json()["detail"]
-        unknown = await api.post(f"/threads/{await thread(api)}/runs", json={**body, "flow": "x"})
-        assert unknown.status_code == 422 and "flows: search, quick, reviewed" in unknown.text
+        fresh = await thread(api)
+        unknown = await api.post(f"/threads/{fresh}/runs", json={**body, "flow": "x"})
+        assert (
+            unknown.status_code == 422
+            and "flows: search, quick, reviewed, research" in unknown.text
+        )
 
 
 async def test_what_the_route_admits_the_graph_runs(workdir) -> None:

@@ -1,0 +1,178 @@
+"""Research reports over a chat history: evidence and answer recall within ``max_words``.
+
+    python -m bench.research --data ../shared/data/locomo_reports --json bench/results/research.json
+
+One report per task, written by the research flow (extractive) as a user who sees only the
+task's conversation. Beside it, in the same run: the index's hybrid ranking of the request
+(passages concatenated up to ``max_words``) and the search flow's own answer to the request.
+A nugget counts for evidence recall when one of its supporting messages is cited within the
+first ``max_words`` words; for answer recall when one of its answers appears there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import statistics
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from bench.datasets import Dataset, build_index
+from bench.metrics import contains_answer
+from bench.report import command_line, write
+from graph.context import Context
+from graph.flows import FLOWS
+from graph.run import run, run_config
+from nodes.services import Services
+from providers.rerank import LocalReranker
+from sources.index_vectors import reranker_embedder
+from sources.registry import SourceRegistry
+
+_REF = re.compile(r"\[(\d+)\]")
+_SRC = re.compile(r"\[src:([^\]\s]+)\]")
+
+
+def first_words(text: str, limit: int) -> str:
+    """The first ``limit`` words of ``text`` (citation markers kept with their word)."""
+    return " ".join(text.split()[:limit])
+
+
+def score(
+    text: str, cited_docs: set[str], task: dict[str, Any], all_cited: set[str]
+) -> dict[str, Any]:
+    """Evidence and answer recall of one report's first ``max_words`` words."""
+    nuggets = task["nuggets"]
+    evidence = [any(s in cited_docs for s in n["supporting_ids"]) for n in nuggets]
+    answers = [contains_answer(text, n["answers"]) for n in nuggets]
+    return {
+        "evidence_recall": round(statistics.fmean(evidence), 4),
+        "answer_recall": round(statistics.fmean(answers), 4),
+        "cited": len(cited_docs),
+        "foreign_citations": sorted(
+            d for d in all_cited if not d.startswith(f"c{task['conversation']}:")
+        ),
+        "words": len(text.split()),
+    }
+
+
+def doc_of(source_id: str) -> str:
+    return source_id.split("#")[0]
+
+
+async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    folder = Path(args.data)
+    corpus = [json.loads(x) for x in (folder / "corpus.jsonl").read_text().splitlines() if x]
+    tasks = [json.loads(x) for x in (folder / "tasks.jsonl").read_text().splitlines() if x]
+    tasks = tasks[: args.limit] if args.limit else tasks
+    data = Dataset(folder.name, corpus, tasks)
+    index, source, _ = build_index(data, args.embedding)
+    users = {data.user_for(t).name: data.user_for(t) for t in tasks}
+    services = Services(
+        registry=SourceRegistry([source], users=list(users.values())),
+        embedder=index.embedder,
+        reranker=LocalReranker(reranker_embedder(index.embedder, index)),
+    )
+    research = FLOWS["research"].compile(services, InMemorySaver())
+    search = FLOWS["search"].compile(services, InMemorySaver())
+    per_task = []
+    for task in tasks:
+        user = data.user_for(task)
+        limit = task["max_words"]
+        ctx = Context(user=user.name, mode="extractive", search_k=args.search_k)
+        started = time.perf_counter()
+        done = await run(research, {"question": task["request"]}, run_config(uuid.uuid4().hex), ctx)
+        seconds = time.perf_counter() - started
+        report = done.values["answer"]
+        refs = {str(r["n"]): doc_of(r["id"]) for r in done.values["references"]}
+        head = first_words(report, limit)
+        cited_head = {refs[n] for n in _REF.findall(head) if n in refs}
+        ledger_ok = all(r["id"] for r in done.values["references"])
+        graph_score = score(head, cited_head, task, set(refs.values()))
+        # baseline 1: the index's hybrid ranking of the request, concatenated
+        rows = index.search(source.name, task["request"], user, 200)
+        hits = index.chunk_hits(rows, task["request"], source.authority)
+        words: list[str] = []
+        hybrid_docs: set[str] = set()
+        for hit in hits:
+            if len(words) >= limit:
+                break
+            words += f"{hit['snippet']} [src:{hit['source_id']}]".split()
+            hybrid_docs.add(doc_of(hit["source_id"]))
+        hybrid_text = " ".join(words[:limit])
+        hybrid_cited = {doc_of(s) for s in _SRC.findall(hybrid_text)}
+        hybrid = score(hybrid_text, hybrid_cited, task, hybrid_docs)
+        # baseline 2: the search flow's own answer to the request
+        answered = await run(
+            search, {"question": task["request"]}, run_config(uuid.uuid4().hex), ctx
+        )
+        answer = first_words(answered.values["answer"], limit)
+        answer_cited = {doc_of(s) for s in _SRC.findall(answer)}
+        graph_answer = score(answer, answer_cited, task, answer_cited)
+        sections = (
+            report.count("\n## ")
+            - ("## Contents" in report)
+            - ("## What could not be found" in report)
+        )
+        per_task.append(
+            {
+                "task": task["_id"],
+                "nuggets": len(task["nuggets"]),
+                "research": {**graph_score, "sections": sections, "seconds": round(seconds, 1)},
+                "hybrid_concatenated": hybrid,
+                "search_answer": graph_answer,
+                "citations_valid": ledger_ok,
+            }
+        )
+        print(
+            task["_id"],
+            graph_score["evidence_recall"],
+            hybrid["evidence_recall"],
+            graph_answer["evidence_recall"],
+            flush=True,
+        )
+
+    def mean(system: str, key: str) -> float:
+        return round(statistics.fmean(t[system][key] for t in per_task), 4)
+
+    systems = ("research", "hybrid_concatenated", "search_answer")
+    summary = {
+        s: {k: mean(s, k) for k in ("evidence_recall", "answer_recall", "words")} for s in systems
+    }
+    summary["research"]["sections"] = mean("research", "sections")
+    summary["research"]["seconds_per_report"] = mean("research", "seconds")
+    best = max(summary[s]["evidence_recall"] for s in systems[1:])
+    return {
+        "tasks": len(per_task),
+        "systems": summary,
+        "evidence_recall_ratio_to_best_baseline": round(
+            summary["research"]["evidence_recall"] / best, 2
+        )
+        if best
+        else None,
+        "citation_validity": all(t["citations_valid"] for t in per_task),
+        "foreign_citations": sum(len(t["research"]["foreign_citations"]) for t in per_task),
+        "per_task": per_task,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument("--embedding", default="minilm")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N tasks")
+    parser.add_argument("--search-k", type=int, default=20)
+    args = parser.parse_args()
+    started = time.time()
+    result = asyncio.run(evaluate(args))
+    write(args.json, {"command": command_line("bench.research", args), **result}, started)
+
+
+if __name__ == "__main__":
+    main()

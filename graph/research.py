@@ -1,0 +1,72 @@
+"""The research flow: a planned, reviewable report built from the search graph.
+
+plan_research → review_plan (interrupt, when asked) → schedule ⟲ Send(research_one: the
+search graph as a subgraph) per ready sub-question → write_report → check_report → END.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import RetryPolicy
+
+from graph.routing import after_review, next_batch
+from graph.search import build_search_graph
+from nodes.check_report import check_report
+from nodes.context import Context
+from nodes.plan_research import plan_research
+from nodes.research_one import record_subquestion_failure, research_one
+from nodes.review_plan import review_plan
+from nodes.schedule import schedule
+from nodes.services import Services, bind
+from nodes.write_report import write_report
+from state.research import ReportState, ResearchInput, ResearchState
+
+#: Seconds one sub-question's search may take before it fails (and is retried once).
+SUBQUESTION_TIMEOUT = 120.0
+
+
+def build_research_graph(
+    services: Services | None, search: Any, context_schema: type[Context] = Context
+) -> StateGraph[ResearchState, Context, ResearchInput, ReportState]:
+    """The research flow over ``services``.
+
+    ``search`` is the compiled search graph each sub-question is sent to.
+    """
+    b = StateGraph(
+        ResearchState,
+        context_schema=context_schema,
+        input_schema=ResearchInput,
+        output_schema=ReportState,
+    )
+    b.add_node("plan_research", bind(plan_research, services))
+    b.add_node("review_plan", review_plan)
+    b.add_node("schedule", schedule)
+    b.add_node(
+        "research_one",
+        bind(research_one, None, search=search),
+        retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.5),
+        timeout=SUBQUESTION_TIMEOUT,
+        error_handler=record_subquestion_failure,
+    )
+    b.add_node("write_report", write_report)
+    b.add_node("check_report", check_report)
+    b.add_edge(START, "plan_research")
+    b.add_edge("plan_research", "review_plan")
+    b.add_conditional_edges("review_plan", after_review, ["plan_research", "schedule"])
+    b.add_conditional_edges("schedule", next_batch, ["research_one", "write_report"])
+    b.add_edge("research_one", "schedule")
+    b.add_edge("write_report", "check_report")
+    b.add_edge("check_report", END)
+    return b
+
+
+def research_flow(
+    services: Services, checkpointer: Any = None, context_schema: type[Context] = Context
+) -> Any:
+    """The compiled research flow: what the CLI, the server and Studio run."""
+    search = build_search_graph(services, context_schema=context_schema).compile(name="search")
+    return build_research_graph(services, search, context_schema).compile(
+        checkpointer=checkpointer, name="seekgraph-research"
+    )

@@ -1,0 +1,79 @@
+"""``check_report``: every citation is evidence of this run, every cited sentence a quote.
+
+Checked against the run's ledger (what was retrieved for this user); then references are
+numbered for reading.
+
+Sentences that fail the check are dropped (and counted), never shown. ``[n]`` maps to the
+stable ``[src:id]`` in ``references``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.context import Context
+from nodes.services import node_name
+from nodes.write_report import normal
+from state.events import node_event
+from state.research import ResearchState
+
+_MARK = re.compile(r"^\((?:out of date|upcoming)\)\s*")
+_SPEAKER = re.compile(r"^[^:\n]{1,40}:\s+")
+
+
+def is_quote(text: str, passage: str) -> bool:
+    """``text`` (less a leading "Name: ") appears in ``passage``, words compared."""
+    text = _MARK.sub("", text)
+    body = normal(_SPEAKER.sub("", text)) or normal(text)
+    return bool(body) and (body in normal(passage) or normal(text) in normal(passage))
+
+
+async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Verify the sections against the ledger, number the references, write the report."""
+    ledger = state.get("ledger", {})
+    numbers: dict[str, int] = {}
+    dropped = 0
+    lines = [f"# {state['question']}", ""]
+    body: list[str] = []
+    contents: list[str] = []
+    for section in state.get("sections", []):
+        shown = []
+        for sentence in section["sentences"]:
+            ev = ledger.get(sentence["source_id"])
+            if ev is None or not is_quote(sentence["text"], f"{ev['title']}. {ev['snippet']}"):
+                dropped += 1
+                continue
+            n = numbers.setdefault(sentence["source_id"], len(numbers) + 1)
+            shown.append(f"- {sentence['text']} [{n}]")
+        if shown:
+            contents.append(section["title"])
+            body += [f"## {section['title']}", "", *shown, ""]
+    lines += ["## Contents", ""] + [f"{i}. {t}" for i, t in enumerate(contents, 1)] + [""]
+    lines += body
+    if state.get("unanswered"):
+        lines += ["## What could not be found", ""]
+        lines += [f"- {u}" for u in state["unanswered"]] + [""]
+    references = []
+    for source_id, n in numbers.items():
+        ev = ledger[source_id]
+        references.append(
+            {
+                "n": n,
+                "id": source_id,
+                "title": ev["title"],
+                "source": ev["source"],
+                "doc_id": ev["doc_id"],
+            }
+        )
+        lines.append(f"[{n}]: {ev['title']} [src:{source_id}]")
+    runtime.stream_writer(
+        node_event(
+            node_name("check_report"),
+            f"{len(references)} references verified; {dropped} sentences dropped",
+            dropped=dropped,
+        )
+    )
+    return {"answer": "\n".join(lines).strip() + "\n", "references": references}

@@ -1,0 +1,158 @@
+"""``plan_research``: the request becomes a DAG of sub-questions, or the person's is checked.
+
+Extractive mode derives the plan from the corpus itself: the request is searched broadly in
+every source the user may see, the passages' vectors are grouped into topics (k-means,
+deterministic farthest-point start), and each topic becomes one sub-question named by the
+words that set it apart from the others. Topics too close to one another (embedding cosine of
+their questions) are merged. No question lists, no templates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+import numpy as np
+from langgraph.runtime import Runtime
+
+from nodes.context import Context
+from nodes.plan_checks import checked_plan
+from nodes.services import Services, node_name, now, user_of
+from providers.embeddings import aembed_passages, aembed_queries
+from providers.terms import STOPWORDS, display_words
+from state.events import node_event
+from state.models import Hit
+from state.research import ResearchState, SubQuestion
+
+#: Passages the broad search gathers per source to find the topics.
+PLAN_POOL = 80
+#: Most topics (sub-questions) a generated plan has.
+MAX_TOPICS = 12
+#: Two sub-questions whose embeddings are this close are one (MiniLM paraphrase level).
+DUPLICATE_COSINE = 0.9
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")
+_REQUEST_FRAME = frozenset(
+    "write report reports summary summarise summarize everything know about events life "
+    "work interests plans people close dates conversation give gives where their they the "
+    "with".split()
+)
+
+
+def kmeans(vectors: np.ndarray, k: int, rounds: int = 20) -> list[int]:
+    """Cluster labels of unit vectors (cosine k-means, farthest-point start: no randomness)."""
+    centers = [0]
+    for _ in range(1, k):
+        sims = np.max(vectors @ vectors[centers].T, axis=1)
+        centers.append(int(np.argmin(sims)))
+    c = vectors[centers].copy()
+    labels = np.zeros(len(vectors), dtype=int)
+    for _ in range(rounds):
+        new = np.argmax(vectors @ c.T, axis=1)
+        if np.array_equal(new, labels) and _:
+            break
+        labels = new
+        for j in range(k):
+            members = vectors[labels == j]
+            if len(members):
+                mean = members.mean(axis=0)
+                c[j] = mean / (np.linalg.norm(mean) or 1.0)
+    return [int(x) for x in labels]
+
+
+def subject_of(request: str) -> str:
+    """The names the request is about ("Write a report on Caroline: …" → "Caroline")."""
+    names = [n for n in _NAME.findall(request) if n.lower() not in STOPWORDS | _REQUEST_FRAME]
+    return " ".join(dict.fromkeys(names))
+
+
+def topic_words(texts: list[str], labels: list[int], k: int, skip: set[str]) -> list[list[str]]:
+    """Per topic, the words its passages use more than the others do (most telling first)."""
+    per: list[Counter[str]] = [Counter() for _ in range(k)]
+    overall: Counter[str] = Counter()
+    shown: dict[str, str] = {}
+    for text, label in zip(texts, labels, strict=True):
+        for word in display_words(text):
+            low = word.lower()
+            if low in skip or len(low) < 3 or not low.isalpha():
+                continue
+            shown.setdefault(low, word)
+            per[label][low] += 1
+            overall[low] += 1
+    out = []
+    for j in range(k):
+        size = max(1, sum(1 for x in labels if x == j))
+        scored = sorted(
+            (c / size * np.log((1 + len(texts)) / (1 + overall[w])), w)
+            for w, c in per[j].items()
+            if c >= 2
+        )
+        out.append([shown[w] for _, w in reversed(scored[-4:])])
+    return out
+
+
+async def extractive_plan(
+    request: str, ctx: Context, services: Services
+) -> tuple[list[SubQuestion], dict[str, Any]]:
+    """Sub-questions from the topics of the request's evidence, and how they were found."""
+    user = user_of(services, ctx)
+    hits: list[Hit] = []
+    for source in services.registry.select(ctx.sources):
+        hits += await source.search(request, user, PLAN_POOL)
+    subject = subject_of(request)
+    if len(hits) < 4:
+        return [{"id": "q1", "question": request, "depends_on": [], "intent": request}], {
+            "passages": len(hits),
+            "topics": 1,
+        }
+    texts = [f"{h['title']}. {h['snippet']}" for h in hits]
+    vectors = np.asarray(await aembed_passages(services.embedder, texts))
+    k = min(MAX_TOPICS, max(2, len(hits) // 6))
+    labels = kmeans(vectors, k)
+    skip = {w.lower() for w in display_words(request)} | _REQUEST_FRAME
+    skip |= {w.lower() for w in display_words(subject)}
+    skip |= {w.lower() for h in hits for w in display_words(h["title"].split("(")[0])}
+    words = topic_words(texts, labels, k, skip)
+    candidates = [" ".join(w) for w in words if w]
+    questions = [f"{subject} {c}".strip() for c in candidates]
+    if not questions:
+        questions = [request]
+    qv = np.asarray(await aembed_queries(services.embedder, questions))
+    kept: list[int] = []
+    for i in range(len(questions)):
+        if all(float(qv[i] @ qv[j]) < DUPLICATE_COSINE for j in kept):
+            kept.append(i)
+    plan: list[SubQuestion] = [
+        {
+            "id": f"q{n}",
+            "question": questions[i],
+            "depends_on": [],
+            "intent": f"What the sources say of {subject or 'the request'} about "
+            f"{candidates[i] if i < len(candidates) else request}; not the other topics.",
+        }
+        for n, i in enumerate(kept, start=1)
+    ]
+    return plan, {"passages": len(hits), "topics": k, "merged": len(questions) - len(kept)}
+
+
+async def plan_research(
+    state: ResearchState, runtime: Runtime[Context], services: Services
+) -> dict[str, Any]:
+    """The plan: the person's own (checked), or one derived from the corpus."""
+    ctx = runtime.context
+    request = state["question"].strip()
+    if state.get("plan"):
+        plan, how, status = checked_plan(state["plan"]), {"given": True}, "written"
+    else:
+        plan, how = await extractive_plan(request, ctx, services)
+        plan, status = checked_plan(plan), "planned"
+    runtime.stream_writer(
+        node_event(
+            node_name("plan_research"),
+            f"{len(plan)} sub-questions ({status})",
+            plan=plan,
+            **how,
+        )
+    )
+    budget = {"started": now(), "max_seconds": ctx.max_seconds * 10}
+    return {"plan": plan, "plan_status": status, "budget": budget, "mode": "extractive"}

@@ -1,0 +1,63 @@
+"""``schedule``: between batches, mark what cannot run, and check the budget.
+
+The only place that knows dependencies besides the router (``graph/routing.py``,
+``next_batch``): a sub-question whose dependency failed or was skipped is skipped with that
+reason; once the wall-clock budget is spent, every sub-question not started is skipped and
+the report is written from what exists (and says so).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.context import Context
+from nodes.services import node_name, now
+from state.events import node_event
+from state.research import ResearchState, SubResult
+
+
+async def schedule(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Skip what cannot run; say how far the plan is."""
+    results = dict(state.get("results", {}))
+    budget = state["budget"]
+    spent = now() - budget["started"] > budget["max_seconds"]
+    skipped: dict[str, SubResult] = {}
+    changed = True
+    while changed:
+        changed = False
+        for sub in state["plan"]:
+            if sub["id"] in results or sub["id"] in skipped:
+                continue
+            bad = [
+                d
+                for d in sub["depends_on"]
+                if (results.get(d) or skipped.get(d) or {"status": ""})["status"]
+                in ("failed", "skipped")
+            ]
+            reason = (
+                f"skipped: {', '.join(bad)} could not be answered"
+                if bad
+                else ("skipped: the time budget was spent" if spent else "")
+            )
+            if reason:
+                skipped[sub["id"]] = {
+                    "id": sub["id"],
+                    "question": sub["question"],
+                    "status": "skipped",
+                    "answer": "",
+                    "citations": [],
+                    "reason": reason,
+                }
+                changed = True
+    done = sum(1 for r in results.values() if r["status"] == "done")
+    runtime.stream_writer(
+        node_event(
+            node_name("schedule"),
+            f"{done} of {len(state['plan'])} sub-questions answered"
+            + (f", {len(skipped)} skipped" if skipped else ""),
+            skipped=sorted(skipped),
+        )
+    )
+    return {"results": skipped} if skipped else {}

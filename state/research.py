@@ -1,0 +1,92 @@
+"""What the research flow keeps: a plan, each sub-question's result, the ledger, the report.
+
+The plan is a DAG of sub-questions; the ledger holds every passage retrieved for the user in
+this run, which the report may cite and nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired
+
+from typing_extensions import TypedDict
+
+from state.models import Citation, Evidence
+
+
+class SubQuestion(TypedDict):
+    """One step of a plan."""
+
+    id: str
+    question: str
+    """May name earlier answers as ``{q1}``; filled in when its dependencies are done."""
+    depends_on: list[str]
+    intent: str
+    """What it must and must not cover (so a dependent step does not drift)."""
+    sources: NotRequired[list[str]]
+    budget_share: NotRequired[float]
+
+
+class SubResult(TypedDict):
+    """What researching one sub-question gave."""
+
+    id: str
+    question: str
+    """As asked (placeholders filled)."""
+    status: str
+    """``done``, ``failed`` or ``skipped``."""
+    answer: str
+    citations: list[Citation]
+    reason: str
+    """Why it failed or was skipped; what it could not find."""
+
+
+class Section(TypedDict):
+    """One section of the report, written from its own evidence."""
+
+    id: str
+    title: str
+    sentences: list[dict[str, Any]]
+    """``{"text", "source_id"}``: every sentence a quote of the evidence it cites."""
+
+
+def merge_by_id(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
+    """A dict reducer: later values win, key by key (parallel branches write disjoint keys)."""
+    return {**(current or {}), **(update or {})}
+
+
+class ResearchInput(TypedDict):
+    """A research request; optionally the person's own plan."""
+
+    question: str
+    plan: NotRequired[list[SubQuestion]]
+
+
+class ReportState(TypedDict):
+    """What a person gets back: the report, its references, what it could not find."""
+
+    answer: str
+    """The report (Markdown) with numbered citations ``[1]``."""
+    references: list[dict[str, Any]]
+    """``{"n", "id", "title", "source", "doc_id"}``: each ``[n]`` mapped to its ``[src:id]``."""
+    unanswered: list[str]
+    mode: str
+
+
+class ResearchState(ResearchInput, ReportState):
+    """Everything the research flow keeps between nodes."""
+
+    plan_status: str
+    """``planned``, ``approved`` (after review) or ``written`` (the person's own)."""
+    results: Annotated[dict[str, SubResult], merge_by_id]
+    ledger: Annotated[dict[str, Evidence], merge_by_id]
+    """Every passage retrieved for this user in this run, by source id."""
+    sections: list[Section]
+    budget: dict[str, Any]
+
+
+class SubRun(TypedDict):
+    """The payload of one ``research_one`` branch."""
+
+    sub: SubQuestion
+    depends: list[dict[str, str]]
+    """The context slice: each dependency's ``id``, ``question`` and cited ``answer``."""

@@ -1,0 +1,112 @@
+"""The research flow's paths on in-memory sources: plans, batches, slices, failures, review."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from graph.context import Context
+from graph.flows import FLOWS
+from graph.run import run, run_config
+from nodes.plan_checks import PlanError, checked_plan
+
+PLAN = [
+    {"id": "q1", "question": "What is the daily meal allowance?", "intent": "the amount only"},
+    {
+        "id": "q2",
+        "question": "Since when does {q1} apply?",
+        "depends_on": ["q1"],
+        "intent": "the date the amount changed; not the amount",
+    },
+    {"id": "q3", "question": "How do I install the WireGuard VPN client?"},
+]
+
+
+def test_a_plan_with_a_cycle_or_a_dangling_reference_is_refused_with_what_to_fix() -> None:
+    cycle = [
+        {"id": "a", "question": "x", "depends_on": ["b"]},
+        {"id": "b", "question": "y", "depends_on": ["a"]},
+    ]
+    with pytest.raises(PlanError, match=r"cycle: (a → b → a|b → a → b)"):
+        checked_plan(cycle)
+    with pytest.raises(PlanError, match="q2 depends on unknown q9"):
+        checked_plan([{"id": "q2", "question": "x", "depends_on": ["q9"]}])
+    with pytest.raises(PlanError, match=r"q2 names \{q1\} without depending on it"):
+        checked_plan([{"id": "q1", "question": "a"}, {"id": "q2", "question": "{q1}?"}])
+    assert [s["id"] for s in checked_plan(PLAN)] == ["q1", "q2", "q3"]
+
+
+async def test_a_written_plan_runs_in_batches_and_a_dependent_gets_only_its_slice(
+    services,
+) -> None:
+    graph = FLOWS["research"].compile(services, InMemorySaver())
+    done = await run(
+        graph, {"question": "Travel and VPN", "plan": PLAN}, run_config("r"), Context(user="bob")
+    )
+    starts = [
+        e["detail"]["id"]
+        for e in done.events
+        if e["event"] == "node" and e["node"] == "research_one"
+    ]
+    assert starts.index("q2") > starts.index("q1") and starts.index("q2") > starts.index("q3")
+    asked = next(
+        e["detail"]["question"]
+        for e in done.events
+        if e["event"] == "node" and e["node"] == "research_one" and e["detail"]["id"] == "q2"
+    )
+    assert "$75" in asked  # {q1} filled with the first answer
+    report = done.values["answer"]
+    assert report.index("## What is the daily meal allowance?") < report.index("## How do I")
+    # every number cites a passage retrieved in this run, and says which
+    numbers = {int(n) for n in re.findall(r"\[(\d+)\]", report.split("\n[1]:")[0])}
+    refs = {r["n"]: r for r in done.values["references"]}
+    assert numbers and numbers <= set(refs)
+    assert f"[src:{refs[1]['id']}]" in report
+
+
+async def test_a_failed_sub_question_skips_its_dependents_and_the_report_says_so(
+    services,
+) -> None:
+    plan = [
+        {"id": "q1", "question": "What is the meal allowance?", "sources": ["nowhere"]},
+        {"id": "q2", "question": "And after {q1}?", "depends_on": ["q1"]},
+        {"id": "q3", "question": "How do I install the WireGuard VPN client?"},
+    ]
+    graph = FLOWS["research"].compile(services, InMemorySaver())
+    done = await run(graph, {"question": "r", "plan": plan}, run_config("f"), Context(user="bob"))
+    missing = "\n".join(done.values["unanswered"])
+    assert "What is the meal allowance?" in missing and "unknown source 'nowhere'" in missing
+    assert "skipped: q1 could not be answered" in missing
+    assert "WireGuard" in done.values["answer"]
+
+
+async def test_the_person_reviews_the_plan_and_an_edit_is_checked(services) -> None:
+    graph = FLOWS["research"].compile(services, InMemorySaver())
+    config, ctx = run_config("rev"), Context(user="bob", review_before_answer=True)
+    paused = await run(graph, {"question": "Travel", "plan": PLAN[:1]}, config, ctx)
+    [ask] = paused.interrupts
+    assert ask["value"]["plan"][0]["id"] == "q1" and ask["value"]["estimate"]["sub_questions"] == 1
+    assert not [e for e in paused.events if e["event"] == "node" and e["node"] == "research_one"]
+    cycle = [{"id": "a", "question": "x", "depends_on": ["a"]}]
+    refused = await run(graph, Command(resume={"plan": cycle}), config, ctx)
+    assert refused.interrupts[0]["value"]["error"] == "the plan has a cycle: a → a"
+    assert not [e for e in refused.events if e["event"] == "node" and e["node"] == "research_one"]
+    edited = [{"id": "e1", "question": "How do I install the WireGuard VPN client?"}]
+    done = await run(graph, Command(resume={"plan": edited}), config, ctx)
+    assert "WireGuard" in done.values["answer"] and "meal" not in done.values["answer"]
+
+
+async def test_an_extractive_plan_comes_from_the_corpus_topics(services) -> None:
+    graph = FLOWS["research"].compile(services, InMemorySaver())
+    done = await run(
+        graph,
+        {"question": "Everything about travel, VPN and SSO"},
+        run_config("x"),
+        Context(user="bob"),
+    )
+    plan = next(e for e in done.events if e["event"] == "node" and e["node"] == "plan_research")
+    assert plan["detail"]["plan"] and done.values["references"]
+    assert "kb/secret" not in str(done.values)  # bob's report holds nothing of alice's
