@@ -7,6 +7,7 @@ module is cheap (no models, no LangGraph), so the CLI can check input before loa
 """
 
 from nodes.admission import Admission, AdmissionError, admit, check_question
+from nodes.plan_checks import PlanError, checked_plan
 from sources.base import User
 from sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
 from state.events import ANSWER_KEYS, checkpoint_events, empty_fold, fold_event
@@ -18,12 +19,14 @@ __all__ = [
     "Admission",
     "AdmissionError",
     "ImageRef",
+    "PlanError",
     "UnknownSourceError",
     "UnknownUserError",
     "User",
     "WorkspaceError",
     "admit",
     "check_question",
+    "checked_plan",
     "checkpoint_events",
     "empty_fold",
     "fold_event",

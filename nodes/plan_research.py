@@ -28,7 +28,7 @@ from state.research import ResearchState, SubQuestion
 #: Passages the broad search gathers per source to find the topics.
 PLAN_POOL = 80
 #: Most topics (sub-questions) a generated plan has.
-MAX_TOPICS = 12
+MAX_TOPICS = 16
 #: Two sub-questions whose embeddings are this close are one (MiniLM paraphrase level).
 DUPLICATE_COSINE = 0.9
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")
@@ -96,10 +96,16 @@ async def extractive_plan(
 ) -> tuple[list[SubQuestion], dict[str, Any]]:
     """Sub-questions from the topics of the request's evidence, and how they were found."""
     user = user_of(services, ctx)
-    hits: list[Hit] = []
-    for source in services.registry.select(ctx.sources):
-        hits += await source.search(request, user, PLAN_POOL)
     subject = subject_of(request)
+    hits: list[Hit] = []
+    seen: set[str] = set()
+    # the request, and what it is about alone (a person's name, a project): its topics
+    for query in dict.fromkeys(q for q in (request, subject) if q):
+        for source in services.registry.select(ctx.sources):
+            for hit in await source.search(query, user, PLAN_POOL):
+                if hit["source_id"] not in seen:
+                    seen.add(hit["source_id"])
+                    hits.append(hit)
     if len(hits) < 4:
         return [{"id": "q1", "question": request, "depends_on": [], "intent": request}], {
             "passages": len(hits),

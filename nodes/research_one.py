@@ -20,6 +20,9 @@ from state.events import node_event
 from state.models import Turn
 from state.research import SubResult, SubRun
 
+#: Quotes a sub-question's search gives its section (a report has room a chat answer has not).
+REPORT_SENTENCES = 8
+
 
 async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) -> dict[str, Any]:
     """Search one sub-question; its kept evidence joins the run's ledger."""
@@ -31,7 +34,11 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
         for d in state["depends"]
     ]
     # the person reviewed the plan; the sub-question's search does not stop for a review
-    context = replace(runtime.context, review_before_answer=False)
+    context = replace(
+        runtime.context,
+        review_before_answer=False,
+        max_answer_sentences=max(runtime.context.max_answer_sentences, REPORT_SENTENCES),
+    )
     if sub.get("sources"):
         context = replace(context, sources=tuple(sub["sources"]))
     out = await search.ainvoke({"question": question, "turns": turns}, context=context)

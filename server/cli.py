@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from graph.api import UnknownUserError, WorkspaceError
-from server.cli_common import CliError, add_knobs, knobs_of, settings_of
+from server.cli_common import CliError, add_knobs, knobs_of, settings_of, user_of_args
 from server.settings import Settings
 
 if TYPE_CHECKING:  # the heavy imports happen where they are used: --help answers at once
@@ -38,6 +38,15 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--user")
     history.add_argument("--json", action="store_true")
     history.add_argument("--workspace")
+    research = sub.add_parser("research", help="write a cited report, planned as sub-questions")
+    research.add_argument("question", help="what the report is about")
+    research.add_argument("--user", help="who is asking (permissions follow this user)")
+    research.add_argument("--plan", help="your own plan: a JSON list of sub-questions")
+    research.add_argument("--review", action="store_true", help="approve the plan first")
+    research.add_argument("--out", help="write the report (Markdown) to this file")
+    research.add_argument("--json", action="store_true", help="print one JSON object")
+    research.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
+    add_knobs(research, skip=("review_before_answer",))
     sub.add_parser("diagram", help="print the search graph as a Mermaid diagram")
     index = sub.add_parser("index", help="index a folder as a source (only what changed)")
     index.add_argument("path", help="folder of Markdown/HTML/text/PDF, chat exports or transcripts")
@@ -70,18 +79,6 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--redis", action="store_true", help="store in Redis (SEEKGRAPH_REDIS_URL)")
     add.add_argument("--workspace", help="workspace whose users may get keys (default: the demo)")
     return parser
-
-
-def _user(args: argparse.Namespace, settings: Settings, services: Services) -> str:
-    name = args.user or settings.user
-    known = ", ".join(u.name for u in services.registry.users())
-    if not name:
-        raise CliError(f"say who is asking with --user NAME (users here: {known})")
-    try:
-        services.registry.user(name)
-    except UnknownUserError:
-        raise CliError(f"unknown user {name!r} (users here: {known})") from None
-    return str(name)
 
 
 @asynccontextmanager
@@ -126,7 +123,7 @@ async def ask(args: argparse.Namespace) -> int:
         services, report = build_services(settings)
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
-    user = _user(args, settings, services)
+    user = user_of_args(args, settings, services)
     context = Context(user=user, **knobs_of(args))
     try:
         question = admit(services, context, args.question, has_images=False).question
@@ -204,7 +201,7 @@ async def history(args: argparse.Namespace) -> int:
         services, _ = build_services(settings)
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
-    user = _user(args, settings, services)
+    user = user_of_args(args, settings, services)
     async with _compiled(settings, services) as graph:
         owner = await _owner(graph, args.thread)
         if owner != user:
@@ -281,7 +278,7 @@ async def serve_mcp_stdio(args: argparse.Namespace) -> int:
             if name is None:
                 raise CliError("unknown API key (is SEEKGRAPH_API_KEYS_FILE set?)")
         else:
-            name = _user(args, settings, state.services)
+            name = user_of_args(args, settings, state.services)
         try:
             user = state.services.registry.user(name)
         except UnknownUserError:
@@ -303,6 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "ask":
             return asyncio.run(ask(args))
+        if args.command == "research":
+            from server.cli_research import research_command
+
+            return asyncio.run(research_command(args))
         if args.command == "history":
             return asyncio.run(history(args))
         if args.command == "index":

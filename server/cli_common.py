@@ -6,10 +6,14 @@ import argparse
 import types
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from graph.api import UnknownUserError
 from graph.context import REQUEST_KNOBS, Context
 from server.settings import Settings
+
+if TYPE_CHECKING:
+    from nodes.services import Services
 
 
 class CliError(Exception):
@@ -54,3 +58,16 @@ def knobs_of(args: argparse.Namespace) -> dict[str, Any]:
     """The knobs given on the command line, ready for ``Context(**knobs)``."""
     given = {k: getattr(args, k) for k in REQUEST_KNOBS if getattr(args, k, None) is not None}
     return {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
+
+
+def user_of_args(args: argparse.Namespace, settings: Settings, services: Services) -> str:
+    """The asking user: ``--user`` or ``SEEKGRAPH_USER``, known to the workspace."""
+    name = args.user or settings.user
+    known = ", ".join(u.name for u in services.registry.users())
+    if not name:
+        raise CliError(f"say who is asking with --user NAME (users here: {known})")
+    try:
+        services.registry.user(name)
+    except UnknownUserError:
+        raise CliError(f"unknown user {name!r} (users here: {known})") from None
+    return str(name)

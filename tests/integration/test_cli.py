@@ -196,3 +196,22 @@ def test_answers_over_hard_wrapped_markdown_quote_whole_clean_sentences(tmp_path
     ) in answer
     for junk in ("<!--", "YAML", "[path docs]", "```", "using the\n"):
         assert junk not in answer, junk
+
+
+def test_research_writes_a_cited_report_and_refuses_a_cyclic_plan(tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    done = cli(
+        "research", "Everything about the VPN and single sign-on", "--user", "bob",
+        "--out", str(out), data_dir=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "[plan_research]" in done.stderr and "[check_report]" in done.stderr
+    report = out.read_text()
+    assert report.startswith("# Everything about the VPN") and "## Contents" in report
+    assert "[1]: " in report and "[src:" in report
+    assert not [m for m in RESTRICTED_MARKERS if m in report + done.stderr]
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps([{"id": "a", "question": "x", "depends_on": ["b"]},
+                                {"id": "b", "question": "y", "depends_on": ["a"]}]))  # fmt: skip
+    refused = cli("research", "x", "--user", "bob", "--plan", str(plan), data_dir=tmp_path)
+    assert refused.returncode == 2 and "the plan has a cycle: " in refused.stderr
