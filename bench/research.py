@@ -23,12 +23,14 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from bench.datasets import Dataset, build_index
-from bench.metrics import contains_answer
+from bench.datasets import Dataset, build_index, load
+from bench.metrics import all_supporting_at_k, contains_answer
 from bench.report import command_line, write
+from bench.runner import doc_ranking, install
 from graph.context import Context
 from graph.flows import FLOWS
 from graph.run import run, run_config
+from nodes.evidence import relevance
 from nodes.services import Services
 from providers.rerank import LocalReranker
 from sources.index_vectors import reranker_embedder
@@ -161,6 +163,67 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def gold_plan(question: dict[str, Any]) -> list[dict[str, Any]]:
+    """MuSiQue's decomposition as a plan: its questions and ``#1`` references, no answers."""
+    plan = []
+    for i, step in enumerate(question["decomposition"], start=1):
+        refs = sorted(set(re.findall(r"#(\d+)", step["question"])))
+        text = re.sub(r"#(\d+)", lambda m: "{q" + m.group(1) + "}", step["question"])
+        plan.append({"id": f"q{i}", "question": text, "depends_on": [f"q{r}" for r in refs]})
+    return plan
+
+
+def research_ranking(values: dict[str, Any], state: dict[str, Any]) -> list[str]:
+    """Documents the run found, each sub-question's citations in turn (round-robin), then the
+    rest of its ledger by relevance."""
+    lists = [
+        [doc_of(c["id"]) for c in r["citations"]]
+        for r in (state["results"][s["id"]] for s in state["plan"] if s["id"] in state["results"])
+    ]
+    ranked: list[str] = []
+    for depth in range(max((len(x) for x in lists), default=0)):
+        for docs in lists:
+            if depth < len(docs) and docs[depth] not in ranked:
+                ranked.append(docs[depth])
+    rest = sorted(state["ledger"].values(), key=relevance, reverse=True)
+    return ranked + [
+        d for d in dict.fromkeys(doc_of(e["source_id"]) for e in rest) if d not in ranked
+    ]
+
+
+async def evaluate_gold(args: argparse.Namespace) -> dict[str, Any]:
+    """MuSiQue with ``--plan gold``: the decomposition run by the scheduler, beside the
+    search graph alone, all-supporting@10."""
+    data = load(Path(args.data))
+    questions = [q for q in data.questions if q.get("decomposition")]
+    questions = questions[: args.limit] if args.limit else questions
+    index, source, _ = build_index(data, args.embedding)
+    runner = install(index, source, data)
+    research = FLOWS["research"].compile(runner.services, InMemorySaver())
+    scores: dict[str, list[float]] = {"research_gold_plan": [], "search_graph": []}
+    for q in questions:
+        user = data.user_for(q)
+        ctx = Context(user=user.name, mode="extractive", search_k=args.search_k)
+        thread = uuid.uuid4().hex
+        done = await run(
+            research, {"question": q["question"], "plan": gold_plan(q)}, run_config(thread), ctx
+        )
+        state = (await research.aget_state({"configurable": {"thread_id": thread}})).values
+        ranked = research_ranking(done.values, state)
+        scores["research_gold_plan"].append(all_supporting_at_k(ranked, q["supporting_ids"], 10))
+        values, _ = await runner.run_graph(
+            q["question"], user.name, search_k=args.search_k, bridge_rounds=1
+        )
+        alone = doc_ranking(values.get("evidence", []), [])
+        scores["search_graph"].append(all_supporting_at_k(alone, q["supporting_ids"], 10))
+    out = {k: round(statistics.fmean(v), 4) for k, v in scores.items()}
+    return {
+        "questions": len(questions),
+        "all_supporting@10": out,
+        "difference": round(out["research_gold_plan"] - out["search_graph"], 4),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True)
@@ -168,9 +231,15 @@ def main() -> None:
     parser.add_argument("--embedding", default="minilm")
     parser.add_argument("--limit", type=int, default=0, help="only the first N tasks")
     parser.add_argument("--search-k", type=int, default=20)
+    parser.add_argument(
+        "--plan",
+        choices=["generated", "gold"],
+        default="generated",
+        help="gold: MuSiQue's decomposition as the plan (questions only)",
+    )
     args = parser.parse_args()
     started = time.time()
-    result = asyncio.run(evaluate(args))
+    result = asyncio.run(evaluate_gold(args) if args.plan == "gold" else evaluate(args))
     write(args.json, {"command": command_line("bench.research", args), **result}, started)
 
 

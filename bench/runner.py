@@ -29,6 +29,7 @@ class GraphRunner:
     """The search graph over one benchmark's services, run question by question."""
 
     def __init__(self, services: Services) -> None:
+        self.services = services
         self.saver = InMemorySaver()
         self.graph = build_search_graph(services).compile(checkpointer=self.saver)
 

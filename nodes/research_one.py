@@ -7,6 +7,7 @@ as the sub-question's result with its reason (``record_subquestion_failure``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -16,6 +17,8 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.plan_checks import filled
 from nodes.services import node_name
+from nodes.write_report import quoted_lines
+from providers.terms import STOPWORDS
 from state.events import node_event
 from state.models import Turn
 from state.research import SubResult, SubRun
@@ -24,10 +27,29 @@ from state.research import SubResult, SubRun
 REPORT_SENTENCES = 8
 
 
+_NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'-]*)*")
+
+
+def short_answer(answer: str, question: str, words: int = 12) -> str:
+    """What fills a ``{q1}`` placeholder: the name the answer adds to its question.
+
+    An extractive answer is a list of quotes, the best first: the first name in it that the
+    question did not say (the bridge to the next hop), else its first words.
+    """
+    quotes = quoted_lines(answer)
+    text = quotes[0]["text"] if quotes else answer
+    asked = {w.lower() for w in re.findall(r"\w+", question)}
+    for name in _NAME.findall(text.split(": ", 1)[-1]):
+        said = {w.lower() for w in re.findall(r"\w+", name)}
+        if not said <= asked | STOPWORDS:  # a sentence's first word is no name
+            return name.strip()
+    return " ".join(text.split()[:words])
+
+
 async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) -> dict[str, Any]:
     """Search one sub-question; its kept evidence joins the run's ledger."""
     sub = state["sub"]
-    answers = {d["id"]: d["answer"] for d in state["depends"]}
+    answers = {d["id"]: short_answer(d["answer"], d["question"]) for d in state["depends"]}
     question = filled(sub["question"], answers)
     turns: list[Turn] = [
         {"question": d["question"], "answer": d["answer"], "mode": "extractive"}

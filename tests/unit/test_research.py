@@ -57,7 +57,7 @@ async def test_a_written_plan_runs_in_batches_and_a_dependent_gets_only_its_slic
         for e in done.events
         if e["event"] == "node" and e["node"] == "research_one" and e["detail"]["id"] == "q2"
     )
-    assert "$75" in asked  # {q1} filled with the first answer
+    assert "{q1}" not in asked and asked != PLAN[1]["question"]  # filled from q1's answer
     report = done.values["answer"]
     assert report.index("## What is the daily meal allowance?") < report.index("## How do I")
     # every number cites a passage retrieved in this run, and says which
@@ -110,3 +110,15 @@ async def test_an_extractive_plan_comes_from_the_corpus_topics(services) -> None
     plan = next(e for e in done.events if e["event"] == "node" and e["node"] == "plan_research")
     assert plan["detail"]["plan"] and done.values["references"]
     assert "kb/secret" not in str(done.values)  # bob's report holds nothing of alice's
+
+
+def test_a_placeholder_is_filled_with_the_name_the_first_answer_adds() -> None:
+    from nodes.research_one import short_answer
+
+    answer = (
+        "Extractive answer (no language model was used; each line is quoted from a source):\n\n"
+        "- My Fair Lady: The film stars Audrey Hepburn as Eliza Doolittle. [src:mqd1#0]\n"
+        "- Rex Harrison plays Higgins. [src:mqd1#1]"
+    )
+    assert short_answer(answer, "who was the actress in my fair lady") == "Audrey Hepburn"
+    assert short_answer("nothing quoted here at all", "who?") == "nothing quoted here at all"
