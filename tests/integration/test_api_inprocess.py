@@ -19,6 +19,7 @@ import pytest
 from server.app import create_app
 from server.auth import add_key_to_file
 from server.settings import Settings
+from tests.integration.conftest import RESTRICTED_MARKERS
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 
@@ -128,3 +129,20 @@ def test_the_readme_flow_example_runs(tmp_path, monkeypatch) -> None:
     namespace["print"] = printed.append
     asyncio.run(namespace["main"]())
     assert "vpn" in printed[0].lower() and "[src:" in printed[0]
+
+
+async def test_a_research_report_runs_through_the_api(workdir) -> None:
+    async with serving(workdir) as api:
+        t = await thread(api)
+        body = {"question": "Everything about the VPN and single sign-on", "flow": "research"}
+        done = frames((await api.post(f"/threads/{t}/runs", json=body)).text)
+        nodes = [d["node"] for kind, d in done if kind == "node"]
+        assert nodes[0] == "plan_research" and nodes[-1] == "check_report"
+        assert "research_one" in nodes and "prepare" in nodes  # the search's own steps stream
+        [answer] = [d for kind, d in done if kind == "answer"]
+        assert "## Contents" in answer["answer"] and "[1]" in answer["answer"]
+        assert done[-1] == ("end", {"status": "done"})
+        state = (await api.get(f"/threads/{t}/state")).json()["values"]
+        assert state["plan"] and state["references"]
+        seen = json.dumps([done, state])
+        assert not [m for m in RESTRICTED_MARKERS if m in seen]  # bob's report
