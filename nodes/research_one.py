@@ -42,7 +42,7 @@ def short_answer(answer: str, question: str, words: int = 12) -> str:
     for name in _NAME.findall(text.split(": ", 1)[-1]):
         said = {w.lower() for w in re.findall(r"\w+", name)}
         if not said <= asked | STOPWORDS:  # a sentence's first word is no name
-            return name.strip()
+            return str(name).strip()
     return " ".join(text.split()[:words])
 
 
