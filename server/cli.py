@@ -11,8 +11,15 @@ from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from graph.api import UnknownUserError, WorkspaceError
-from server.cli_common import CliError, add_knobs, knobs_of, settings_of, user_of_args
+from graph.api import UnknownUserError
+from server.cli_common import (
+    CliError,
+    add_knobs,
+    knobs_of,
+    services_and_user,
+    settings_of,
+    user_of_args,
+)
 from server.settings import Settings
 
 if TYPE_CHECKING:  # the heavy imports happen where they are used: --help answers at once
@@ -117,13 +124,8 @@ async def ask(args: argparse.Namespace) -> int:
         raise CliError(f'{exc}, e.g. seekgraph ask "How do I…?"') from None
     from graph.context import Context
     from graph.run import RUN_ERRORS, RunResult, run_config, stream_run
-    from server.bootstrap import build_services
 
-    try:
-        services, report = build_services(settings)
-    except WorkspaceError as exc:
-        raise CliError(str(exc)) from None
-    user = user_of_args(args, settings, services)
+    services, report, user = services_and_user(args, settings)
     context = Context(user=user, **knobs_of(args))
     try:
         question = admit(services, context, args.question, has_images=False).question
@@ -194,14 +196,9 @@ def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
 async def history(args: argparse.Namespace) -> int:
     """Print the checkpointed state after every node of a thread, oldest first."""
     from graph.inspect import steps_of
-    from server.bootstrap import build_services
 
     settings = settings_of(args)
-    try:
-        services, _ = build_services(settings)
-    except WorkspaceError as exc:
-        raise CliError(str(exc)) from None
-    user = user_of_args(args, settings, services)
+    services, _, user = services_and_user(args, settings)
     async with _compiled(settings, services) as graph:
         owner = await _owner(graph, args.thread)
         if owner != user:

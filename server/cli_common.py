@@ -71,3 +71,18 @@ def user_of_args(args: argparse.Namespace, settings: Settings, services: Service
     except UnknownUserError:
         raise CliError(f"unknown user {name!r} (users here: {known})") from None
     return str(name)
+
+
+def services_and_user(args: argparse.Namespace, settings: Settings) -> tuple[Any, Any, str]:
+    """The workspace's services (indexing what changed), its sync report, the asking user.
+
+    A workspace that cannot be used, or an unknown user, is a ``CliError`` saying what to fix.
+    """
+    from graph.api import WorkspaceError
+    from server.bootstrap import build_services
+
+    try:
+        services, report = build_services(settings)
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    return services, report, user_of_args(args, settings, services)

@@ -9,12 +9,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from server.cli_common import CliError, knobs_of, settings_of, user_of_args
+from server.cli_common import CliError, knobs_of, services_and_user, settings_of
 
 
 async def research_command(args: argparse.Namespace) -> int:
     """Plan (or take ``--plan``), optionally review, research, write the report."""
-    from graph.api import AdmissionError, WorkspaceError, check_question
+    from graph.api import AdmissionError, check_question
 
     settings = settings_of(args)
     try:
@@ -35,13 +35,8 @@ async def research_command(args: argparse.Namespace) -> int:
     from graph.context import Context
     from graph.flows import FLOWS
     from graph.run import RUN_ERRORS, RunResult, run_config, stream_run
-    from server.bootstrap import build_services
 
-    try:
-        services, _ = build_services(settings)
-    except WorkspaceError as exc:
-        raise CliError(str(exc)) from None
-    user = user_of_args(args, settings, services)
+    services, _, user = services_and_user(args, settings)
     context = Context(user=user, review_before_answer=args.review, **knobs_of(args))
     thread = str(uuid.uuid4())
     config = run_config(thread, owner=user, flow="research")
