@@ -12,7 +12,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from graph.routing import fan_out_expand_query
-from graph.search import build_search_flow
+from graph.search import add_search_source, build_search_flow
 from nodes.check_answer import check_answer
 from nodes.context import Context
 from nodes.evaluate import evaluate
@@ -20,7 +20,6 @@ from nodes.expand_query import expand_query
 from nodes.filter_results import filter_results
 from nodes.integrate import integrate
 from nodes.prepare import prepare
-from nodes.search_source import record_source_failure, search_source
 from nodes.services import Services, bind
 from state.schemas import OutputState, SearchInput, SearchState
 
@@ -35,12 +34,7 @@ def build_quick_graph(services: Services | None, context_schema: type[Context] =
     )
     b.add_node("prepare", bind(prepare, services))
     b.add_node("expand_query", bind(expand_query, services))
-    b.add_node(
-        "search_source",
-        bind(search_source, services),
-        timeout=10.0,
-        error_handler=record_source_failure,
-    )
+    add_search_source(b, services)
     b.add_node("filter_results", bind(filter_results, services))
     b.add_node("evaluate", bind(evaluate, services, actions=frozenset({"answer"})))
     b.add_node("integrate", bind(integrate, services))

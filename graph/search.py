@@ -46,6 +46,21 @@ def _retryable(exc: Exception) -> bool:
     )
 
 
+def add_search_source(
+    builder: StateGraph[Any, Any, Any, Any],
+    services: Services | None,
+    source_timeout: float = SOURCE_TIMEOUT,
+) -> None:
+    """The ``search_source`` branch node: its timeout, one retry, its failure as data."""
+    builder.add_node(
+        "search_source",
+        bind(search_source, services),
+        retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.2, retry_on=_retryable),
+        timeout=source_timeout,
+        error_handler=record_source_failure,
+    )
+
+
 def build_search_graph(
     services: Services | None,
     *,
@@ -75,13 +90,7 @@ def build_search_graph(
     )
     builder.add_node("prepare", bind(prepare, services))
     builder.add_node("expand_query", bind(expand_query, services))
-    builder.add_node(
-        "search_source",
-        bind(search_source, services),
-        retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.2, retry_on=_retryable),
-        timeout=source_timeout,
-        error_handler=record_source_failure,
-    )
+    add_search_source(builder, services, source_timeout)
     builder.add_node("filter_results", bind(filter_results, services))
     builder.add_node("evaluate", bind(evaluate, services, actions=actions))
     builder.add_node("review_evidence", bind(review_evidence, services))
@@ -152,4 +161,10 @@ def search_flow(
     )
 
 
-__all__ = ["SOURCE_TIMEOUT", "build_search_flow", "build_search_graph", "search_flow"]
+__all__ = [
+    "SOURCE_TIMEOUT",
+    "add_search_source",
+    "build_search_flow",
+    "build_search_graph",
+    "search_flow",
+]
