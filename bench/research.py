@@ -71,6 +71,8 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     folder = Path(args.data)
     corpus = [json.loads(x) for x in (folder / "corpus.jsonl").read_text().splitlines() if x]
     tasks = [json.loads(x) for x in (folder / "tasks.jsonl").read_text().splitlines() if x]
+    if args.conversations:
+        tasks = [t for t in tasks if t["conversation"] in args.conversations.split(",")]
     tasks = tasks[: args.limit] if args.limit else tasks
     data = Dataset(folder.name, corpus, tasks)
     index, source, _ = build_index(data, args.embedding)
@@ -91,6 +93,9 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         done = await run(research, {"question": task["request"]}, run_config(uuid.uuid4().hex), ctx)
         seconds = time.perf_counter() - started
         report = done.values["answer"]
+        if args.reports:
+            args.reports.mkdir(parents=True, exist_ok=True)
+            (args.reports / f"{task['_id']}.md").write_text(report)
         refs = {str(r["n"]): doc_of(r["id"]) for r in done.values["references"]}
         head = first_words(report, limit)
         cited_head = {refs[n] for n in _REF.findall(head) if n in refs}
@@ -231,6 +236,10 @@ def main() -> None:
     parser.add_argument("--embedding", default="minilm")
     parser.add_argument("--limit", type=int, default=0, help="only the first N tasks")
     parser.add_argument("--search-k", type=int, default=20)
+    parser.add_argument(
+        "--conversations", help="only these conversations' tasks (e.g. 26,30: the tuning half)"
+    )
+    parser.add_argument("--reports", type=Path, help="write each report here as TASK.md")
     parser.add_argument(
         "--plan",
         choices=["generated", "gold"],

@@ -15,6 +15,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
+from nodes.report_text import attribution, subject_of
 from nodes.services import node_name
 from nodes.write_report import normal
 from state.events import node_event
@@ -39,15 +40,18 @@ async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
     lines = [f"# {state['question']}", ""]
     body: list[str] = []
     contents: list[str] = []
+    subject = subject_of(state["question"]).lower().split()
     for section in state.get("sections", []):
         shown = []
+        last_date = ""
         for sentence in section["sentences"]:
             ev = ledger.get(sentence["source_id"])
             if ev is None or not is_quote(sentence["text"], f"{ev['title']}. {ev['snippet']}"):
                 dropped += 1
                 continue
             n = numbers.setdefault(sentence["source_id"], len(numbers) + 1)
-            shown.append(f"- {sentence['text']} [{n}]")
+            said, last_date = attribution(ev, subject, last_date)
+            shown.append(f"- {said}{sentence['text']} [{n}]")
         if shown:
             contents.append(section["title"])
             body += [f"## {section['title']}", "", *shown, ""]

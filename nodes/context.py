@@ -125,6 +125,15 @@ class Context:
             request=True,
         ),
     )
+    report_words: int = field(
+        default=1500,
+        metadata=_d(
+            "Length of a research report's body, words: the quotes are chosen to fit it.",
+            request=True,
+            ge=100,
+            le=20000,
+        ),
+    )
     max_answer_sentences: int = field(
         default=5, metadata=_d("Most quoted sentences in an extractive answer.")
     )

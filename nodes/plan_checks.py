@@ -35,6 +35,8 @@ def checked_plan(raw: Any) -> list[SubQuestion]:
             "depends_on": [str(d) for d in item.get("depends_on") or []],
             "intent": str(item.get("intent") or ""),
         }
+        if str(item.get("title") or "").strip():
+            sub["title"] = str(item["title"]).strip()
         if item.get("sources"):
             sub["sources"] = [str(s) for s in item["sources"]]
         if item.get("budget_share") is not None:

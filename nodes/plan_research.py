@@ -9,7 +9,6 @@ their questions) are merged. No question lists, no templates.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any
 
@@ -17,26 +16,22 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
+from nodes.filter_stages import to_evidence
 from nodes.plan_checks import checked_plan
+from nodes.report_text import REQUEST_FRAME, subject_of
 from nodes.services import Services, node_name, now, user_of
 from providers.embeddings import aembed_passages, aembed_queries
-from providers.terms import STOPWORDS, display_words
+from providers.terms import display_words
 from state.events import node_event
 from state.models import Hit
 from state.research import ResearchState, SubQuestion
 
 #: Passages the broad search gathers per source to find the topics.
-PLAN_POOL = 80
+PLAN_POOL = 200
 #: Most topics (sub-questions) a generated plan has.
 MAX_TOPICS = 16
 #: Two sub-questions whose embeddings are this close are one (MiniLM paraphrase level).
 DUPLICATE_COSINE = 0.9
-_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")
-_REQUEST_FRAME = frozenset(
-    "write report reports summary summarise summarize everything know about events life "
-    "work interests plans people close dates conversation give gives where their they the "
-    "with".split()
-)
 
 
 def kmeans(vectors: np.ndarray, k: int, rounds: int = 20) -> list[int]:
@@ -58,12 +53,6 @@ def kmeans(vectors: np.ndarray, k: int, rounds: int = 20) -> list[int]:
                 mean = members.mean(axis=0)
                 c[j] = mean / (np.linalg.norm(mean) or 1.0)
     return [int(x) for x in labels]
-
-
-def subject_of(request: str) -> str:
-    """The names the request is about ("Write a report on Caroline: …" → "Caroline")."""
-    names = [n for n in _NAME.findall(request) if n.lower() not in STOPWORDS | _REQUEST_FRAME]
-    return " ".join(dict.fromkeys(names))
 
 
 def topic_words(texts: list[str], labels: list[int], k: int, skip: set[str]) -> list[list[str]]:
@@ -91,10 +80,19 @@ def topic_words(texts: list[str], labels: list[int], k: int, skip: set[str]) -> 
     return out
 
 
+def heading(words: list[str]) -> str:
+    """A section heading from a topic's words: ``Pottery, learning, August``."""
+    text = ", ".join(words)
+    return text[:1].upper() + text[1:]
+
+
 async def extractive_plan(
     request: str, ctx: Context, services: Services
-) -> tuple[list[SubQuestion], dict[str, Any]]:
-    """Sub-questions from the topics of the request's evidence, and how they were found."""
+) -> tuple[list[SubQuestion], dict[str, Any], list[Hit], dict[str, dict[str, Any]]]:
+    """Sub-questions from the topics of the request's evidence.
+
+    Also how they were found, the passages searched, and each sub-question's topic passages.
+    """
     user = user_of(services, ctx)
     subject = subject_of(request)
     hits: list[Hit] = []
@@ -107,22 +105,36 @@ async def extractive_plan(
                     seen.add(hit["source_id"])
                     hits.append(hit)
     if len(hits) < 4:
-        return [{"id": "q1", "question": request, "depends_on": [], "intent": request}], {
-            "passages": len(hits),
-            "topics": 1,
-        }
+        return (
+            [{"id": "q1", "question": request, "depends_on": [], "intent": request}],
+            {
+                "passages": len(hits),
+                "topics": 1,
+            },
+            [],
+            {},
+        )
     texts = [f"{h['title']}. {h['snippet']}" for h in hits]
     vectors = np.asarray(await aembed_passages(services.embedder, texts))
     k = min(MAX_TOPICS, max(2, len(hits) // 6))
     labels = kmeans(vectors, k)
-    skip = {w.lower() for w in display_words(request)} | _REQUEST_FRAME
+    skip = {w.lower() for w in display_words(request)} | REQUEST_FRAME
     skip |= {w.lower() for w in display_words(subject)}
-    skip |= {w.lower() for h in hits for w in display_words(h["title"].split("(")[0])}
+    skip |= {w.lower() for h in hits for w in display_words(h["title"])}  # who, where, when
     words = topic_words(texts, labels, k, skip)
-    candidates = [" ".join(w) for w in words if w]
+    clusters = [j for j in range(k) if words[j]]
+    candidates = [" ".join(words[j]) for j in clusters]
     questions = [f"{subject} {c}".strip() for c in candidates]
     if not questions:
-        questions = [request]
+        return (
+            [{"id": "q1", "question": request, "depends_on": [], "intent": request}],
+            {
+                "passages": len(hits),
+                "topics": 1,
+            },
+            [],
+            {},
+        )
     qv = np.asarray(await aembed_queries(services.embedder, questions))
     kept: list[int] = []
     for i in range(len(questions)):
@@ -133,12 +145,24 @@ async def extractive_plan(
             "id": f"q{n}",
             "question": questions[i],
             "depends_on": [],
+            "title": heading(words[clusters[i]]),
             "intent": f"What the sources say of {subject or 'the request'} about "
-            f"{candidates[i] if i < len(candidates) else request}; not the other topics.",
+            f"{candidates[i]}; not the other topics.",
         }
         for n, i in enumerate(kept, start=1)
     ]
-    return plan, {"passages": len(hits), "topics": k, "merged": len(questions) - len(kept)}
+    # each topic's passages are its sub-question's evidence too (a merged topic's go to the
+    # question it was merged into)
+    home = {i: max(kept, key=lambda j: float(qv[i] @ qv[j])) for i in range(len(questions))}
+    sub_of = {clusters[i]: plan[kept.index(home[i])] for i in range(len(questions))}
+    topics: dict[str, dict[str, Any]] = {
+        sub["id"]: {"question": sub["question"], "ids": []} for sub in plan
+    }
+    for hit, label in zip(hits, labels, strict=True):
+        if label in sub_of:
+            topics[sub_of[label]["id"]]["ids"].append(hit["source_id"])
+    how = {"passages": len(hits), "topics": k, "merged": len(questions) - len(kept)}
+    return plan, how, hits, topics
 
 
 async def plan_research(
@@ -147,11 +171,16 @@ async def plan_research(
     """The plan: the person's own (checked), or one derived from the corpus."""
     ctx = runtime.context
     request = state["question"].strip()
+    found: dict[str, Any] = {}
     if state.get("plan"):
         plan, how, status = checked_plan(state["plan"]), {"given": True}, "written"
     else:
-        plan, how = await extractive_plan(request, ctx, services)
+        plan, how, pool, topics = await extractive_plan(request, ctx, services)
         plan, status = checked_plan(plan), "planned"
+        found = {
+            "ledger": {h["source_id"]: to_evidence(h, 0, "plan") for h in pool},
+            "topics": topics,
+        }
     runtime.stream_writer(
         node_event(
             node_name("plan_research"),
@@ -161,4 +190,10 @@ async def plan_research(
         )
     )
     budget = {"started": now(), "max_seconds": ctx.max_seconds * 10}
-    return {"plan": plan, "plan_status": status, "budget": budget, "mode": "extractive"}
+    return {
+        "plan": plan,
+        "plan_status": status,
+        "budget": budget,
+        "mode": "extractive",
+        **found,
+    }

@@ -15,16 +15,19 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
+from nodes.evidence import relevance
 from nodes.plan_checks import filled
 from nodes.services import node_name
 from nodes.write_report import quoted_lines
 from providers.terms import STOPWORDS
 from state.events import node_event
 from state.models import Turn
-from state.research import SubResult, SubRun
+from state.research import SubResult, SubRun, not_answered
 
 #: Quotes a sub-question's search gives its section (a report has room a chat answer has not).
 REPORT_SENTENCES = 8
+#: Passages a sub-question's search keeps a round: a section chooses among them.
+REPORT_EVIDENCE = 20
 
 
 _NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'-]*)*")
@@ -60,6 +63,7 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
         runtime.context,
         review_before_answer=False,
         max_answer_sentences=max(runtime.context.max_answer_sentences, REPORT_SENTENCES),
+        rerank_top_k=max(runtime.context.rerank_top_k, REPORT_EVIDENCE),
     )
     if sub.get("sources"):
         context = replace(context, sources=tuple(sub["sources"]))
@@ -71,6 +75,8 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
         "status": "done",
         "answer": out.get("answer", ""),
         "citations": out.get("citations", []),
+        "evidence": [ev["source_id"] for ev in sorted(kept, key=relevance, reverse=True)],
+        "conflicts": out.get("conflicts", []),
         "reason": "; ".join(out.get("unanswered", [])),
     }
     runtime.stream_writer(
@@ -88,12 +94,4 @@ def record_subquestion_failure(state: SubRun, error: NodeError) -> dict[str, Any
     """A sub-question that failed after its retries: marked failed, with the reason."""
     sub = state["sub"]
     reason = f"{type(error.error).__name__}: {error.error}"[:300]
-    failed: SubResult = {
-        "id": sub["id"],
-        "question": sub["question"],
-        "status": "failed",
-        "answer": "",
-        "citations": [],
-        "reason": reason,
-    }
-    return {"results": {sub["id"]: failed}}
+    return {"results": {sub["id"]: not_answered(sub, "failed", reason)}}

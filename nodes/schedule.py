@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.services import node_name, now
 from state.events import node_event
-from state.research import ResearchState, SubResult
+from state.research import ResearchState, SubResult, not_answered
 
 
 async def schedule(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -42,14 +42,7 @@ async def schedule(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
                 else ("skipped: the time budget was spent" if spent else "")
             )
             if reason:
-                skipped[sub["id"]] = {
-                    "id": sub["id"],
-                    "question": sub["question"],
-                    "status": "skipped",
-                    "answer": "",
-                    "citations": [],
-                    "reason": reason,
-                }
+                skipped[sub["id"]] = not_answered(sub, "skipped", reason)
                 changed = True
     done = sum(1 for r in results.values() if r["status"] == "done")
     runtime.stream_writer(

@@ -10,7 +10,7 @@ from typing import Annotated, Any, NotRequired
 
 from typing_extensions import TypedDict
 
-from state.models import Citation, Evidence
+from state.models import Citation, Conflict, Evidence
 
 
 class SubQuestion(TypedDict):
@@ -22,6 +22,8 @@ class SubQuestion(TypedDict):
     depends_on: list[str]
     intent: str
     """What it must and must not cover (so a dependent step does not drift)."""
+    title: NotRequired[str]
+    """Its section's heading in the report (the question when unset)."""
     sources: NotRequired[list[str]]
     budget_share: NotRequired[float]
 
@@ -36,6 +38,10 @@ class SubResult(TypedDict):
     """``done``, ``failed`` or ``skipped``."""
     answer: str
     citations: list[Citation]
+    evidence: list[str]
+    """Source ids of the passages its search kept, most relevant first (its evidence slice)."""
+    conflicts: list[Conflict]
+    """Where its sources disagree, or one replaces another."""
     reason: str
     """Why it failed or was skipped; what it could not find."""
 
@@ -47,6 +53,20 @@ class Section(TypedDict):
     title: str
     sentences: list[dict[str, Any]]
     """``{"text", "source_id"}``: every sentence a quote of the evidence it cites."""
+
+
+def not_answered(sub: SubQuestion, status: str, reason: str) -> SubResult:
+    """The result of a sub-question that failed or was skipped, with why."""
+    return {
+        "id": sub["id"],
+        "question": sub["question"],
+        "status": status,
+        "answer": "",
+        "citations": [],
+        "evidence": [],
+        "conflicts": [],
+        "reason": reason,
+    }
 
 
 def merge_by_id(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
@@ -80,6 +100,10 @@ class ResearchState(ResearchInput, ReportState):
     results: Annotated[dict[str, SubResult], merge_by_id]
     ledger: Annotated[dict[str, Evidence], merge_by_id]
     """Every passage retrieved for this user in this run, by source id."""
+    topics: dict[str, dict[str, Any]]
+    """A generated plan's topics: per sub-question id, its ``question`` as planned and the
+    ``ids`` of the passages the topic was found in (part of its evidence while the question
+    is unchanged)."""
     sections: list[Section]
     budget: dict[str, Any]
 

@@ -122,3 +122,64 @@ def test_a_placeholder_is_filled_with_the_name_the_first_answer_adds() -> None:
     )
     assert short_answer(answer, "who was the actress in my fair lady") == "Audrey Hepburn"
     assert short_answer("nothing quoted here at all", "who?") == "nothing quoted here at all"
+
+
+PRIYA_CHAT = [
+    ("Priya", "Hey Tom! Long time no see!"),
+    ("Tom", "Hi Priya! How have you been?"),
+    ("Priya", "I adopted a greyhound called Biscuit from the Leeds rescue centre last weekend."),
+    ("Tom", "Wow, that's great!"),
+    ("Priya", "Haha thanks, so happy!"),
+    ("Priya", "I start a new job as a marine biologist at the Plymouth aquarium in June."),
+    ("Tom", "Congrats! You deserve it."),
+    ("Priya", "My sister Anika is getting married in Lisbon on 14 September."),
+    ("Priya", "Yeah, it is so cool."),
+    ("Tom", "I finally fixed my old motorbike, the red Honda, after three months of work."),
+    ("Priya", "Biscuit loves long walks along the Tamar estuary every morning."),
+    ("Priya", "Okay, talk soon!"),
+]
+
+
+def priya_services(embedder):
+    from sources.memory import InMemorySource, MemoryDocument
+    from tests.conftest import make_services
+
+    docs = [
+        MemoryDocument(
+            f"chat/p{i}",
+            f"{who} (#friends)",
+            f"{who}: {text}",
+            acl=["group:everyone"],
+            updated_at=f"2026-03-{i + 1:02d}T10:00:00Z",
+        )
+        for i, (who, text) in enumerate(PRIYA_CHAT)
+    ]
+    return make_services(embedder, [InMemorySource("chat", "messages", docs)])
+
+
+async def test_a_report_on_a_person_quotes_what_they_said_of_substance_within_its_length(
+    embedder,
+) -> None:
+    graph = FLOWS["research"].compile(priya_services(embedder), InMemorySaver())
+    done = await run(
+        graph,
+        {"question": "Write a report on Priya"},
+        run_config("p"),
+        Context(user="bob", search_k=20, report_words=60),
+    )
+    report = done.values["answer"]
+    body = report.split("## What could not be found")[0].split("\n[1]:")[0]
+    quoted = [line for line in body.splitlines() if line.startswith("- ")]
+    # the length asked for is kept, and spent on what Priya said of substance
+    assert len(body.split()) <= 60, body
+    assert quoted and any("Biscuit" in line or "marine biologist" in line for line in quoted)
+    for chatter in ("Long time no see", "so happy", "so cool", "talk soon", "motorbike"):
+        assert chatter not in body, f"{chatter!r} spent the report's words"
+    # each line says when it was said and is a quote of the message its number names
+    refs = {r["n"]: r["id"] for r in done.values["references"]}
+    texts = {f"chat/p{i}": t for i, (_, t) in enumerate(PRIYA_CHAT)}
+    for line in quoted:
+        n = int(re.findall(r"\[(\d+)\]$", line)[0])
+        quote = re.sub(r"^- (?:\(\d+ \w+ \d{4}\) )?", "", line).rsplit(" [", 1)[0]
+        assert quote in texts[refs[n].split("#")[0].split(":", 1)[-1]], line
+    assert re.search(r"^- \(\d{1,2} Mar 2026\) ", body, re.M)
