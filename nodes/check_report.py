@@ -15,10 +15,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
-from nodes.report_text import attribution, subject_of
+from nodes.report_text import attribution, parsed_date, short_date, subject_of
 from nodes.services import node_name
 from nodes.write_report import normal
 from state.events import node_event
+from state.models import KIND_LABELS, Evidence
 from state.research import ResearchState
 
 _MARK = re.compile(r"^\((?:out of date|upcoming)\)\s*")
@@ -30,6 +31,58 @@ def is_quote(text: str, passage: str) -> bool:
     text = _MARK.sub("", text)
     body = normal(_SPEAKER.sub("", text)) or normal(text)
     return bool(body) and (body in normal(passage) or normal(text) in normal(passage))
+
+
+def dated(value: str | None, kind: str) -> str:
+    """``knowledge base, 15 Jan 2026``: what a claim is and when it was written."""
+    moment = parsed_date(value)
+    label = KIND_LABELS.get(kind, kind)
+    return f"{label}, {short_date(moment)}" if moment else label
+
+
+def disagreements(
+    state: ResearchState, ledger: dict[str, Evidence], numbers: dict[str, int]
+) -> list[str]:
+    """Where the run's sources disagree, and cited passages a newer document replaces.
+
+    The disagreements are the sub-questions' conflicts; every claim is a quote of evidence
+    in the ledger.
+    """
+    lines: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    results = state.get("results", {})
+    for sub in state["plan"]:
+        result = results.get(sub["id"])
+        for conflict in result.get("conflicts", []) if result else []:
+            claims = [
+                c
+                for c in conflict["claims"]
+                if c["id"] in ledger
+                and is_quote(c["text"], f"{ledger[c['id']]['title']}. {ledger[c['id']]['snippet']}")
+            ]
+            key = (conflict["topic"], conflict["trust"])
+            if len(claims) < 2 or key in seen or conflict["trust"] not in ledger:
+                continue
+            seen.add(key)
+            said = " vs ".join(
+                f"“{c['text']}” ({dated(c.get('updated_at'), ledger[c['id']]['kind'])}) "
+                f"[{numbers.setdefault(c['id'], len(numbers) + 1)}]"
+                for c in claims
+            )
+            trust = numbers.setdefault(conflict["trust"], len(numbers) + 1)
+            lines.append(f"- {said}. Trust [{trust}]: {conflict['reason']}")
+    by_doc = {ev["doc_id"]: sid for sid, ev in ledger.items()}
+    for source_id, n in list(numbers.items()):
+        ev = ledger[source_id]
+        if not ev.get("deprecated"):
+            continue
+        newer = by_doc.get(ev.get("superseded_by") or "")
+        instead = ""
+        if newer:
+            m = numbers.setdefault(newer, len(numbers) + 1)
+            instead = f"; replaced by {ledger[newer]['title']} [{m}]"
+        lines.append(f"- [{n}] {ev['title']} is out of date{instead}.")
+    return lines
 
 
 async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -57,6 +110,9 @@ async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
             body += [f"## {section['title']}", "", *shown, ""]
     lines += ["## Contents", ""] + [f"{i}. {t}" for i, t in enumerate(contents, 1)] + [""]
     lines += body
+    disagree = disagreements(state, ledger, numbers)
+    if disagree:
+        lines += ["## Sources disagree or are out of date", "", *disagree, ""]
     if state.get("unanswered"):
         lines += ["## What could not be found", ""]
         lines += [f"- {u}" for u in state["unanswered"]] + [""]

@@ -54,15 +54,20 @@ def subject_of(request: str) -> str:
     return " ".join(dict.fromkeys(names))
 
 
-def when_said(ev: Evidence) -> datetime | None:
-    """When a message or note was said (its ``updated_at``, any common date format)."""
-    if ev["kind"] not in DATED_KINDS or not ev.get("updated_at"):
+def parsed_date(value: str | None) -> datetime | None:
+    """A date in any common format ("1:56 pm on 8 May, 2023", ISO 8601), or None."""
+    if not value:
         return None
     try:
-        moment: datetime = dates.parse(str(ev["updated_at"]), fuzzy=True)
+        moment: datetime = dates.parse(str(value), fuzzy=True)
         return moment
     except (ValueError, OverflowError):
         return None
+
+
+def when_said(ev: Evidence) -> datetime | None:
+    """When a message or note was said (its ``updated_at``)."""
+    return parsed_date(ev.get("updated_at")) if ev["kind"] in DATED_KINDS else None
 
 
 def said_order(ev: Evidence) -> str:

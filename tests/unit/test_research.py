@@ -183,3 +183,24 @@ async def test_a_report_on_a_person_quotes_what_they_said_of_substance_within_it
         quote = re.sub(r"^- (?:\(\d+ \w+ \d{4}\) )?", "", line).rsplit(" [", 1)[0]
         assert quote in texts[refs[n].split("#")[0].split(":", 1)[-1]], line
     assert re.search(r"^- \(\d{1,2} Mar 2026\) ", body, re.M)
+
+
+async def test_the_report_says_where_sources_disagree_and_what_is_out_of_date(services) -> None:
+    graph = FLOWS["research"].compile(services, InMemorySaver())
+    plan = [
+        {"id": "q1", "question": "What is the daily meal allowance for travel?"},
+        {"id": "q2", "question": "How do I set up SSO with OneLogin?"},
+    ]
+    done = await run(
+        graph, {"question": "Travel and SSO", "plan": plan}, run_config("d"), Context(user="bob")
+    )
+    report = done.values["answer"]
+    refs = {r["n"]: r["id"] for r in done.values["references"]}
+    part = report.split("## Sources disagree or are out of date")[1].split("\n## ")[0]
+    meals = next(line for line in part.splitlines() if "$50" in line)
+    assert "$75" in meals  # both amounts, each with its source
+    cited = {refs[int(n)].split("#")[0] for n in re.findall(r"\[(\d+)\]", meals)}
+    assert {"kb/travel", "chat/m2"} <= cited, meals
+    stale = [line for line in part.splitlines() if line.startswith("- [")]
+    assert stale and "SSO setup with OneLogin is out of date" in stale[0], part
+    assert "replaced by SSO setup with Okta" in stale[0]
