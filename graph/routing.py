@@ -67,7 +67,8 @@ def next_batch(state: Any) -> list[Send] | Literal["write_report"]:
             {"id": d, "question": results[d]["question"], "answer": results[d]["answer"]}
             for d in sub["depends_on"]
         ]
-        sends.append(Send("research_one", {"sub": sub, "depends": depends}))
+        payload = {"sub": sub, "depends": depends, "trace_id": state.get("trace_id", "")}
+        sends.append(Send("research_one", payload))
     return sends or "write_report"
 
 

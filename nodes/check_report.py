@@ -134,6 +134,7 @@ async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
             node_name("check_report"),
             f"{len(references)} references verified; {dropped} sentences dropped",
             dropped=dropped,
+            trace_id=state.get("trace_id", ""),
         )
     )
     return {"answer": "\n".join(lines).strip() + "\n", "references": references}

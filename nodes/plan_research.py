@@ -9,6 +9,7 @@ their questions) are merged. No question lists, no templates.
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from typing import Any
 
@@ -171,6 +172,7 @@ async def plan_research(
     """The plan: the person's own (checked), or one derived from the corpus."""
     ctx = runtime.context
     request = state["question"].strip()
+    trace = state.get("trace_id") or uuid.uuid4().hex
     found: dict[str, Any] = {}
     if state.get("plan"):
         plan, how, status = checked_plan(state["plan"]), {"given": True}, "written"
@@ -186,6 +188,7 @@ async def plan_research(
             node_name("plan_research"),
             f"{len(plan)} sub-questions ({status})",
             plan=plan,
+            trace_id=trace,
             **how,
         )
     )
@@ -195,5 +198,6 @@ async def plan_research(
         "plan_status": status,
         "budget": budget,
         "mode": "extractive",
+        "trace_id": trace,
         **found,
     }

@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from langgraph.config import get_config
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 
@@ -67,7 +68,13 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
     )
     if sub.get("sources"):
         context = replace(context, sources=tuple(sub["sources"]))
-    out = await search.ainvoke({"question": question, "turns": turns}, context=context)
+    # the trace id reaches the sub-run's events and model calls through its metadata
+    parent = get_config()
+    metadata = {**parent.get("metadata", {}), "trace_id": state["trace_id"]}
+    metadata["sub_question"] = sub["id"]
+    out = await search.ainvoke(
+        {"question": question, "turns": turns}, {"metadata": metadata}, context=context
+    )
     kept = [ev for ev in out.get("evidence", []) if ev["kept_by"] != "none"]
     result: SubResult = {
         "id": sub["id"],
@@ -85,6 +92,7 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
             f"{sub['id']} done: {len(result['citations'])} citations",
             id=sub["id"],
             question=question,
+            trace_id=state.get("trace_id", ""),
         )
     )
     return {"results": {sub["id"]: result}, "ledger": {ev["source_id"]: ev for ev in kept}}

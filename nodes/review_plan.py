@@ -58,5 +58,7 @@ async def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     else:
         update = {"plan_status": "approved"}
         summary = "plan approved"
-    runtime.stream_writer(node_event(node_name("review_plan"), summary))
+    runtime.stream_writer(
+        node_event(node_name("review_plan"), summary, trace_id=state.get("trace_id", ""))
+    )
     return update

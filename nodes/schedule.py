@@ -51,6 +51,7 @@ async def schedule(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
             f"{done} of {len(state['plan'])} sub-questions answered"
             + (f", {len(skipped)} skipped" if skipped else ""),
             skipped=sorted(skipped),
+            trace_id=state.get("trace_id", ""),
         )
     )
     return {"results": skipped} if skipped else {}

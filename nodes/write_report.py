@@ -107,6 +107,7 @@ async def write_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
             node_name("write_report"),
             f"{len(sections)} sections, {len(chosen)} quotes of {len(candidates)} candidates",
             sections=[s["title"] for s in sections],
+            trace_id=state.get("trace_id", ""),
         )
     )
     return {"sections": sections, "unanswered": missing}

@@ -76,8 +76,14 @@ class _RunRequestBase(BaseModel):
     flow: str = Field(
         default="search",
         max_length=64,
-        description="Which flow answers: search (default), quick or reviewed (GET /flows). "
-        "A thread keeps the flow of its first run.",
+        description="Which flow answers: search (default), quick, reviewed or research "
+        "(GET /flows). A thread keeps the flow of its first run.",
+    )
+    plan: list[dict[str, Any]] | None = Field(
+        default=None,
+        max_length=64,
+        description="research only: your own plan, a list of sub-questions (`id`, `question`, "
+        "`depends_on`, `intent`, `sources`, `title`); checked like a generated one.",
     )
 
     @field_validator("question")

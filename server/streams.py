@@ -18,7 +18,7 @@ from fastapi import HTTPException
 from fastapi.responses import StreamingResponse
 from langgraph.types import Command
 
-from graph.api import AdmissionError, User, admit
+from graph.api import AdmissionError, PlanError, User, admit, checked_plan
 from graph.context import REQUEST_KNOBS, context_from_dict
 from server.api_models import RunRequest
 from server.app_state import AppState
@@ -89,6 +89,12 @@ async def start_run(
             422, f"this thread runs the {flow!r} flow; start a new thread for {body.flow!r}"
         )
     flow = body.flow
+    if body.plan is not None and flow != "research":
+        raise HTTPException(422, f"a plan is for the research flow, not {flow!r}")
+    try:
+        plan = checked_plan(body.plan) if body.plan is not None else None
+    except PlanError as exc:
+        raise HTTPException(422, f"the plan cannot run: {exc}") from None
     earlier_images = [ref for t in (previous or {}).get("turns", []) for ref in t.get("images", [])]
     context = context_from_dict({**body.model_dump(include=set(REQUEST_KNOBS)), "user": user.name})
     try:
@@ -122,6 +128,10 @@ async def start_run(
     graph_input: dict[str, Any] = {"question": admitted.question}
     if images:
         graph_input["images"] = images
+    if plan is not None:
+        graph_input["plan"] = plan
+    if flow == "research":
+        graph_input["trace_id"] = run_id  # one id from the request to every model call
     try:
         await app.coordinator.set_title(thread_id, admitted.question[:120])
         handle = app.runs.start(

@@ -75,10 +75,12 @@ def merge_by_id(current: dict[str, Any] | None, update: dict[str, Any] | None) -
 
 
 class ResearchInput(TypedDict):
-    """A research request; optionally the person's own plan."""
+    """A research request; optionally the person's own plan and the caller's trace id."""
 
     question: str
     plan: NotRequired[list[SubQuestion]]
+    trace_id: NotRequired[str]
+    """Carried through every sub-run, event and model call (one is made when unset)."""
 
 
 class ReportState(TypedDict):
@@ -114,3 +116,4 @@ class SubRun(TypedDict):
     sub: SubQuestion
     depends: list[dict[str, str]]
     """The context slice: each dependency's ``id``, ``question`` and cited ``answer``."""
+    trace_id: str

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, GenericFakeChatModel
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
@@ -98,6 +99,18 @@ def chat_docs() -> list[MemoryDocument]:
             updated_at="2026-11-10T14:05:00Z",
         ),
     ]
+
+
+def scripted_model() -> GenericFakeChatModel:
+    """A chat model scripted for one LLM-mode search of "How do I install the VPN client?"."""
+    replies = [
+        '{"queries": ["WireGuard VPN client install"]}',
+        '{"grades": [{"id": "kb/vpn#0", "score": 0.9}, {"id": "kb/vpn#1", "score": 0.8}]}',
+        '{"action": "answer", "reason": "KB covers it", "read_doc_ids": [], "gap_questions": []}',
+        "Install the WireGuard client from Self Service [src:kb/vpn#0].",
+        '{"supported": true, "definitive": true, "problems": []}',
+    ]
+    return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
 
 
 def make_services(

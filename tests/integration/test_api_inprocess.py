@@ -146,3 +146,33 @@ async def test_a_research_report_runs_through_the_api(workdir) -> None:
         assert state["plan"] and state["references"]
         seen = json.dumps([done, state])
         assert not [m for m in RESTRICTED_MARKERS if m in seen]  # bob's report
+
+
+async def test_a_research_run_takes_your_plan_checked_and_traces_it(workdir) -> None:
+    async with serving(workdir) as api:
+        cycle = [
+            {"id": "a", "question": "What does {b} cost?", "depends_on": ["b"]},
+            {"id": "b", "question": "Which VPN does {a} use?", "depends_on": ["a"]},
+        ]
+        body = {"question": "VPN costs", "flow": "research", "plan": cycle}
+        refused = await api.post(f"/threads/{await thread(api)}/runs", json=body)
+        assert refused.status_code == 422 and "cycle: a → b → a" in refused.json()["detail"]
+        not_research = {**body, "flow": "search"}
+        refused = await api.post(f"/threads/{await thread(api)}/runs", json=not_research)
+        assert refused.status_code == 422 and "for the research flow" in refused.text
+        t = await thread(api)
+        plan = [{"id": "vpn", "question": "How do I connect to the VPN?", "title": "The VPN"}]
+        response = await api.post(
+            f"/threads/{t}/runs", json={**body, "plan": plan, "question": "The VPN"}
+        )
+        done = frames(response.text)
+        [answer] = [d for kind, d in done if kind == "answer"]
+        assert "## The VPN" in answer["answer"]
+        traces = {
+            d["detail"].get("trace_id")
+            for kind, d in done
+            if kind == "node" and d["node"] in ("plan_research", "research_one", "check_report")
+        }
+        assert len(traces) == 1 and traces.pop()  # one trace id, the run's
+        state = (await api.get(f"/threads/{t}/state")).json()["values"]
+        assert state["plan_status"] == "written" and state["plan"][0]["id"] == "vpn"

@@ -7,13 +7,12 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 
 from graph.context import Context
 from nodes.admission import AdmissionError, admit
 from providers.rerank import LocalReranker, Reranked
 from sources.memory import InMemorySource, MemoryDocument
-from tests.conftest import kb_docs, make_services, run_graph
+from tests.conftest import kb_docs, make_services, run_graph, scripted_model
 
 
 class NamedReranker:
@@ -27,17 +26,6 @@ class NamedReranker:
 
     async def rerank_detailed(self, query: str, passages: list[str]) -> Reranked:
         return Reranked(await self.inner.rerank(query, passages), self.served_by)
-
-
-def scripted_model() -> GenericFakeChatModel:
-    replies = [
-        '{"queries": ["WireGuard VPN client install"]}',
-        '{"grades": [{"id": "kb/vpn#0", "score": 0.9}, {"id": "kb/vpn#1", "score": 0.8}]}',
-        '{"action": "answer", "reason": "KB covers it", "read_doc_ids": [], "gap_questions": []}',
-        "Install the WireGuard client from Self Service [src:kb/vpn#0].",
-        '{"supported": true, "definitive": true, "problems": []}',
-    ]
-    return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
 
 
 async def test_two_graphs_with_other_workspaces_and_models_run_side_by_side(embedder) -> None:

@@ -204,3 +204,34 @@ async def test_the_report_says_where_sources_disagree_and_what_is_out_of_date(se
     stale = [line for line in part.splitlines() if line.startswith("- [")]
     assert stale and "SSO setup with OneLogin is out of date" in stale[0], part
     assert "replaced by SSO setup with Okta" in stale[0]
+
+
+async def test_one_trace_id_reaches_every_sub_run_event_and_model_call(embedder) -> None:
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    from tests.conftest import make_services, scripted_model
+
+    class Seen(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.traces: list[str | None] = []
+
+        def on_chat_model_start(self, serialized, messages, *, metadata=None, **kwargs) -> None:
+            self.traces.append((metadata or {}).get("trace_id"))
+
+    seen = Seen()
+    graph = FLOWS["research"].compile(
+        make_services(embedder, chat_model=scripted_model()), InMemorySaver()
+    )
+    plan = [{"id": "q1", "question": "How do I install the VPN client?"}]
+    done = await run(
+        graph,
+        {"question": "VPN", "plan": plan, "trace_id": "trace-7"},
+        {**run_config("t"), "callbacks": [seen]},
+        Context(user="bob", mode="llm", fastpass_enabled=False),
+    )
+    assert "WireGuard" in done.values["answer"]
+    assert len(seen.traces) == 5 and set(seen.traces) == {"trace-7"}  # every model call
+    research_nodes = {"plan_research", "schedule", "research_one", "write_report", "check_report"}
+    events = [e for e in done.events if e["event"] == "node" and e["node"] in research_nodes]
+    assert {e["node"] for e in events} == research_nodes
+    assert {e["detail"]["trace_id"] for e in events} == {"trace-7"}
