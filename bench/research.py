@@ -129,6 +129,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         per_task.append(
             {
                 "task": task["_id"],
+                "conversation": task["conversation"],
                 "nuggets": len(task["nuggets"]),
                 "research": {**graph_score, "sections": sections, "seconds": round(seconds, 1)},
                 "hybrid_concatenated": hybrid,
@@ -154,7 +155,19 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     summary["research"]["sections"] = mean("research", "sections")
     summary["research"]["seconds_per_report"] = mean("research", "seconds")
     best = max(summary[s]["evidence_recall"] for s in systems[1:])
+    tuning = set(args.tuning.split(","))
+    halves = {
+        name: {
+            s: round(statistics.fmean(t[s]["evidence_recall"] for t in part), 4) for s in systems
+        }
+        for name, part in (
+            ("tuning", [t for t in per_task if t["conversation"] in tuning]),
+            ("report", [t for t in per_task if t["conversation"] not in tuning]),
+        )
+        if part
+    }
     return {
+        "evidence_recall_by_half": halves,
         "tasks": len(per_task),
         "systems": summary,
         "evidence_recall_ratio_to_best_baseline": round(
@@ -238,6 +251,11 @@ def main() -> None:
     parser.add_argument("--search-k", type=int, default=20)
     parser.add_argument(
         "--conversations", help="only these conversations' tasks (e.g. 26,30: the tuning half)"
+    )
+    parser.add_argument(
+        "--tuning",
+        default="26,30",
+        help="conversations whose tasks chose the defaults; the others are reported apart",
     )
     parser.add_argument("--reports", type=Path, help="write each report here as TASK.md")
     parser.add_argument(

@@ -21,6 +21,7 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
+    get_checkpoint_metadata,
 )
 from langgraph.checkpoint.redis.aio import AsyncRedisSaver
 from langgraph.checkpoint.redis.util import to_storage_safe_id, to_storage_safe_str
@@ -142,7 +143,12 @@ class FencedRedisSaver(AsyncRedisSaver):
         new_versions: ChannelVersions,
         stream_mode: str = "values",
     ) -> RunnableConfig:
-        """Save the checkpoint and move the "latest" pointer, only while the lock is held."""
+        """Save the checkpoint and move the "latest" pointer, only while the lock is held.
+
+        The run's metadata (its flow, owner, run id) is stored with it, as LangGraph's own
+        savers do (``AsyncRedisSaver`` leaves that to its caller).
+        """
+        metadata = get_checkpoint_metadata(config, metadata)
         fence = FENCE.get()
         if fence is None or self.cluster_mode:
             await check_fence()

@@ -68,9 +68,16 @@ def summarise(values: dict[str, Any]) -> dict[str, Any]:
             "answer",
             "source_failures",
             "filter_log",
+            "plan",
+            "plan_status",
+            "trace_id",
         )
         if values.get(k) not in (None, [], "")
     }
+    if values.get("results"):  # a research run: each sub-question's outcome
+        out["results"] = {
+            i: {"status": r["status"], "reason": r["reason"]} for i, r in values["results"].items()
+        }
     if values.get("evidence"):
         out["evidence"] = [
             {
@@ -83,7 +90,8 @@ def summarise(values: dict[str, Any]) -> dict[str, Any]:
         ]
     if "budget" in values:
         b = values["budget"]
-        out["budget"] = {k: b[k] for k in ("rounds", "max_rounds", "tokens_used", "bad_attempts")}
+        keys = ("rounds", "max_rounds", "tokens_used", "bad_attempts", "started", "max_seconds")
+        out["budget"] = {k: b[k] for k in keys if k in b}
     return out
 
 

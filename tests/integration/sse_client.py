@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,10 +63,11 @@ def read(
     *,
     stop_after: int | None = None,
     until: str | None = None,
+    stop: Callable[[Frame], bool] | None = None,
     **kwargs: Any,
 ) -> Stream:
-    """Read an SSE response; stop (closing the connection) after ``stop_after`` frames or
-    at the first frame of type ``until``."""
+    """Read an SSE response; stop (closing the connection) after ``stop_after`` frames, at
+    the first frame of type ``until`` or the first that ``stop`` accepts."""
     stream = Stream()
     with client.stream(method, url, timeout=httpx.Timeout(120, connect=5), **kwargs) as response:
         stream.status = response.status_code
@@ -78,5 +79,7 @@ def read(
             if stop_after is not None and len(stream.frames) >= stop_after:
                 break
             if until is not None and frame.event == until:
+                break
+            if stop is not None and stop(frame):
                 break
     return stream

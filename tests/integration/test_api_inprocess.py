@@ -176,3 +176,5 @@ async def test_a_research_run_takes_your_plan_checked_and_traces_it(workdir) -> 
         assert len(traces) == 1 and traces.pop()  # one trace id, the run's
         state = (await api.get(f"/threads/{t}/state")).json()["values"]
         assert state["plan_status"] == "written" and state["plan"][0]["id"] == "vpn"
+        history = (await api.get(f"/threads/{t}/history")).json()
+        assert history[-1]["summary"]["results"] == {"vpn": {"status": "done", "reason": ""}}

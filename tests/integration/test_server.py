@@ -191,6 +191,64 @@ def test_origin_killed_mid_run_is_continued_from_its_checkpoint(world) -> None:
     assert wrote.index("check_answer") < wrote.index("remember")
 
 
+RESEARCH = {
+    "question": "The VPN, travel and sign-on",
+    "flow": "research",
+    "plan": [
+        {"id": "vpn", "question": "How do I connect to the VPN from a new laptop?"},
+        {"id": "meals", "question": "What is the daily meal allowance?", "depends_on": ["vpn"]},
+        {"id": "sso", "question": "How do I set up single sign-on?", "depends_on": ["meals"]},
+    ],
+}
+
+
+def test_a_research_run_killed_mid_run_resumes_without_redoing_finished_sub_questions(
+    world,
+) -> None:
+    origin: Proc = start_app(world["tmp"], "doomed-research", world["env"])
+    b = world["b"].url
+    key = auth(world["alice"])
+
+    def first_answered(frame) -> bool:  # the checkpoint after "vpn" is written
+        return (
+            frame.event == "node"
+            and frame.data["node"] == "schedule"
+            and (frame.data["summary"].startswith("1 of 3"))
+        )
+
+    with httpx.Client() as c:
+        thread = new_thread(c, origin.url, world["alice"])
+        first = read(
+            c,
+            "POST",
+            f"{origin.url}/threads/{thread}/runs",
+            json=RESEARCH,
+            headers=key,
+            stop=first_answered,
+        )
+        origin.kill()
+        second = read(
+            c,
+            "GET",
+            f"{b}/threads/{thread}/stream",
+            headers={**key, "Last-Event-ID": first.last_id},
+        )
+        history = c.get(f"{b}/threads/{thread}/history", headers=key).json()
+        state = c.get(f"{b}/threads/{thread}/state", headers=key).json()["values"]
+    assert first_answered(first.frames[-1])
+    assert second.frames[0].event == "snapshot"
+    assert second.of("end")[0].data["status"] == "done"
+    # after the takeover only the unfinished sub-questions were researched
+    redone = [f.data["detail"]["id"] for f in second.of("node") if f.data["node"] == "research_one"]
+    assert redone == ["meals", "sso"]
+    wrote = [n for h in history for n in h["wrote"]]
+    assert wrote.count("research_one") == 3 and wrote.count("plan_research") == 1
+    assert {r["status"] for r in state["results"].values()} == {"done"}
+    report = second.of("answer")[0].data["answer"]
+    assert "## Contents" in report and "[1]" in report
+    assert unforked(history)
+
+
 def test_double_submit_gets_409_with_the_live_run(world) -> None:
     a = world["a"].url
     with httpx.Client() as c:
