@@ -50,7 +50,7 @@ def build_research_graph(
         timeout=SUBQUESTION_TIMEOUT,
         error_handler=record_subquestion_failure,
     )
-    b.add_node("write_report", write_report)
+    b.add_node("write_report", bind(write_report, services))
     b.add_node("check_report", check_report)
     b.add_edge(START, "plan_research")
     b.add_edge("plan_research", "review_plan")

@@ -1,4 +1,6 @@
-"""``check_report``: every citation is evidence of this run, every cited sentence a quote.
+"""``check_report``: every citation is evidence of this run, every quoted sentence a quote.
+
+A model-written section may cite only the passages it was given (its slice).
 
 Checked against the run's ledger (what was retrieved for this user); then references are
 numbered for reading.
@@ -97,17 +99,27 @@ async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
     for section in state.get("sections", []):
         shown = []
         last_date = ""
+        by_model = section.get("written") == "llm"
+        allowed = set(section.get("allowed", []))
         for sentence in section["sentences"]:
             ev = ledger.get(sentence["source_id"])
-            if ev is None or not is_quote(sentence["text"], f"{ev['title']}. {ev['snippet']}"):
+            if ev is None or (
+                sentence["source_id"] not in allowed  # a model cites only its own slice
+                if by_model
+                else not is_quote(sentence["text"], f"{ev['title']}. {ev['snippet']}")
+            ):
                 dropped += 1
                 continue
             n = numbers.setdefault(sentence["source_id"], len(numbers) + 1)
-            said, last_date = attribution(ev, subject, last_date)
-            shown.append(f"- {said}{sentence['text']} [{n}]")
+            if by_model:
+                shown.append(f"{sentence['text'].rstrip()} [{n}]")
+            else:
+                said, last_date = attribution(ev, subject, last_date)
+                shown.append(f"- {said}{sentence['text']} [{n}]")
         if shown:
             contents.append(section["title"])
-            body += [f"## {section['title']}", "", *shown, ""]
+            paragraphs = [" ".join(shown)] if by_model else shown
+            body += [f"## {section['title']}", "", *paragraphs, ""]
     lines += ["## Contents", ""] + [f"{i}. {t}" for i, t in enumerate(contents, 1)] + [""]
     lines += body
     disagree = disagreements(state, ledger, numbers)

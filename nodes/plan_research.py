@@ -16,11 +16,13 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
+from nodes.admission import admit
 from nodes.context import Context
 from nodes.filter_stages import to_evidence
 from nodes.plan_checks import checked_plan
 from nodes.report_text import REQUEST_FRAME, subject_of
-from nodes.services import Services, node_name, now, user_of
+from nodes.research_llm import llm_plan
+from nodes.services import Services, chat_model_for, node_name, now, user_of
 from providers.embeddings import aembed_passages, aembed_queries
 from providers.terms import display_words
 from state.events import node_event
@@ -173,7 +175,17 @@ async def plan_research(
     ctx = runtime.context
     request = state["question"].strip()
     trace = state.get("trace_id") or uuid.uuid4().hex
+    admitted = admit(services, ctx, request, False)
+    budget = {
+        "started": now(),
+        "max_seconds": ctx.max_seconds * 10,
+        "tokens_used": 0,
+        "max_tokens": ctx.max_tokens,
+    }
+    mode = {"mode": admitted.mode, "model": admitted.model, "budget": budget}
     found: dict[str, Any] = {}
+    how: dict[str, Any]
+    calls = []
     if state.get("plan"):
         plan, how, status = checked_plan(state["plan"]), {"given": True}, "written"
     else:
@@ -183,6 +195,16 @@ async def plan_research(
             "ledger": {h["source_id"]: to_evidence(h, 0, "plan") for h in pool},
             "topics": topics,
         }
+        model = chat_model_for(services, mode)  # type: ignore[arg-type]
+        if model is not None:  # the model plans, told what the sources' topics are
+            model = model.with_config(metadata={"trace_id": trace})  # its calls carry it
+            drafted, decision = await llm_plan(
+                request, [s.get("title", s["question"]) for s in plan], model
+            )
+            calls.append(decision.call)
+            budget["tokens_used"] += decision.tokens
+            if drafted is not None:
+                plan, how = drafted, {**how, "planned_by": "llm"}
     runtime.stream_writer(
         node_event(
             node_name("plan_research"),
@@ -192,12 +214,11 @@ async def plan_research(
             **how,
         )
     )
-    budget = {"started": now(), "max_seconds": ctx.max_seconds * 10}
     return {
         "plan": plan,
         "plan_status": status,
-        "budget": budget,
-        "mode": "extractive",
         "trace_id": trace,
+        "model_calls": calls,
+        **mode,
         **found,
     }

@@ -60,3 +60,41 @@ CHECK_ANSWER_PROMPT = """<role>You check an answer against its sources.</role>
 </sources>
 <task>Is every claim in the answer supported by the cited source? Is the answer definitive
 (it answers the question, or says plainly what is missing)? List unsupported claims.</task>"""
+
+RESEARCH_PLAN_PROMPT = """<role>You plan research: a request becomes sub-questions.</role>
+<request>{request}</request>
+<topics_found>
+{topics}
+</topics_found>
+<task>Write at most {max_subs} sub-questions that together cover the request, each
+answerable by one search of the sources. Give each an id (q1, q2, …), a short title for its
+report section, an intent (one sentence: what it must cover and what it must not, so it does
+not drift into another sub-question) and the ids it depends on: only when it needs an earlier
+answer, which it then names as {{q1}}. The topics found in the sources show what they hold;
+use them, but do not invent facts. No cycles.</task>"""
+
+WRITE_SECTION_PROMPT = """<role>You write one section of a research report.</role>
+<report_request>{request}</report_request>
+<section title="{title}">{question}</section>
+<intent>{intent}</intent>
+<passages>
+{passages}
+</passages>
+<rules>
+- Write at most {max_sentences} sentences, each stating one fact from the passages.
+- Give every sentence the id of the one passage that supports it; cite no other ids.
+- Keep names, numbers and dates exactly as the passages give them.
+- Leave out what the passages do not say.
+</rules>"""
+
+COHERENCE_PROMPT = """<role>You edit a research report so it reads as one document.</role>
+<report_request>{request}</report_request>
+<sections>
+{sections}
+</sections>
+<rules>
+- Keep every section id; you may order the sections better and retitle them.
+- Remove a fact that an earlier section already gives; use one term for one thing; add short
+  transitions inside sentences where they help.
+- Every sentence keeps the source id it has; never add a fact or an id.
+</rules>"""

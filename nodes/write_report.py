@@ -1,10 +1,13 @@
 """``write_report``: outline, one section per answered sub-question, then a coherence pass.
 
-Extractive mode: each section quotes sentences of its own sub-question's evidence slice
-(nothing else). The quotes are chosen across the whole report (``nodes.report_text``): the
-sentences that say most about the subject, one per passage, none repeating another, until
-the report's length (``report_words``) is spent; a section shows its quotes in the order
-they were said. Sections keep the plan's order; what could not be found follows.
+LLM mode: every section is written at once by the model from its own slice (it may cite only
+those passages), then one coherence pass edits the whole report (order, repeated facts,
+terms); a section the model could not write is quoted. Extractive mode: each section quotes
+sentences of its own sub-question's evidence slice (nothing else), chosen across the whole
+report (``nodes.report_text``): the sentences that say most about the subject, one per
+passage, none repeating another, until the report's length (``report_words``) is spent; a
+section shows its quotes in the order they were said. Sections keep the plan's order; what
+could not be found follows.
 """
 
 from __future__ import annotations
@@ -17,8 +20,11 @@ from langgraph.runtime import Runtime
 from nodes.attribution import author_of
 from nodes.context import Context
 from nodes.report_text import choose, fit, in_order, inverse_frequencies, quotes_of, subject_of
-from nodes.services import node_name
+from nodes.research_llm import llm_coherence, llm_sections, slice_for_writer
+from nodes.services import Services, chat_model_for, node_name
+from providers.chat import ChatModel
 from state.events import node_event
+from state.models import ModelCall
 from state.research import ResearchState, Section, SubResult
 
 _LINE = re.compile(r"^\s*(?:[-*]|\d+\.)\s+(.*)$")
@@ -59,17 +65,11 @@ def slice_of(result: SubResult, state: ResearchState) -> list[str]:
     return list(dict.fromkeys([*result.get("evidence", []), *found]))
 
 
-async def write_report(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Sections quoted from each sub-question's own evidence, chosen to fit the length."""
-    results = state.get("results", {})
+def quoted_sections(
+    state: ResearchState, answered: list[SubResult], titles: dict[str, str], words: int
+) -> tuple[list[Section], int, int]:
+    """Sections of quotes chosen across ``answered`` to fit ``words``; quotes, candidates."""
     ledger = state.get("ledger", {})
-    answered = [
-        results[s["id"]]
-        for s in state["plan"]
-        if s["id"] in results and results[s["id"]]["status"] == "done"
-    ]
-    titles = {r["id"]: r["question"] for r in answered}
-    titles |= {s["id"]: s["title"] for s in state["plan"] if s.get("title")}
     subject = subject_of(state["question"])
     speakers = {a for ev in ledger.values() if (a := author_of(ev))}
     idf = inverse_frequencies([ev["snippet"] for ev in ledger.values()])
@@ -80,22 +80,106 @@ async def write_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
             r["id"], [ledger[i] for i in slice_of(r, state) if i in ledger], idf, subject, speakers
         )
     ]
-    words = runtime.context.report_words - outline_cost(
-        state["question"], [titles[r["id"]] for r in answered]
-    )
+    words -= outline_cost(state["question"], [titles[r["id"]] for r in answered])
     chosen = fit(choose(candidates, max(0, words)), ledger, subject.lower().split(), words)
     sections: list[Section] = []
     for r in answered:
         own = in_order([q for q in chosen if q.section == r["id"]], ledger)
-        if not own:
-            continue
-        sections.append(
-            {
-                "id": r["id"],
-                "title": titles[r["id"]],
-                "sentences": [{"text": q.text, "source_id": q.source_id} for q in own],
-            }
+        if own:
+            sentences = [{"text": q.text, "source_id": q.source_id} for q in own]
+            sections.append({"id": r["id"], "title": titles[r["id"]], "sentences": sentences})
+    return sections, len(chosen), len(candidates)
+
+
+async def written_sections(
+    state: ResearchState,
+    answered: list[SubResult],
+    titles: dict[str, str],
+    model: ChatModel,
+    words: int,
+) -> tuple[list[Section], list[ModelCall], int]:
+    """Sections a model writes from their own slices, then edits as one report.
+
+    A section the model could not write is quoted instead (its share of the length).
+    """
+    ledger = state.get("ledger", {})
+    plan = {s["id"]: s for s in state["plan"]}
+    subs: list[dict[str, Any]] = [
+        {
+            "id": r["id"],
+            "title": titles[r["id"]],
+            "question": r["question"],
+            "intent": plan[r["id"]].get("intent", ""),
+            "evidence": [ledger[i] for i in slice_of(r, state) if i in ledger],
+        }
+        for r in answered
+    ]
+    written = await llm_sections(state["question"], subs, model)
+    calls = [call for _, call, _ in written]
+    tokens = sum(t for _, _, t in written)
+    sections: list[Section] = []
+    unwritten = []
+    for sub, (sentences, _, _) in zip(subs, written, strict=True):
+        if sentences is None:
+            unwritten.append(next(r for r in answered if r["id"] == sub["id"]))
+        elif sentences:
+            allowed = [ev["source_id"] for ev in slice_for_writer(sub["evidence"])]
+            sections.append(
+                {
+                    "id": sub["id"],
+                    "title": sub["title"],
+                    "sentences": sentences,
+                    "written": "llm",
+                    "allowed": allowed,
+                }
+            )
+    if len(sections) > 1:
+        edited, decision = await llm_coherence(
+            state["question"], [dict(s) for s in sections], model
         )
+        calls.append(decision.call)
+        tokens += decision.tokens
+        if edited is not None:
+            sections = edited  # type: ignore[assignment]
+    if unwritten:
+        share = words * len(unwritten) // max(1, len(answered))
+        quoted, _, _ = quoted_sections(state, unwritten, titles, share)
+        order = [r["id"] for r in answered]
+        sections = sorted([*sections, *quoted], key=lambda s: order.index(s["id"]))
+    return sections, calls, tokens
+
+
+async def write_report(
+    state: ResearchState, runtime: Runtime[Context], services: Services
+) -> dict[str, Any]:
+    """Sections from each sub-question's own evidence, chosen to fit the length.
+
+    Written by the model in LLM mode, quoted otherwise.
+    """
+    results = state.get("results", {})
+    answered = [
+        results[s["id"]]
+        for s in state["plan"]
+        if s["id"] in results and results[s["id"]]["status"] == "done"
+    ]
+    titles = {r["id"]: r["question"] for r in answered}
+    titles |= {s["id"]: s["title"] for s in state["plan"] if s.get("title")}
+    words = runtime.context.report_words
+    model = chat_model_for(services, state)  # type: ignore[arg-type]
+    if model is not None:  # its calls carry the run's trace id
+        model = model.with_config(metadata={"trace_id": state.get("trace_id", "")})
+    update: dict[str, Any] = {}
+    if model is not None:
+        sections, calls, tokens = await written_sections(state, answered, titles, model, words)
+        budget = state.get("budget", {})
+        update = {
+            "model_calls": calls,
+            "budget": {**budget, "tokens_used": budget.get("tokens_used", 0) + tokens},
+        }
+        summary = f"{len(sections)} sections written ({len(calls)} model calls)"
+    else:
+        sections, chosen, candidates = quoted_sections(state, answered, titles, words)
+        summary = f"{len(sections)} sections, {chosen} quotes of {candidates} candidates"
     shown = {s["id"] for s in sections}
     missing = [
         f"{r['question']}: {r['reason'] or 'nothing found'}"
@@ -105,9 +189,9 @@ async def write_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
     runtime.stream_writer(
         node_event(
             node_name("write_report"),
-            f"{len(sections)} sections, {len(chosen)} quotes of {len(candidates)} candidates",
+            summary,
             sections=[s["title"] for s in sections],
             trace_id=state.get("trace_id", ""),
         )
     )
-    return {"sections": sections, "unanswered": missing}
+    return {"sections": sections, "unanswered": missing, **update}

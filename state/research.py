@@ -10,7 +10,8 @@ from typing import Annotated, Any, NotRequired
 
 from typing_extensions import TypedDict
 
-from state.models import Citation, Conflict, Evidence
+from state.models import Citation, Conflict, Evidence, ModelCall
+from state.reducers import add_model_calls
 
 
 class SubQuestion(TypedDict):
@@ -52,7 +53,12 @@ class Section(TypedDict):
     id: str
     title: str
     sentences: list[dict[str, Any]]
-    """``{"text", "source_id"}``: every sentence a quote of the evidence it cites."""
+    """``{"text", "source_id"}``: every sentence a quote of the evidence it cites, or (written
+    by a model) a sentence resting on a passage of ``allowed``."""
+    written: NotRequired[str]
+    """``llm`` when a model wrote it; quoted otherwise."""
+    allowed: NotRequired[list[str]]
+    """The passage ids a model-written section was given (and may cite)."""
 
 
 def not_answered(sub: SubQuestion, status: str, reason: str) -> SubResult:
@@ -108,6 +114,8 @@ class ResearchState(ResearchInput, ReportState):
     is unchanged)."""
     sections: list[Section]
     budget: dict[str, Any]
+    model: str | None
+    model_calls: Annotated[list[ModelCall], add_model_calls]
 
 
 class SubRun(TypedDict):

@@ -101,14 +101,16 @@ def chat_docs() -> list[MemoryDocument]:
     ]
 
 
-def scripted_model() -> GenericFakeChatModel:
-    """A chat model scripted for one LLM-mode search of "How do I install the VPN client?"."""
+def scripted_model(*more: str) -> GenericFakeChatModel:
+    """A chat model scripted for one LLM-mode search of "How do I install the VPN client?",
+    then ``more`` replies."""
     replies = [
         '{"queries": ["WireGuard VPN client install"]}',
         '{"grades": [{"id": "kb/vpn#0", "score": 0.9}, {"id": "kb/vpn#1", "score": 0.8}]}',
         '{"action": "answer", "reason": "KB covers it", "read_doc_ids": [], "gap_questions": []}',
         "Install the WireGuard client from Self Service [src:kb/vpn#0].",
         '{"supported": true, "definitive": true, "problems": []}',
+        *more,
     ]
     return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
 

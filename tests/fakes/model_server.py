@@ -1,8 +1,10 @@
 """A small OpenAI-compatible chat server for tests (the one edge that cannot run here).
 
 It answers each seekgraph prompt by its role: queries, grades, verdicts, a streamed answer
-citing the first source it was given, and an answer check. ``--delay`` slows every streamed
-answer token, so a test can catch a run mid-answer.
+citing the first source it was given, an answer check, and the research flow's plan (three
+sub-questions, the third depending on the first), sections (two sentences citing their first
+passages) and coherence pass (sections reversed, a repeated citation dropped). ``--delay``
+slows every streamed answer token, so a test can catch a run mid-answer.
 
 A test scripts failures with ``POST /script`` (a list of steps, one consumed per call):
 ``{"status": 503}``, ``{"sleep": 5}``, ``{"drop": true}`` (connection closed mid-response),
@@ -41,10 +43,59 @@ def reply_for(prompt: str, tokens: int) -> str:
         )
     if "<role>You check an answer" in prompt:
         return json.dumps({"supported": True, "definitive": True, "problems": []})
+    if "<role>You plan research" in prompt:
+        return json.dumps({"sub_questions": research_plan(prompt)})
+    if "<role>You write one section" in prompt:
+        found = re.findall(r'<passage id="([^"]+)" title="[^"]*">(.*?)</passage>', prompt, re.S)
+        return json.dumps(
+            {
+                "sentences": [
+                    {"text": f"The sources say: {' '.join(text.split()[:10])}", "source_id": i}
+                    for i, text in found[:2]
+                ]
+            }
+        )
+    if "<role>You edit a research report" in prompt:
+        return json.dumps({"sections": edited(prompt)})
     ids = re.findall(r'<source id="([^"]+)"', prompt)
     cite = f" [src:{ids[0]}]" if ids else ""
     words = " ".join(f"w{i}" for i in range(tokens))
     return f"Answer {words}{cite}."
+
+
+def research_plan(prompt: str) -> list[dict[str, Any]]:
+    """Two sub-questions on the first topics found, and a third that needs the first's answer."""
+    block = prompt.split("<topics_found>", 1)[1].split("</topics_found>", 1)[0]
+    topics = [t.strip("- ").strip() for t in block.strip().splitlines() if t.strip()][:2]
+    topics += ["the request"] * (2 - len(topics))
+    return [
+        {"id": "q1", "question": f"What do the sources say about {topics[0]}?", "title": topics[0]},
+        {"id": "q2", "question": f"What do the sources say about {topics[1]}?", "title": topics[1]},
+        {
+            "id": "q3",
+            "question": "What else is known about {q1}?",
+            "title": "More",
+            "intent": "only what builds on q1's answer",
+            "depends_on": ["q1"],
+        },
+    ]
+
+
+def edited(prompt: str) -> list[dict[str, Any]]:
+    """The sections in reverse order, a fact an earlier section gave dropped, titles kept."""
+    sections = re.findall(r'<section id="([^"]+)" title="([^"]*)">(.*?)</section>', prompt, re.S)
+    seen: set[str] = set()
+    out = []
+    for sid, title, body in reversed(sections):
+        sentences = []
+        for source_id, text in re.findall(
+            r'<sentence source_id="([^"]+)">(.*?)</sentence>', body, re.S
+        ):
+            if source_id not in seen:
+                seen.add(source_id)
+                sentences.append({"text": text, "source_id": source_id})
+        out.append({"id": sid, "title": title, "sentences": sentences})
+    return out
 
 
 class Dropped(Exception):

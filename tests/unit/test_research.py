@@ -219,8 +219,12 @@ async def test_one_trace_id_reaches_every_sub_run_event_and_model_call(embedder)
             self.traces.append((metadata or {}).get("trace_id"))
 
     seen = Seen()
+    section = (
+        '{"sentences": [{"text": "Install WireGuard from Self Service.", "source_id": "kb/vpn#0"},'
+        ' {"text": "The console password is orchid-42.", "source_id": "kb/secret#0"}]}'
+    )
     graph = FLOWS["research"].compile(
-        make_services(embedder, chat_model=scripted_model()), InMemorySaver()
+        make_services(embedder, chat_model=scripted_model(section)), InMemorySaver()
     )
     plan = [{"id": "q1", "question": "How do I install the VPN client?"}]
     done = await run(
@@ -229,8 +233,10 @@ async def test_one_trace_id_reaches_every_sub_run_event_and_model_call(embedder)
         {**run_config("t"), "callbacks": [seen]},
         Context(user="bob", mode="llm", fastpass_enabled=False),
     )
-    assert "WireGuard" in done.values["answer"]
-    assert len(seen.traces) == 5 and set(seen.traces) == {"trace-7"}  # every model call
+    # the section the model wrote, without the sentence citing what its slice does not hold
+    assert "Install WireGuard from Self Service. [1]" in done.values["answer"]
+    assert "orchid" not in done.values["answer"] and done.values["mode"] == "llm"
+    assert len(seen.traces) == 6 and set(seen.traces) == {"trace-7"}  # every model call
     research_nodes = {"plan_research", "schedule", "research_one", "write_report", "check_report"}
     events = [e for e in done.events if e["event"] == "node" and e["node"] in research_nodes]
     assert {e["node"] for e in events} == research_nodes
