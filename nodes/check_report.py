@@ -138,6 +138,11 @@ async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
                 "title": ev["title"],
                 "source": ev["source"],
                 "doc_id": ev["doc_id"],
+                "kind": ev["kind"],
+                "authority": ev["authority"],
+                "snippet": ev["snippet"],
+                "url": ev.get("url"),
+                "updated_at": ev.get("updated_at"),
             }
         )
         lines.append(f"[{n}]: {ev['title']} [src:{source_id}]")

@@ -53,6 +53,11 @@ async def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         }
         summary = "replan asked: " + str(decision["replan"])
     elif decision.get("plan") is not None:
+        before = {s["id"]: s for s in plan}
+        for sub in edited:  # a reworded question no longer has the heading of the old one
+            old = before.get(sub["id"])
+            if old and old["question"] != sub["question"] and sub.get("title") == old.get("title"):
+                sub.pop("title", None)
         update = {"plan": edited, "plan_status": "approved"}
         summary = f"edited plan approved ({len(update['plan'])} sub-questions)"
     else:

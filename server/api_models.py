@@ -140,6 +140,15 @@ else:  # derived from Context: a new knob is added there once
     )
 
 
+class ResumeRequest(BaseModel):
+    """What a waiting run asked a person for."""
+
+    resume: dict[str, Any] = Field(
+        description='A plan\'s review: {"approve": true}, {"plan": [...]} (your edit, checked) '
+        'or {"replan": "comment"}; the evidence\'s review: {"drop": ["source ids"]}.'
+    )
+
+
 class Problem(BaseModel):
     """An error: what went wrong and what to fix."""
 

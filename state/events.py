@@ -66,6 +66,8 @@ class AnswerEvent(TypedDict):
     conflicts: list[Conflict]
     unanswered: list[str]
     notes: list[str]
+    references: list[dict[str, Any]] | None
+    """A research report's numbered references (``[n]`` → its passage); none for an answer."""
 
 
 class WaitingEvent(TypedDict):
@@ -105,7 +107,7 @@ StreamEvent = (
 EVENT_TYPES = frozenset(
     ("node_start", "node", "sources", "token", "error", "answer", "waiting", "end", "snapshot")
 )
-ANSWER_KEYS = ("answer", "mode", "citations", "conflicts", "unanswered", "notes")
+ANSWER_KEYS = ("answer", "mode", "citations", "conflicts", "unanswered", "notes", "references")
 """What a person receives from a run (``AnswerEvent``'s keys, the snapshot's answer part)."""
 
 
@@ -134,6 +136,7 @@ def empty_fold(run_id: str, thread_id: str) -> dict[str, Any]:
         "notes": [],
         "mode": None,
         "errors": [],
+        "interrupts": [],
     }
 
 
@@ -149,6 +152,8 @@ def fold_event(fold: dict[str, Any], kind: str, data: dict[str, Any]) -> None:
         fold.update({k: data[k] for k in ANSWER_KEYS if k in data})
     elif kind == "error":
         fold["errors"].append(data.get("message", ""))
+    elif kind == "waiting":  # what the run asks of a person, for a page opened later
+        fold["interrupts"] = data.get("interrupts", [])
     elif kind == "end":
         fold["status"] = data.get("status", "done")
     elif kind == "snapshot":

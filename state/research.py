@@ -95,7 +95,8 @@ class ReportState(TypedDict):
     answer: str
     """The report (Markdown) with numbered citations ``[1]``."""
     references: list[dict[str, Any]]
-    """``{"n", "id", "title", "source", "doc_id"}``: each ``[n]`` mapped to its ``[src:id]``."""
+    """``{"n", "id", "title", "source", "doc_id", "kind", "snippet", "url", "updated_at"}``:
+    each ``[n]`` mapped to its ``[src:id]`` and the passage it names."""
     unanswered: list[str]
     mode: str
 

@@ -10,10 +10,10 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from server.api_models import Problem, RunRequest
+from server.api_models import Problem, ResumeRequest, RunRequest
 from server.deps import AppDep, ThreadDep, UserDep
 from server.sse import handle_frames
-from server.streams import RunConflictError, attach_frames, sse, start_run
+from server.streams import RunConflictError, attach_frames, resume_run, sse, start_run
 
 router = APIRouter(prefix="/threads", tags=["runs"])
 
@@ -30,6 +30,23 @@ async def create_run(
     """Start a run and stream its events (``text/event-stream``)."""
     try:
         handle = await start_run(app, user, thread_id, body)
+    except RunConflictError as exc:
+        return JSONResponse(status_code=409, content={"detail": str(exc), "run_id": exc.run_id})
+    return sse(app, handle_frames(handle, snapshot=False), handle.run_id)
+
+
+@router.post(
+    "/{thread_id}/resume",
+    responses={409: {"model": Problem}, 422: {"model": Problem}, 503: {"model": Problem}},
+    response_class=StreamingResponse,
+    response_model=None,
+)
+async def resume(
+    app: AppDep, user: UserDep, thread_id: ThreadDep, body: ResumeRequest
+) -> StreamingResponse | JSONResponse:
+    """Resume a run that waits for a person (``waiting``) and stream the rest of it."""
+    try:
+        handle = await resume_run(app, user, thread_id, body.resume)
     except RunConflictError as exc:
         return JSONResponse(status_code=409, content={"detail": str(exc), "run_id": exc.run_id})
     return sse(app, handle_frames(handle, snapshot=False), handle.run_id)

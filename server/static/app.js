@@ -1,6 +1,8 @@
 // seekgraph's page: sign in, ask, watch the agent work, read cited answers, resume on reload.
 // No build step: plain ES module; Markdown by marked, sanitised by DOMPurify (vendored).
 
+import { download, editedPlan, markSub, renderPlan, reportView } from "./research.js";
+
 const $ = (id) => document.getElementById(id);
 const MAX_IMAGES = 6;
 const MAX_IMAGE_BYTES = 5_000_000;
@@ -15,6 +17,8 @@ const view = {
   citations: [],
   lastId: null,
   abort: null,
+  plan: null, // the research plan on screen
+  report: null, // {question, answer, references, plan} of a finished research report
 };
 
 // ---------- API ----------
@@ -302,6 +306,12 @@ function archiveCurrent() {
 function resetCurrent() {
   view.answer = "";
   view.citations = [];
+  view.plan = null;
+  view.report = null;
+  $("plan").hidden = true;
+  $("plan-actions").hidden = true;
+  $("plan-error").hidden = true;
+  $("downloads").hidden = true;
   $("timeline").replaceChildren();
   $("answer").replaceChildren();
   $("conflicts").hidden = true;
@@ -345,6 +355,10 @@ async function ask(event) {
     return;
   }
   const body = { question, sources, images: view.images.map((i) => i.data) };
+  if ($("flow").value === "research") {
+    body.flow = "research";
+    body.review_before_answer = $("review-plan").checked;
+  }
   archiveCurrent(); // the previous question and answer stay on the page above the new one
   resetCurrent();
   showQuestion(question);
@@ -444,6 +458,8 @@ function handle(type, data) {
       for (const step of data.steps || []) addStep(step.node, step.summary);
       view.answer = data.answer || "";
       view.citations = data.citations || [];
+      if (data.references) showReport(data);
+      if (data.status === "waiting") reviewPlan((data.interrupts || [])[0]);
       renderAnswer();
       if (data.status && data.status !== "running") {
         renderOutcome(data);
@@ -452,14 +468,22 @@ function handle(type, data) {
       break;
     case "node":
       addStep(data.node, data.summary);
+      planProgress(data);
+      break;
+    case "waiting":
+      reviewPlan((data.interrupts || [])[0]);
       break;
     case "token":
       view.answer += data.text;
       scheduleRender();
       break;
     case "answer":
-      view.answer = data.answer || "";
-      view.citations = data.citations || [];
+      if (data.references) {
+        showReport(data);
+      } else {
+        view.answer = data.answer || "";
+        view.citations = data.citations || [];
+      }
       renderAnswer();
       renderOutcome(data);
       break;
@@ -473,6 +497,71 @@ function handle(type, data) {
     default:
       break; // node_start, sources: the timeline shows finished steps
   }
+}
+
+// ---------- research ----------
+
+function planProgress(data) {
+  const detail = data.detail || {};
+  if (data.node === "plan_research" && detail.plan) {
+    view.plan = detail.plan;
+    $("plan").hidden = false;
+    renderPlan($("plan-list"), detail.plan);
+  } else if (data.node === "research_one" && detail.id) {
+    markSub($("plan-list"), detail.id, "done");
+  } else if (data.node === "schedule") {
+    for (const id of detail.skipped || []) markSub($("plan-list"), id, "skipped");
+  } else if (data.node === "review_plan") {
+    $("plan-actions").hidden = true;
+  }
+}
+
+function reviewPlan(interrupt) {
+  const asked = interrupt && interrupt.value;
+  if (!asked || !asked.plan) return;
+  view.plan = asked.plan;
+  $("plan").hidden = false;
+  renderPlan($("plan-list"), asked.plan, { editable: true });
+  const e = asked.estimate || {};
+  $("plan-estimate").textContent =
+    `${e.sub_questions} sub-questions, about ${e.seconds} s` + (e.tokens ? `, ${e.tokens} tokens` : "");
+  showError("plan-error", asked.error ? `That plan cannot run: ${asked.error}` : "");
+  $("plan-actions").hidden = false;
+  $("progress-status").textContent = "(waiting for your review)";
+}
+
+async function resume(value) {
+  $("plan-actions").hidden = true;
+  showError("plan-error", "");
+  stopStream();
+  const controller = new AbortController();
+  view.abort = controller;
+  const response = await fetch(`/threads/${view.thread}/resume`, {
+    method: "POST",
+    headers: headers({ "Content-Type": "application/json" }),
+    body: JSON.stringify({ resume: value }),
+    signal: controller.signal,
+  });
+  if (!response.ok) {
+    $("plan-actions").hidden = false;
+    showError("plan-error", await problem(response));
+    return;
+  }
+  renderPlan($("plan-list"), value.plan || view.plan);
+  await consume(response, view.thread, controller);
+}
+
+function showReport(data) {
+  const { text, citations } = reportView(data.answer || "", data.references || []);
+  view.answer = text;
+  view.citations = citations;
+  view.report = {
+    question: $("current-question").textContent,
+    answer: data.answer || "",
+    references: data.references || [],
+    plan: view.plan,
+  };
+  $("downloads").hidden = false;
 }
 
 function addStep(node, summary) {
@@ -681,6 +770,22 @@ document.addEventListener("DOMContentLoaded", () => {
     if (cite) showSource(decodeURIComponent(cite.dataset.cite));
   });
   $("close-source").addEventListener("click", closeSource);
+  $("flow").addEventListener("change", () => {
+    document.querySelector(".review-plan").hidden = $("flow").value !== "research";
+  });
+  $("approve-plan").addEventListener("click", () => {
+    const edited = editedPlan($("plan-list"), view.plan || []);
+    resume(edited ? { plan: edited } : { approve: true });
+  });
+  $("replan").addEventListener("click", () => {
+    const comment = $("replan-comment").value.trim();
+    if (!comment) return showError("plan-error", "Say what the plan should change first.");
+    resume({ replan: comment });
+  });
+  $("downloads").addEventListener("click", (event) => {
+    const button = event.target.closest("[data-download]");
+    if (button && view.report) download(button.dataset.download, view.report);
+  });
   document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && !$("source-panel").hidden) closeSource();
   });

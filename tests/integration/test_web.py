@@ -8,6 +8,7 @@ refresh the committed ones in ``bench/results/screenshots/`` on purpose, run wit
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -255,3 +256,56 @@ def test_a_follow_up_keeps_the_previous_turn_and_threads_show_their_date(
     stamp = page.locator("#thread-list button[aria-current='true'] time")
     expect(stamp).to_have_count(1)
     assert (stamp.get_attribute("datetime") or "").startswith("20")
+
+
+def test_a_research_report_is_planned_reviewed_read_and_downloaded(page: Page, site: dict) -> None:
+    sign_in(page, site, "bob")
+    page.get_by_label("Your question").fill("Everything about the VPN and travel")
+    page.locator("#flow").select_option("research")
+    page.get_by_label("review the plan first").check()
+    page.get_by_role("button", name="Ask", exact=True).click()
+    actions = page.locator("#plan-actions")
+    expect(actions).to_be_visible(timeout=60_000)
+    items = page.locator("#plan-list li")
+    expect(items).to_have_count(3)
+    # the plan as a tree: q3 needs q1's answer and sits indented below the first level
+    assert items.nth(2).get_attribute("data-id") == "q3"
+    assert items.nth(2).evaluate("e => parseFloat(getComputedStyle(e).marginLeft)") > 0
+    # an edit that cannot run is refused with the reason, and nothing is researched
+    page.get_by_label("Keep q1").uncheck()
+    page.get_by_role("button", name="Approve and research").click()
+    expect(page.locator("#plan-error")).to_contain_text("q3 depends on unknown q1", timeout=30_000)
+    assert "research_one" not in page.locator("#timeline").inner_text()
+    # a valid edit: reword q2, drop q3
+    page.get_by_label("Sub-question q2").fill("What is the daily meal allowance?")
+    page.get_by_label("Keep q3").uncheck()
+    page.screenshot(path=str(SHOTS / "research-plan-review.png"), full_page=True)
+    page.get_by_role("button", name="Approve and research").click()
+    wait_done(page)
+    expect(items).to_have_count(2)
+    expect(items.nth(1)).to_contain_text("What is the daily meal allowance?")
+    expect(items.nth(1)).to_contain_text("done")
+    answer = page.locator("#answer")
+    expect(answer.locator("h2").first).to_have_text("Contents")
+    expect(answer.locator("h2").nth(1)).to_have_text("What is the daily meal allowance?")
+    expect(page.locator("#plan-error")).to_be_hidden()
+    cite = answer.locator(".cite").first
+    cited = (cite.get_attribute("data-cite") or "").replace("%2F", "/").replace("%23", "#")
+    cite.click()
+    auth = {"Authorization": f"Bearer {site['bob']}"}
+    thread = httpx.get(site["url"] + "/threads", headers=auth).json()[0]["thread_id"]
+    state = httpx.get(f"{site['url']}/threads/{thread}/state", headers=auth).json()["values"]
+    [reference] = [r for r in state["references"] if r["id"] == cited]
+    expect(page.locator("#source-title")).to_have_text(reference["title"])
+    page.screenshot(path=str(SHOTS / "research-report.png"), full_page=True)
+    downloads = {}
+    for name in ("Markdown", "HTML", "Evidence (JSON)"):
+        with page.expect_download() as got:
+            page.locator("#downloads").get_by_role("button", name=name).click()
+        downloads[name] = Path(got.value.path()).read_text()
+    assert downloads["Markdown"] == state["answer"]
+    assert "<article>" in downloads["HTML"] and "<h2>Contents</h2>" in downloads["HTML"]
+    bundle = json.loads(downloads["Evidence (JSON)"])
+    assert [r["id"] for r in bundle["references"]] == [r["id"] for r in state["references"]]
+    assert [s["id"] for s in state["plan"]] == ["q1", "q2"]
+    assert "Nightjar" not in page.content()  # bob's report holds nothing of the security team's
