@@ -134,6 +134,15 @@ class Context:
             le=20000,
         ),
     )
+    report_max_tokens: int = field(
+        default=400_000,
+        metadata=_d(
+            "Most LLM tokens a research report may spend (its plan, every sub-question's "
+            "search, its sections); checked before each batch.",
+            request=True,
+            ge=0,
+        ),
+    )
     max_answer_sentences: int = field(
         default=5, metadata=_d("Most quoted sentences in an extractive answer.")
     )

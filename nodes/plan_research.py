@@ -180,7 +180,7 @@ async def plan_research(
         "started": now(),
         "max_seconds": ctx.max_seconds * 10,
         "tokens_used": 0,
-        "max_tokens": ctx.max_tokens,
+        "max_tokens": ctx.report_max_tokens,
     }
     mode = {"mode": admitted.mode, "model": admitted.model, "budget": budget}
     found: dict[str, Any] = {}

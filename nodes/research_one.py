@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackManager, UsageMetadataCallbackHandler
 from langgraph.config import get_config
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
@@ -68,12 +69,25 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
     )
     if sub.get("sources"):
         context = replace(context, sources=tuple(sub["sources"]))
-    # the trace id reaches the sub-run's events and model calls through its metadata
+    if sub.get("budget_share"):  # its share of the report's tokens bounds its search
+        share = int(sub["budget_share"] * runtime.context.report_max_tokens)
+        context = replace(context, max_tokens=min(context.max_tokens, share))
+    # the trace id reaches the sub-run's events and model calls through its metadata; the
+    # tokens its model calls spend are counted for the report's budget
     parent = get_config()
     metadata = {**parent.get("metadata", {}), "trace_id": state["trace_id"]}
     metadata["sub_question"] = sub["id"]
+    usage = UsageMetadataCallbackHandler()
+    callbacks = parent.get("callbacks")
+    if isinstance(callbacks, BaseCallbackManager):
+        callbacks = callbacks.copy()
+        callbacks.add_handler(usage, inherit=True)
+    else:
+        callbacks = [*(callbacks or []), usage]
     out = await search.ainvoke(
-        {"question": question, "turns": turns}, {"metadata": metadata}, context=context
+        {"question": question, "turns": turns},
+        {"metadata": metadata, "callbacks": callbacks},
+        context=context,
     )
     kept = [ev for ev in out.get("evidence", []) if ev["kept_by"] != "none"]
     result: SubResult = {
@@ -85,6 +99,7 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
         "evidence": [ev["source_id"] for ev in sorted(kept, key=relevance, reverse=True)],
         "conflicts": out.get("conflicts", []),
         "reason": "; ".join(out.get("unanswered", [])),
+        "tokens": sum(u.get("total_tokens", 0) for u in usage.usage_metadata.values()),
     }
     runtime.stream_writer(
         node_event(

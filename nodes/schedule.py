@@ -2,8 +2,9 @@
 
 The only place that knows dependencies besides the router (``graph/routing.py``,
 ``next_batch``): a sub-question whose dependency failed or was skipped is skipped with that
-reason; once the wall-clock budget is spent, every sub-question not started is skipped and
-the report is written from what exists (and says so).
+reason; once the wall-clock or the token budget (``report_max_tokens``: the plan's and every
+finished search's model calls) is spent, every sub-question not started is skipped and the
+report is written from what exists (and says so).
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ async def schedule(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     """Skip what cannot run; say how far the plan is."""
     results = dict(state.get("results", {}))
     budget = state["budget"]
-    spent = now() - budget["started"] > budget["max_seconds"]
+    tokens = budget.get("tokens_used", 0) + sum(r.get("tokens", 0) for r in results.values())
+    limit = runtime.context.report_max_tokens
+    spent = ""
+    if now() - budget["started"] > budget["max_seconds"]:
+        spent = "skipped: the time budget was spent"
+    elif tokens >= limit:
+        spent = f"skipped: the token budget was spent ({tokens} of {limit} tokens)"
     skipped: dict[str, SubResult] = {}
     changed = True
     while changed:
@@ -36,11 +43,7 @@ async def schedule(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
                 if (results.get(d) or skipped.get(d) or {"status": ""})["status"]
                 in ("failed", "skipped")
             ]
-            reason = (
-                f"skipped: {', '.join(bad)} could not be answered"
-                if bad
-                else ("skipped: the time budget was spent" if spent else "")
-            )
+            reason = f"skipped: {', '.join(bad)} could not be answered" if bad else spent
             if reason:
                 skipped[sub["id"]] = not_answered(sub, "skipped", reason)
                 changed = True

@@ -45,6 +45,8 @@ class SubResult(TypedDict):
     """Where its sources disagree, or one replaces another."""
     reason: str
     """Why it failed or was skipped; what it could not find."""
+    tokens: NotRequired[int]
+    """LLM tokens its search spent."""
 
 
 class Section(TypedDict):

@@ -33,10 +33,11 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proc]:
         server.stop()
 
 
-async def research(embedder, model: Proc, thread: str):
+async def research(embedder, model: Proc, thread: str, **knobs):
     chat = load_chat_model(ChatModelConfig(model="m", base_url=model.url + "/v1", api_key="k"))
     graph = FLOWS["research"].compile(make_services(embedder, chat_model=chat), InMemorySaver())
-    done = await run(graph, {"question": REQUEST}, run_config(thread), Context(user="bob"))
+    context = Context(user="bob", **knobs)
+    done = await run(graph, {"question": REQUEST}, run_config(thread), context)
     state = (await graph.aget_state({"configurable": {"thread_id": thread}})).values
     return done, state
 
@@ -94,3 +95,17 @@ async def test_a_malformed_plan_is_repaired_once_then_degraded(embedder, model) 
     )
     assert "planned_by" not in plan_event["detail"]  # the corpus's topics planned it
     assert state["plan"] and done.values["references"]
+
+
+async def test_spent_tokens_stop_the_next_batch_and_the_report_says_so(embedder, model) -> None:
+    script_model(model)
+    _, free = await research(embedder, model, "llm-4")
+    plan_tokens = free["model_calls"][0]["tokens"]
+    assert plan_tokens and all(free["results"][i]["tokens"] > 1000 for i in ("q1", "q2"))
+    # enough for the plan and the first batch to start, not for the second
+    done, state = await research(embedder, model, "llm-5", report_max_tokens=plan_tokens + 1000)
+    status = {i: r["status"] for i, r in state["results"].items()}
+    assert status == {"q1": "done", "q2": "done", "q3": "skipped"}
+    assert "token budget was spent" in state["results"]["q3"]["reason"]
+    missing = done.values["answer"].split("## What could not be found")[1]
+    assert "token budget was spent" in missing
