@@ -50,6 +50,18 @@ def route_after_check_answer(state: SearchState) -> Literal["expand_query", "__e
     return "expand_query"
 
 
+def lead_of(result: dict[str, Any], ledger: dict[str, Any]) -> str:
+    """The title and first sentence of a sub-question's most relevant passage.
+
+    A dependent reads it when the answer quoted nothing.
+    """
+    for source_id in result.get("evidence", [])[:1]:
+        ev = ledger.get(source_id)
+        if ev:
+            return f"{ev['title']}. {ev['snippet'].split('. ')[0]}"
+    return ""
+
+
 def next_batch(state: Any) -> list[Send] | Literal["write_report"]:
     """One ``Send`` per sub-question whose dependencies are answered; none left → report.
 
@@ -64,7 +76,12 @@ def next_batch(state: Any) -> list[Send] | Literal["write_report"]:
         if sub["id"] in results or not set(sub["depends_on"]) <= done:
             continue
         depends = [
-            {"id": d, "question": results[d]["question"], "answer": results[d]["answer"]}
+            {
+                "id": d,
+                "question": results[d]["question"],
+                "answer": results[d]["answer"],
+                "lead": lead_of(results[d], state.get("ledger", {})),
+            }
             for d in sub["depends_on"]
         ]
         payload = {"sub": sub, "depends": depends, "trace_id": state.get("trace_id", "")}

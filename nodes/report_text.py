@@ -41,6 +41,10 @@ MIN_TERMS = 4
 OFF_SUBJECT = 0.35
 #: Weight of a question (it asks; it rarely states a fact).
 QUESTION = 0.4
+#: A passage's relevance to its sub-question weighs its sentences by this plus the relevance.
+RELEVANCE_FLOOR = 0.5
+#: Quotes are taken by what they say per word spent (score / cost ** this).
+COST_EXPONENT = 1.0
 #: Words a quote's line spends beyond its text (the bullet, the citation mark) and, on
 #: average, its speaker or date; the exact count is kept by ``fit``.
 LINE_COST = 3
@@ -118,6 +122,30 @@ def inverse_frequencies(passages: list[str]) -> dict[str, float]:
     return {t: math.log((1 + n) / (1 + c)) + 1.0 for t, c in df.items()}
 
 
+#: When something happened or will: the events a report is made of ("yesterday", "last
+#: Friday", "two weeks ago", "next month", "in May", "2023").
+_WHEN = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|recently|ago|"
+    r"(?:last|next|this|past|coming)\s+(?:week|weekend|month|year|night|summer|winter|spring|"
+    r"fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday|time)|"
+    r"(?:on|last|next|this)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"(?:in|since|until|by)\s+(?:january|february|march|april|may|june|july|august|september|"
+    r"october|november|december|\d{4})|(?:19|20)\d\d)\b",
+    re.I,
+)
+#: Weight of a time expression, in rare terms.
+WHEN_WEIGHT = 2.0
+#: Someone saying what they did or will do ("I went", "we've started", "I'm going to").
+_DID = re.compile(
+    r"\b(?:i|we)(?:'ve|'m|'ll| have| had| am| will| just| finally| recently)*\s+"
+    r"(?:\w+ed|went|got|began|made|took|bought|won|lost|ran|saw|met|gave|did|had|found|"
+    r"built|wrote|read|left|sold|taught|brought|going to|gonna|planning)\b",
+    re.I,
+)
+#: Weight of a first-person account of a deed, in rare terms.
+DID_WEIGHT = 1.0
+
+
 def information(text: str, idf: dict[str, float], known: set[str]) -> float:
     """What a sentence says: the rarity of its distinct terms.
 
@@ -127,7 +155,9 @@ def information(text: str, idf: dict[str, float], known: set[str]) -> float:
     if len(terms) < MIN_TERMS:
         return 0.0
     rare = max(idf.values(), default=1.0)
-    return sum(idf.get(t, rare) for t in terms) + rare * min(2, len(numbers(text)))
+    said = sum(idf.get(t, rare) for t in terms) + rare * min(2, len(numbers(text)))
+    said += rare * WHEN_WEIGHT if _WHEN.search(text) else 0.0
+    return said + (rare * DID_WEIGHT if _DID.search(text) else 0.0)
 
 
 def about_subject(sentence: str, ev: Evidence, subject: str, speakers: set[str]) -> bool:
@@ -164,7 +194,7 @@ def quotes_of(
                 score *= OFF_SUBJECT
             if text.rstrip().endswith("?"):
                 score *= QUESTION
-            score *= 0.5 + relevance(ev)
+            score *= RELEVANCE_FLOOR + relevance(ev)
             if best is None or score > best.score:
                 best = Quote(section, ev["source_id"], text, score, term_set(text))
         if best is not None:
@@ -177,7 +207,7 @@ def choose(quotes: list[Quote], words: int) -> list[Quote]:
     chosen: list[Quote] = []
     used: set[str] = set()
     spent = 0
-    for quote in sorted(quotes, key=lambda q: q.score / q.cost, reverse=True):
+    for quote in sorted(quotes, key=lambda q: q.score / q.cost**COST_EXPONENT, reverse=True):
         if quote.source_id in used or spent + quote.cost > words:
             continue
         if any(

@@ -32,29 +32,47 @@ REPORT_SENTENCES = 8
 REPORT_EVIDENCE = 20
 
 
+_CALENDAR = frozenset(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
 _NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'-]*)*")
 
 
-def short_answer(answer: str, question: str, words: int = 12) -> str:
+def short_answer(answer: str, question: str, lead: str = "", words: int = 12) -> str:
     """What fills a ``{q1}`` placeholder: the name the answer adds to its question.
 
     An extractive answer is a list of quotes, the best first: the first name in it that the
-    question did not say (the bridge to the next hop), else its first words.
+    question did not say at all (the bridge to the next hop), else the first that adds a
+    word to it, else its first words. An answer that quotes nothing ("I found nothing…") is
+    no name: the passage its search found most relevant (``lead``) is read instead.
     """
     quotes = quoted_lines(answer)
-    text = quotes[0]["text"] if quotes else answer
-    asked = {w.lower() for w in re.findall(r"\w+", question)}
-    for name in _NAME.findall(text.split(": ", 1)[-1]):
-        said = {w.lower() for w in re.findall(r"\w+", name)}
-        if not said <= asked | STOPWORDS:  # a sentence's first word is no name
-            return str(name).strip()
+    text = quotes[0]["text"] if quotes else (lead or answer)
+    asked = {w.lower() for w in re.findall(r"\w+", question)} - STOPWORDS
+    names = [
+        str(n).strip()
+        for n in _NAME.findall(text.split(": ", 1)[-1])
+        if str(n).strip().lower() not in _CALENDAR
+    ]
+    said = [{w.lower() for w in re.findall(r"\w+", n)} - STOPWORDS for n in names]
+    new = [n for n, own in zip(names, said, strict=True) if own and not own & asked]
+    # a name of two words or more ("Madina Lake") before a lone capitalised word ("American")
+    for name in [n for n in new if len(n.split()) > 1] + new:
+        return name
+    for name, own in zip(names, said, strict=True):
+        if own - asked:  # a sentence's first word is no name
+            return name
     return " ".join(text.split()[:words])
 
 
 async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) -> dict[str, Any]:
     """Search one sub-question; its kept evidence joins the run's ledger."""
     sub = state["sub"]
-    answers = {d["id"]: short_answer(d["answer"], d["question"]) for d in state["depends"]}
+    answers = {
+        d["id"]: short_answer(d["answer"], d["question"], d.get("lead", ""))
+        for d in state["depends"]
+    }
     question = filled(sub["question"], answers)
     turns: list[Turn] = [
         {"question": d["question"], "answer": d["answer"], "mode": "extractive"}

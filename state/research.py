@@ -126,5 +126,6 @@ class SubRun(TypedDict):
 
     sub: SubQuestion
     depends: list[dict[str, str]]
-    """The context slice: each dependency's ``id``, ``question`` and cited ``answer``."""
+    """The context slice: each dependency's ``id``, ``question``, cited ``answer`` and
+    ``lead`` (the title and first sentence of its most relevant passage)."""
     trace_id: str

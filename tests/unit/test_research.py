@@ -122,6 +122,17 @@ def test_a_placeholder_is_filled_with_the_name_the_first_answer_adds() -> None:
     )
     assert short_answer(answer, "who was the actress in my fair lady") == "Audrey Hepburn"
     assert short_answer("nothing quoted here at all", "who?") == "nothing quoted here at all"
+    # a lone adjective or month is not the bridge when a fuller name is there
+    album = (
+        "- Attics to Eden is the second studio album by American rock band Madina Lake. [src:a#0]"
+    )
+    assert short_answer(album, "Attics to Eden >> performer") == "Madina Lake"
+    # an answer that found nothing is no name: the search's best passage is read instead
+    lead = "Derech Mitzvosecha. It was written by Menachem Mendel Schneersohn in 1830"
+    nothing = "I found nothing in the sources you can access that answers this question."
+    assert short_answer(nothing, "Who created Derech Mitzvosecha?", lead) == (
+        "Menachem Mendel Schneersohn"
+    )
 
 
 PRIYA_CHAT = [
