@@ -36,32 +36,40 @@ _CALENDAR = frozenset(
     "january february march april may june july august september october november december "
     "monday tuesday wednesday thursday friday saturday sunday".split()
 )
+#: Names a placeholder is filled with ("A or B"): the first is not always the bridge.
+BRIDGE_NAMES = 2
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
 _NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'-]*)*")
 
 
 def short_answer(answer: str, question: str, lead: str = "", words: int = 12) -> str:
-    """What fills a ``{q1}`` placeholder: the name the answer adds to its question.
+    """What fills a ``{q1}`` placeholder: the names the answer adds to its question.
 
-    An extractive answer is a list of quotes, the best first: the first name in it that the
-    question did not say at all (the bridge to the next hop), else the first that adds a
-    word to it, else its first words. An answer that quotes nothing ("I found nothing…") is
-    no name: the passage its search found most relevant (``lead``) is read instead.
+    An extractive answer is a list of quotes, the best first; a model's answer is prose with
+    citations; an answer that quotes nothing ("I found nothing…") is no name, so the passage
+    its search found most relevant (``lead``) is read instead. From that text: the names the
+    question did not say at all (two words or more before a lone capitalised word, never a
+    month or a sentence's first word), the best two as "A or B" — the next hop searches for
+    either; else the first name that adds a word; else its first words.
     """
     quotes = quoted_lines(answer)
-    text = quotes[0]["text"] if quotes else (lead or answer)
+    text = quotes[0]["text"] if quotes else (answer if "[src:" in answer else lead or answer)
     asked = {w.lower() for w in re.findall(r"\w+", question)} - STOPWORDS
+    body = text.split(": ", 1)[-1]
     names = [
-        str(n).strip()
-        for n in _NAME.findall(text.split(": ", 1)[-1])
-        if str(n).strip().lower() not in _CALENDAR
+        m.group(0).strip()
+        for m in _NAME.finditer(body)
+        if m.group(0).strip().lower() not in _CALENDAR
+        # a lone capitalised word opening a sentence ("Although") says nothing of a name
+        and not (" " not in m.group(0).strip() and _SENTENCE_START.search(body[: m.start()]))
     ]
     said = [{w.lower() for w in re.findall(r"\w+", n)} - STOPWORDS for n in names]
     new = [n for n, own in zip(names, said, strict=True) if own and not own & asked]
-    # a name of two words or more ("Madina Lake") before a lone capitalised word ("American")
-    for name in [n for n in new if len(n.split()) > 1] + new:
-        return name
+    ranked = list(dict.fromkeys([n for n in new if len(n.split()) > 1] + new))
+    if ranked:
+        return " or ".join(ranked[:BRIDGE_NAMES])
     for name, own in zip(names, said, strict=True):
-        if own - asked:  # a sentence's first word is no name
+        if own - asked:
             return name
     return " ".join(text.split()[:words])
 
