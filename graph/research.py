@@ -1,7 +1,9 @@
 """The research flow: a planned, reviewable report built from the search graph.
 
 plan_research → review_plan (interrupt, when asked) → schedule ⟲ Send(research_one: the
-search graph as a subgraph) per ready sub-question → write_report → check_report → END.
+search graph as a subgraph) per ready sub-question → write_report → check_report → END, or
+once, while the budget lasts, plan_gaps (what the report could not find, asked again) →
+schedule → … → check_report → END.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
-from graph.routing import after_review, next_batch
+from graph.routing import after_check, after_review, next_batch
 from graph.search import build_search_graph
 from nodes.check_report import check_report
 from nodes.context import Context
+from nodes.plan_gaps import plan_gaps
 from nodes.plan_research import plan_research
 from nodes.research_one import record_subquestion_failure, research_one
 from nodes.review_plan import review_plan
@@ -52,13 +55,15 @@ def build_research_graph(
     )
     b.add_node("write_report", bind(write_report, services))
     b.add_node("check_report", check_report)
+    b.add_node("plan_gaps", bind(plan_gaps, services))
     b.add_edge(START, "plan_research")
     b.add_edge("plan_research", "review_plan")
     b.add_conditional_edges("review_plan", after_review, ["plan_research", "schedule"])
     b.add_conditional_edges("schedule", next_batch, ["research_one", "write_report"])
     b.add_edge("research_one", "schedule")
     b.add_edge("write_report", "check_report")
-    b.add_edge("check_report", END)
+    b.add_conditional_edges("check_report", after_check, ["plan_gaps", END])
+    b.add_edge("plan_gaps", "schedule")
     return b
 
 

@@ -92,3 +92,8 @@ def next_batch(state: Any) -> list[Send] | Literal["write_report"]:
 def after_review(state: Any) -> Literal["plan_research", "schedule"]:
     """A replan goes back to planning; otherwise the plan runs."""
     return "plan_research" if state.get("plan_status") == "replan" else "schedule"
+
+
+def after_check(state: Any) -> Literal["plan_gaps", "__end__"]:
+    """One more round for what the report lacks (``check_report`` says whether it is due)."""
+    return "plan_gaps" if state.get("gaps_pending") else "__end__"

@@ -17,6 +17,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
+from nodes.plan_gaps import budget_left, gaps_of
 from nodes.report_text import attribution, parsed_date, short_date, subject_of
 from nodes.services import node_name
 from nodes.write_report import normal
@@ -154,4 +155,11 @@ async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
             trace_id=state.get("trace_id", ""),
         )
     )
-    return {"answer": "\n".join(lines).strip() + "\n", "references": references}
+    pending = (
+        not state.get("gap_round") and bool(gaps_of(state)) and budget_left(state, runtime.context)
+    )
+    return {
+        "answer": "\n".join(lines).strip() + "\n",
+        "references": references,
+        "gaps_pending": pending,
+    }

@@ -98,3 +98,13 @@ COHERENCE_PROMPT = """<role>You edit a research report so it reads as one docume
   transitions inside sentences where they help.
 - Every sentence keeps the source id it has; never add a fact or an id.
 </rules>"""
+
+RESEARCH_GAPS_PROMPT = """<role>You find what a research report still lacks.</role>
+<report_request>{request}</report_request>
+<sections>{sections}</sections>
+<not_found>
+{missing}
+</not_found>
+<task>Write at most {max_gaps} new sub-questions that would find what the report lacks:
+each answerable by one search of the sources, worded differently from what was not found
+(other terms, a broader or narrower scope). No sub-question the report already answers.</task>"""

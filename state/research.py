@@ -119,6 +119,11 @@ class ResearchState(ResearchInput, ReportState):
     budget: dict[str, Any]
     model: str | None
     model_calls: Annotated[list[ModelCall], add_model_calls]
+    gap_round: int
+    """1 once the round for what the report could not find has been planned."""
+    gaps_pending: bool
+    """``check_report`` found sub-questions without an answer, the gap round not yet run
+    and budget left."""
 
 
 class SubRun(TypedDict):

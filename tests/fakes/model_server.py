@@ -3,7 +3,8 @@
 It answers each seekgraph prompt by its role: queries, grades, verdicts, a streamed answer
 citing the first source it was given, an answer check, and the research flow's plan (three
 sub-questions, the third depending on the first), sections (two sentences citing their first
-passages) and coherence pass (sections reversed, a repeated citation dropped). ``--delay``
+passages), coherence pass (sections reversed, a repeated citation dropped) and gap round
+(one sub-question naming the first thing not found). ``--delay``
 slows every streamed answer token, so a test can catch a run mid-answer.
 
 A test scripts failures with ``POST /script`` (a list of steps, one consumed per call):
@@ -55,6 +56,9 @@ def reply_for(prompt: str, tokens: int) -> str:
                 ]
             }
         )
+    if "<role>You find what a research report still lacks" in prompt:
+        lacking = re.findall(r"^- (.+?):", prompt.split("<not_found>", 1)[1], re.M)
+        return json.dumps({"questions": [f"Which sources mention {q}" for q in lacking[:1]]})
     if "<role>You edit a research report" in prompt:
         return json.dumps({"sections": edited(prompt)})
     ids = re.findall(r'<source id="([^"]+)"', prompt)

@@ -49,7 +49,7 @@ async def test_the_model_plans_writes_each_section_and_edits_the_report(embedder
         e for e in done.events if e["event"] == "node" and e["node"] == "plan_research"
     )
     assert plan_event["detail"]["planned_by"] == "llm"
-    assert [s["id"] for s in state["plan"]] == ["q1", "q2", "q3"]
+    assert [s["id"] for s in state["plan"]][:3] == ["q1", "q2", "q3"]
     assert state["plan"][2]["depends_on"] == ["q1"]
     # q3's placeholder was filled with q1's answer before it was searched
     assert "{q1}" not in state["results"]["q3"]["question"]
@@ -69,8 +69,12 @@ async def test_the_model_plans_writes_each_section_and_edits_the_report(embedder
     assert len(cited) == len(set(cited))  # the repeated citation was edited out
     outcomes = [(c["node"], c["outcome"]) for c in state["model_calls"]]
     assert outcomes[0] == ("plan_research", "ok")
-    answered = [r for r in state["results"].values() if r["status"] == "done"]
-    assert outcomes.count(("write_report", "ok")) == len(answered) + 1  # sections, coherence
+    writes = [o for n, o in outcomes if n == "write_report"]
+    assert writes and set(writes) == {"ok"}  # sections and coherence, all by the model
+    # what the first report lacked was asked again, in the model's words, once
+    assert state["gap_round"] == 1 and ("plan_gaps", "ok") in outcomes
+    assert state["results"]["g1"]["question"].startswith("Which sources mention")
+    assert [s["id"] for s in state["plan"]] == ["q1", "q2", "q3", "g1"]  # one round only
     assert "kb/secret" not in json.dumps([done.values, state])  # bob's report
 
 
@@ -84,7 +88,7 @@ async def test_a_malformed_plan_is_repaired_once_then_degraded(embedder, model) 
     script_model(model, {"content": json.dumps(cycle)})
     done, state = await research(embedder, model, "llm-2")
     assert state["model_calls"][0]["outcome"] == "repaired"
-    assert [s["id"] for s in state["plan"]] == ["q1", "q2", "q3"]
+    assert [s["id"] for s in state["plan"]][:3] == ["q1", "q2", "q3"]
 
     script_model(model, {"content": json.dumps(cycle)}, {"content": "a plan, in prose"})
     done, state = await research(embedder, model, "llm-3")
