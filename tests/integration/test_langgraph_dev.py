@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -73,6 +74,33 @@ def test_langgraph_dev_serves_the_search_graph(tmp_path: Path) -> None:
         )
         [pause] = reviewed.json()["__interrupt__"]
         assert pause["value"]["evidence"] and "answer" not in reviewed.json()
+        # the research flow: its plan review is an interrupt Studio shows; an edit resumes it
+        thread = httpx.post(f"{base}/threads", json={}, timeout=10).json()["thread_id"]
+        asked = httpx.post(
+            f"{base}/threads/{thread}/runs/wait",
+            json={
+                "assistant_id": "research",
+                "input": {"question": "Everything about the VPN and single sign-on"},
+                "context": {"user": "bob", "review_before_answer": True},
+            },
+            timeout=180,
+        ).json()
+        [review] = asked["__interrupt__"]
+        assert review["value"]["plan"] and review["value"]["estimate"]["sub_questions"]
+        edit = [{"id": "vpn", "question": "How do I connect to the VPN from a new laptop?"}]
+        report = httpx.post(
+            f"{base}/threads/{thread}/runs/wait",
+            json={
+                "assistant_id": "research",
+                "command": {"resume": {"plan": edit}},
+                "context": {"user": "bob", "review_before_answer": True},
+            },
+            timeout=180,
+        ).json()
+        assert "vpn2.fernhill.example" in report["answer"] and report["references"]
+        state = httpx.get(f"{base}/threads/{thread}/state", timeout=10).json()["values"]
+        assert list(state["results"]) == ["vpn"] and state["plan_status"] == "approved"
+        assert not [m for m in RESTRICTED_MARKERS if m in json.dumps([asked, report, state])]
     finally:
         proc.terminate()
         proc.wait(timeout=20)
