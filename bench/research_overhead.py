@@ -43,10 +43,11 @@ class FakeSearch(TypedDict, total=False):
 
 
 def fake_search() -> Any:
-    """A search graph that answers at once."""
+    """A search graph that answers at once (with a citation: no gap round follows)."""
 
     async def answer(state: FakeSearch) -> dict[str, Any]:
-        return {"answer": "- found [src:d#0]", "evidence": [], "citations": [], "unanswered": []}
+        cited = [{"id": "d#0"}]
+        return {"answer": "- found [src:d#0]", "evidence": [], "citations": cited, "unanswered": []}
 
     b = StateGraph(FakeSearch)
     b.add_node("answer", answer)
