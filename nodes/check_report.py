@@ -19,9 +19,8 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.plan_gaps import budget_left, gaps_of
 from nodes.report_text import attribution, parsed_date, short_date, subject_of
-from nodes.services import node_name
+from nodes.research_events import tell
 from nodes.write_report import normal
-from state.events import node_event
 from state.models import KIND_LABELS, Evidence
 from state.research import ResearchState
 
@@ -147,13 +146,12 @@ async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
             }
         )
         lines.append(f"[{n}]: {ev['title']} [src:{source_id}]")
-    runtime.stream_writer(
-        node_event(
-            node_name("check_report"),
-            f"{len(references)} references verified; {dropped} sentences dropped",
-            dropped=dropped,
-            trace_id=state.get("trace_id", ""),
-        )
+    tell(
+        runtime,
+        state,
+        "check_report",
+        f"{len(references)} references verified; {dropped} sentences dropped",
+        dropped=dropped,
     )
     pending = (
         not state.get("gap_round") and bool(gaps_of(state)) and budget_left(state, runtime.context)

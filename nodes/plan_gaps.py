@@ -19,9 +19,9 @@ from nodes import prompts
 from nodes.context import Context
 from nodes.llm import decide
 from nodes.report_text import subject_of
+from nodes.research_events import tell
 from nodes.services import Services, chat_model_for, node_name, now
 from providers.terms import display_words
-from state.events import node_event
 from state.research import ResearchState, SubQuestion
 
 #: Most sub-questions the gap round adds.
@@ -111,12 +111,11 @@ async def plan_gaps(
         for n, q in enumerate((q for q in questions if q.lower() not in asked), start=1)
     ]
     update["plan"] = [*state["plan"], *added]
-    runtime.stream_writer(
-        node_event(
-            node_name("plan_gaps"),
-            f"{len(added)} gap sub-questions for {len(gaps)} without an answer",
-            added=added,
-            trace_id=state.get("trace_id", ""),
-        )
+    tell(
+        runtime,
+        state,
+        "plan_gaps",
+        f"{len(added)} gap sub-questions for {len(gaps)} without an answer",
+        added=added,
     )
     return update

@@ -21,11 +21,11 @@ from nodes.context import Context
 from nodes.filter_stages import to_evidence
 from nodes.plan_checks import checked_plan
 from nodes.report_text import REQUEST_FRAME, subject_of
+from nodes.research_events import tell
 from nodes.research_llm import llm_plan
-from nodes.services import Services, chat_model_for, node_name, now, user_of
+from nodes.services import Services, chat_model_for, now, user_of
 from providers.embeddings import aembed_passages, aembed_queries
 from providers.terms import display_words
-from state.events import node_event
 from state.models import Hit
 from state.research import ResearchState, SubQuestion
 
@@ -205,14 +205,14 @@ async def plan_research(
             budget["tokens_used"] += decision.tokens
             if drafted is not None:
                 plan, how = drafted, {**how, "planned_by": "llm"}
-    runtime.stream_writer(
-        node_event(
-            node_name("plan_research"),
-            f"{len(plan)} sub-questions ({status})",
-            plan=plan,
-            trace_id=trace,
-            **how,
-        )
+    tell(
+        runtime,
+        state,
+        "plan_research",
+        f"{len(plan)} sub-questions ({status})",
+        plan=plan,
+        trace_id=trace,
+        **how,
     )
     return {
         "plan": plan,

@@ -19,10 +19,9 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.evidence import relevance
 from nodes.plan_checks import filled
-from nodes.services import node_name
+from nodes.research_events import tell
 from nodes.write_report import quoted_lines
 from providers.terms import STOPWORDS
-from state.events import node_event
 from state.models import Turn
 from state.research import SubResult, SubRun, not_answered
 
@@ -127,14 +126,13 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
         "reason": "; ".join(out.get("unanswered", [])),
         "tokens": sum(u.get("total_tokens", 0) for u in usage.usage_metadata.values()),
     }
-    runtime.stream_writer(
-        node_event(
-            node_name("research_one"),
-            f"{sub['id']} done: {len(result['citations'])} citations",
-            id=sub["id"],
-            question=question,
-            trace_id=state.get("trace_id", ""),
-        )
+    tell(
+        runtime,
+        state,
+        "research_one",
+        f"{sub['id']} done: {len(result['citations'])} citations",
+        id=sub["id"],
+        question=question,
     )
     return {"results": {sub["id"]: result}, "ledger": {ev["source_id"]: ev for ev in kept}}
 

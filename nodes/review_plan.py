@@ -15,8 +15,7 @@ from langgraph.types import interrupt
 
 from nodes.context import Context
 from nodes.plan_checks import PlanError, checked_plan
-from nodes.services import node_name
-from state.events import node_event
+from nodes.research_events import tell
 from state.research import ResearchState
 
 #: Seconds one sub-question takes in extractive mode on this machine (MuSiQue p50 ~0.7 s).
@@ -63,7 +62,5 @@ async def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     else:
         update = {"plan_status": "approved"}
         summary = "plan approved"
-    runtime.stream_writer(
-        node_event(node_name("review_plan"), summary, trace_id=state.get("trace_id", ""))
-    )
+    tell(runtime, state, "review_plan", summary)
     return update

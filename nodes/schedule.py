@@ -14,8 +14,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
-from nodes.services import node_name, now
-from state.events import node_event
+from nodes.research_events import tell
+from nodes.services import now
 from state.research import ResearchState, SubResult, not_answered
 
 
@@ -48,13 +48,12 @@ async def schedule(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
                 skipped[sub["id"]] = not_answered(sub, "skipped", reason)
                 changed = True
     done = sum(1 for r in results.values() if r["status"] == "done")
-    runtime.stream_writer(
-        node_event(
-            node_name("schedule"),
-            f"{done} of {len(state['plan'])} sub-questions answered"
-            + (f", {len(skipped)} skipped" if skipped else ""),
-            skipped=sorted(skipped),
-            trace_id=state.get("trace_id", ""),
-        )
+    tell(
+        runtime,
+        state,
+        "schedule",
+        f"{done} of {len(state['plan'])} sub-questions answered"
+        + (f", {len(skipped)} skipped" if skipped else ""),
+        skipped=sorted(skipped),
     )
     return {"results": skipped} if skipped else {}

@@ -20,10 +20,10 @@ from langgraph.runtime import Runtime
 from nodes.attribution import author_of
 from nodes.context import Context
 from nodes.report_text import choose, fit, in_order, inverse_frequencies, quotes_of, subject_of
+from nodes.research_events import tell
 from nodes.research_llm import llm_coherence, llm_sections, slice_for_writer
-from nodes.services import Services, chat_model_for, node_name
+from nodes.services import Services, chat_model_for
 from providers.chat import ChatModel
-from state.events import node_event
 from state.models import ModelCall
 from state.research import ResearchState, Section, SubResult
 
@@ -186,12 +186,5 @@ async def write_report(
         for r in (results.get(s["id"]) for s in state["plan"])
         if r is not None and (r["status"] != "done" or r["id"] not in shown)
     ]
-    runtime.stream_writer(
-        node_event(
-            node_name("write_report"),
-            summary,
-            sections=[s["title"] for s in sections],
-            trace_id=state.get("trace_id", ""),
-        )
-    )
+    tell(runtime, state, "write_report", summary, sections=[s["title"] for s in sections])
     return {"sections": sections, "unanswered": missing, **update}

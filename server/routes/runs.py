@@ -5,17 +5,31 @@ The paths a reconnect takes (same instance, forwarded, taken over) are in ``serv
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from server.api_models import Problem, ResumeRequest, RunRequest
+from server.app_state import AppState
 from server.deps import AppDep, ThreadDep, UserDep
+from server.runs import RunHandle
 from server.sse import handle_frames
 from server.streams import RunConflictError, attach_frames, resume_run, sse, start_run
 
 router = APIRouter(prefix="/threads", tags=["runs"])
+
+
+async def streamed(
+    app: AppState, starting: Awaitable[RunHandle]
+) -> StreamingResponse | JSONResponse:
+    """The run ``starting`` starts, streamed; a 409 naming the live run if one holds the thread."""
+    try:
+        handle = await starting
+    except RunConflictError as exc:
+        return JSONResponse(status_code=409, content={"detail": str(exc), "run_id": exc.run_id})
+    return sse(app, handle_frames(handle, snapshot=False), handle.run_id)
 
 
 @router.post(
@@ -28,11 +42,7 @@ async def create_run(
     app: AppDep, user: UserDep, thread_id: ThreadDep, body: RunRequest
 ) -> StreamingResponse | JSONResponse:
     """Start a run and stream its events (``text/event-stream``)."""
-    try:
-        handle = await start_run(app, user, thread_id, body)
-    except RunConflictError as exc:
-        return JSONResponse(status_code=409, content={"detail": str(exc), "run_id": exc.run_id})
-    return sse(app, handle_frames(handle, snapshot=False), handle.run_id)
+    return await streamed(app, start_run(app, user, thread_id, body))
 
 
 @router.post(
@@ -45,11 +55,7 @@ async def resume(
     app: AppDep, user: UserDep, thread_id: ThreadDep, body: ResumeRequest
 ) -> StreamingResponse | JSONResponse:
     """Resume a run that waits for a person (``waiting``) and stream the rest of it."""
-    try:
-        handle = await resume_run(app, user, thread_id, body.resume)
-    except RunConflictError as exc:
-        return JSONResponse(status_code=409, content={"detail": str(exc), "run_id": exc.run_id})
-    return sse(app, handle_frames(handle, snapshot=False), handle.run_id)
+    return await streamed(app, resume_run(app, user, thread_id, body.resume))
 
 
 @router.get("/{thread_id}/stream", response_class=StreamingResponse)
