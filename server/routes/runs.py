@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, HTTPException, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from graph.api import PlanError, checked_plan
 from server.api_models import Problem, ResumeRequest, RunRequest
 from server.app_state import AppState
 from server.deps import AppDep, ThreadDep, UserDep
@@ -54,7 +55,16 @@ async def create_run(
 async def resume(
     app: AppDep, user: UserDep, thread_id: ThreadDep, body: ResumeRequest
 ) -> StreamingResponse | JSONResponse:
-    """Resume a run that waits for a person (``waiting``) and stream the rest of it."""
+    """Resume a run that waits for a person (``waiting``) and stream the rest of it.
+
+    An edited plan is checked first: one that cannot run is a 422 naming the problem, and
+    the run keeps waiting.
+    """
+    if body.resume.get("plan") is not None:
+        try:
+            checked_plan(body.resume["plan"])
+        except PlanError as exc:
+            raise HTTPException(422, f"the plan cannot run: {exc}") from None
     return await streamed(app, resume_run(app, user, thread_id, body.resume))
 
 

@@ -178,3 +178,27 @@ async def test_a_research_run_takes_your_plan_checked_and_traces_it(workdir) -> 
         assert state["plan_status"] == "written" and state["plan"][0]["id"] == "vpn"
         history = (await api.get(f"/threads/{t}/history")).json()
         assert history[-1]["summary"]["results"] == {"vpn": {"status": "done", "reason": ""}}
+
+
+async def test_a_plan_under_review_is_edited_through_the_api_and_a_bad_edit_is_a_422(
+    workdir,
+) -> None:
+    async with serving(workdir) as api:
+        t = await thread(api)
+        body = {"question": "The VPN", "flow": "research", "review_before_answer": True}
+        paused = frames((await api.post(f"/threads/{t}/runs", json=body)).text)
+        [waiting] = [d for kind, d in paused if kind == "waiting"]
+        assert waiting["interrupts"][0]["value"]["plan"]
+        assert paused[-1] == ("end", {"status": "waiting"})
+        cycle = [{"id": "a", "question": "x", "depends_on": ["a"]}]
+        refused = await api.post(f"/threads/{t}/resume", json={"resume": {"plan": cycle}})
+        assert refused.status_code == 422 and "cycle: a → a" in refused.json()["detail"]
+        edit = [{"id": "vpn", "question": "How do I connect to the VPN from a new laptop?"}]
+        done = frames(
+            (await api.post(f"/threads/{t}/resume", json={"resume": {"plan": edit}})).text
+        )
+        [answer] = [d for kind, d in done if kind == "answer"]
+        assert "vpn2.fernhill.example" in answer["answer"] and answer["references"]
+        assert done[-1] == ("end", {"status": "done"})
+        nothing = await api.post(f"/threads/{t}/resume", json={"resume": {"approve": True}})
+        assert nothing.status_code == 422 and "nothing on this thread waits" in nothing.text

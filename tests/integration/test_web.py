@@ -276,7 +276,8 @@ def test_a_research_report_is_planned_reviewed_read_and_downloaded(page: Page, s
     page.get_by_role("button", name="Approve and research").click()
     expect(page.locator("#plan-error")).to_contain_text("q3 depends on unknown q1", timeout=30_000)
     assert "research_one" not in page.locator("#timeline").inner_text()
-    # a valid edit: reword q2, drop q3
+    # the edit stays on the page to be fixed: keep q1 after all, reword q2, drop q3
+    page.get_by_label("Keep q1").check()
     page.get_by_label("Sub-question q2").fill("What is the daily meal allowance?")
     page.get_by_label("Keep q3").uncheck()
     page.screenshot(path=str(SHOTS / "research-plan-review.png"), full_page=True)
