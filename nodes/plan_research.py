@@ -33,7 +33,10 @@ from state.research import ResearchState, SubQuestion
 PLAN_POOL = 200
 #: Most topics (sub-questions) a generated plan has.
 MAX_TOPICS = 16
-#: Two sub-questions whose embeddings are this close are one (MiniLM paraphrase level).
+#: Two sub-questions whose embeddings are this close are one. Measured on the LoCoMo report
+#: plans (bench/results/plan_duplicates.json, 944 pairs, median 0.44, p95 0.65): at 0.9 only
+#: the same words reordered merge; at 0.8 distinct aspects ("dance studio" / "love dancing")
+#: would.
 DUPLICATE_COSINE = 0.9
 
 
