@@ -513,6 +513,10 @@ function planProgress(data) {
     for (const id of detail.skipped || []) markSub($("plan-list"), id, "skipped");
   } else if (data.node === "review_plan") {
     $("plan-actions").hidden = true;
+  } else if (data.node === "plan_gaps" && (detail.added || []).length) {
+    // one more round for what the report lacked: its sub-questions join the list
+    view.plan = [...(view.plan || []), ...detail.added];
+    renderPlan($("plan-list"), view.plan);
   }
 }
 
