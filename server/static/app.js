@@ -515,8 +515,13 @@ function planProgress(data) {
     $("plan-actions").hidden = true;
   } else if (data.node === "plan_gaps" && (detail.added || []).length) {
     // one more round for what the report lacked: its sub-questions join the list
+    const done = [...$("plan-list").querySelectorAll("li")].map((li) => [
+      li.dataset.id,
+      li.querySelector(".sub-status")?.textContent || "",
+    ]);
     view.plan = [...(view.plan || []), ...detail.added];
     renderPlan($("plan-list"), view.plan);
+    for (const [id, status] of done) if (status) markSub($("plan-list"), id, status);
   }
 }
 
