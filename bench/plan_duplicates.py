@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import time
 from pathlib import Path
@@ -22,30 +21,18 @@ from typing import Any
 import numpy as np
 
 import nodes.plan_research as planning
-from bench.datasets import Dataset, build_index
 from bench.report import command_line, write
+from bench.research import report_services, report_tasks
 from graph.context import Context
-from nodes.services import Services
 from providers.embeddings import aembed_queries
-from providers.rerank import LocalReranker
-from sources.index_vectors import reranker_embedder
-from sources.registry import SourceRegistry
 
 THRESHOLDS = (0.8, 0.85, 0.9, 0.95)
 
 
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
     folder = Path(args.data)
-    corpus = [json.loads(x) for x in (folder / "corpus.jsonl").read_text().splitlines() if x]
-    tasks = [json.loads(x) for x in (folder / "tasks.jsonl").read_text().splitlines() if x]
-    data = Dataset(folder.name, corpus, tasks)
-    index, source, _ = build_index(data, args.embedding)
-    users = {data.user_for(t).name: data.user_for(t) for t in tasks}
-    services = Services(
-        registry=SourceRegistry([source], users=list(users.values())),
-        embedder=index.embedder,
-        reranker=LocalReranker(reranker_embedder(index.embedder, index)),
-    )
+    tasks = report_tasks(folder)
+    data, _, _, services = report_services(folder, tasks, args.embedding)
     planning.DUPLICATE_COSINE = 1.01  # nothing merged: every topic's question is kept
     cosines: list[float] = []
     pairs: list[tuple[float, str, str]] = []

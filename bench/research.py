@@ -67,21 +67,34 @@ def doc_of(source_id: str) -> str:
     return source_id.split("#")[0]
 
 
-async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
-    folder = Path(args.data)
+def report_tasks(folder: Path) -> list[dict[str, Any]]:
+    """The report tasks of a ``locomo_reports``-style folder."""
+    return [json.loads(x) for x in (folder / "tasks.jsonl").read_text().splitlines() if x]
+
+
+def report_services(
+    folder: Path, tasks: list[dict[str, Any]], embedding: str
+) -> tuple[Dataset, Any, Any, Services]:
+    """The tasks' corpus indexed, and services over it for the tasks' users."""
     corpus = [json.loads(x) for x in (folder / "corpus.jsonl").read_text().splitlines() if x]
-    tasks = [json.loads(x) for x in (folder / "tasks.jsonl").read_text().splitlines() if x]
-    if args.conversations:
-        tasks = [t for t in tasks if t["conversation"] in args.conversations.split(",")]
-    tasks = tasks[: args.limit] if args.limit else tasks
     data = Dataset(folder.name, corpus, tasks)
-    index, source, _ = build_index(data, args.embedding)
+    index, source, _ = build_index(data, embedding)
     users = {data.user_for(t).name: data.user_for(t) for t in tasks}
     services = Services(
         registry=SourceRegistry([source], users=list(users.values())),
         embedder=index.embedder,
         reranker=LocalReranker(reranker_embedder(index.embedder, index)),
     )
+    return data, index, source, services
+
+
+async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    folder = Path(args.data)
+    tasks = report_tasks(folder)
+    if args.conversations:
+        tasks = [t for t in tasks if t["conversation"] in args.conversations.split(",")]
+    tasks = tasks[: args.limit] if args.limit else tasks
+    data, index, source, services = report_services(folder, tasks, args.embedding)
     research = FLOWS["research"].compile(services, InMemorySaver())
     search = FLOWS["search"].compile(services, InMemorySaver())
     per_task = []
