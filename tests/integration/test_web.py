@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from server.auth import add_key_to_file
-from tests.integration.conftest import REPO
+from tests.integration.conftest import REPO, RESTRICTED_MARKERS
 from tests.integration.processes import Proc, start_app, start_model_server, start_redis
 
 SHOTS = Path(os.environ.get("SEEKGRAPH_SCREENSHOTS") or tempfile.mkdtemp(prefix="seekgraph-shots-"))
@@ -309,4 +309,6 @@ def test_a_research_report_is_planned_reviewed_read_and_downloaded(page: Page, s
     bundle = json.loads(downloads["Evidence (JSON)"])
     assert [r["id"] for r in bundle["references"]] == [r["id"] for r in state["references"]]
     assert [s["id"] for s in state["plan"]] == ["q1", "q2"]
-    assert "Nightjar" not in page.content()  # bob's report holds nothing of the security team's
+    # bob's plan, report, sources and downloads hold nothing of the security team's
+    shown = page.locator("#current").inner_html() + json.dumps(downloads)
+    assert not [m for m in RESTRICTED_MARKERS if m in shown]
