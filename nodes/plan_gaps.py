@@ -96,20 +96,26 @@ async def plan_gaps(
         update["budget"] = {**budget, "tokens_used": budget.get("tokens_used", 0) + decision.tokens}
         if decision.value is not None:
             questions = [q.strip() for q in decision.value.questions if q.strip()][:MAX_GAPS]
+    origins: list[str | None] = [None] * len(questions)  # a model's gaps are its own
     if not questions:
         subject = subject_of(request)
         questions = [relaxed(g, results, subject) for g in gaps]
+        origins = [g["id"] for g in gaps]
     asked = {r["question"].lower() for r in results.values()}
-    added: list[SubQuestion] = [
-        {
-            "id": f"g{n}",
+    added: list[SubQuestion] = []
+    for q, origin in zip(questions, origins, strict=True):
+        if q.lower() in asked:
+            continue
+        sub: SubQuestion = {
+            "id": f"g{len(added) + 1}",
             "question": q,
             "depends_on": [],
             "intent": "what the report could not find yet; not what it already says",
             "title": q,
         }
-        for n, q in enumerate((q for q in questions if q.lower() not in asked), start=1)
-    ]
+        if origin:
+            sub["gap_for"] = origin
+        added.append(sub)
     update["plan"] = [*state["plan"], *added]
     tell(
         runtime,

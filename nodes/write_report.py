@@ -181,10 +181,14 @@ async def write_report(
         sections, chosen, candidates = quoted_sections(state, answered, titles, words)
         summary = f"{len(sections)} sections, {chosen} quotes of {candidates} candidates"
     shown = {s["id"] for s in sections}
+    # a sub-question its gap sub-question answered is no longer missing
+    recovered = {s["gap_for"] for s in state["plan"] if s.get("gap_for") and s["id"] in shown}
     missing = [
         f"{r['question']}: {r['reason'] or 'nothing found'}"
         for r in (results.get(s["id"]) for s in state["plan"])
-        if r is not None and (r["status"] != "done" or r["id"] not in shown)
+        if r is not None
+        and r["id"] not in recovered
+        and (r["status"] != "done" or r["id"] not in shown)
     ]
     tell(runtime, state, "write_report", summary, sections=[s["title"] for s in sections])
     return {"sections": sections, "unanswered": missing, **update}

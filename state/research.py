@@ -25,6 +25,8 @@ class SubQuestion(TypedDict):
     """What it must and must not cover (so a dependent step does not drift)."""
     title: NotRequired[str]
     """Its section's heading in the report (the question when unset)."""
+    gap_for: NotRequired[str]
+    """The sub-question this one asks again in other words (the gap round)."""
     sources: NotRequired[list[str]]
     budget_share: NotRequired[float]
 
