@@ -20,6 +20,7 @@ import os
 import statistics
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,7 +30,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
-from bench.report import write
+from bench.report import command_line, write
 from graph.context import Context
 from graph.run import run, run_config
 from graph.search import build_search_graph, search_flow
@@ -191,24 +192,37 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def overhead_main(
+    module: str,
+    doc: str,
+    measure: Callable[[argparse.Namespace], Awaitable[Any]],
+    runs: int,
+    target: str,
+) -> None:
+    """The command line of an overhead benchmark: Redis, runs, where the JSON goes."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument(
         "--redis-url",
         default=os.environ.get("SEEKGRAPH_TEST_REDIS_URL", "redis://127.0.0.1:6391/0"),
     )
-    parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--json", type=Path, default=Path("bench/results/graph_overhead.json"))
+    parser.add_argument("--runs", type=int, default=runs)
+    name = module.split(".")[-1]
+    parser.add_argument("--json", type=Path, default=Path(f"bench/results/{name}.json"))
     args = parser.parse_args()
     started = time.time()
-    results = asyncio.run(main_async(args))
+    results = asyncio.run(measure(args))
     out = {
-        "command": "python -m bench.graph_overhead --runs " + str(args.runs),
+        "command": command_line(module, args),
         "checkpointer": "AsyncRedisSaver, durability=sync, Redis 8.2 on loopback",
         "results": results,
-        "target": "seekgraph within 1.5x of the bare graph",
+        "target": target,
     }
     write(args.json, out, started)
+
+
+def main() -> None:
+    target = "seekgraph within 1.5x of the bare graph"
+    overhead_main("bench.graph_overhead", __doc__ or "", main_async, 50, target)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,10 @@ node returning a constant update.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import operator
-import os
 import statistics
 import time
 import uuid
-from pathlib import Path
 from typing import Annotated, Any
 
 from langgraph.checkpoint.redis.aio import AsyncRedisSaver
@@ -26,8 +23,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
-from bench.graph_overhead import fake_services
-from bench.report import command_line, write
+from bench.graph_overhead import fake_services, overhead_main
 from graph.context import Context
 from graph.research import build_research_graph
 from graph.run import run, run_config
@@ -150,23 +146,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--redis-url",
-        default=os.environ.get("SEEKGRAPH_TEST_REDIS_URL", "redis://127.0.0.1:6391/0"),
-    )
-    parser.add_argument("--runs", type=int, default=30)
-    parser.add_argument("--json", type=Path, default=Path("bench/results/research_overhead.json"))
-    args = parser.parse_args()
-    started = time.time()
-    results = asyncio.run(main_async(args))
-    out = {
-        "command": command_line("bench.research_overhead", args),
-        "checkpointer": "AsyncRedisSaver, durability=sync, Redis 8.2 on loopback",
-        "results": results,
-        "target": "overhead ≤ 50 ms at 5 sub-questions, ≤ 150 ms at 15",
-    }
-    write(args.json, out, started)
+    target = "overhead ≤ 50 ms at 5 sub-questions, ≤ 150 ms at 15"
+    overhead_main("bench.research_overhead", __doc__ or "", main_async, 30, target)
 
 
 if __name__ == "__main__":
