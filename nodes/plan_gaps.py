@@ -20,7 +20,8 @@ from nodes.context import Context
 from nodes.llm import decide
 from nodes.report_text import subject_of
 from nodes.research_events import tell
-from nodes.services import Services, chat_model_for, node_name, now
+from nodes.schedule import budget_spent
+from nodes.services import Services, chat_model_for, node_name
 from providers.terms import display_words
 from state.research import ResearchState, SubQuestion
 
@@ -55,12 +56,7 @@ def gaps_of(state: ResearchState) -> list[SubQuestion]:
 
 def budget_left(state: ResearchState, ctx: Context) -> bool:
     """Time and tokens remain for another round."""
-    budget = state.get("budget", {})
-    tokens = budget.get("tokens_used", 0) + sum(
-        r.get("tokens", 0) for r in state.get("results", {}).values()
-    )
-    spent_time = now() - budget.get("started", now()) > budget.get("max_seconds", 0)
-    return not spent_time and tokens < ctx.report_max_tokens
+    return not budget_spent(state, ctx)
 
 
 def relaxed(sub: SubQuestion, results: dict[str, Any], subject: str) -> str:

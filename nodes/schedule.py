@@ -19,17 +19,26 @@ from nodes.services import now
 from state.research import ResearchState, SubResult, not_answered
 
 
+def budget_spent(state: ResearchState, ctx: Context) -> str:
+    """Which of the report's budgets is spent (wall clock, tokens), or "" while both last.
+
+    Tokens are the plan's and report's calls and every finished sub-question's search.
+    """
+    budget = state["budget"]
+    results = state.get("results", {})
+    tokens = budget.get("tokens_used", 0) + sum(r.get("tokens", 0) for r in results.values())
+    if now() - budget["started"] > budget["max_seconds"]:
+        return "the time budget was spent"
+    if tokens >= ctx.report_max_tokens:
+        return f"the token budget was spent ({tokens} of {ctx.report_max_tokens} tokens)"
+    return ""
+
+
 async def schedule(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Skip what cannot run; say how far the plan is."""
     results = dict(state.get("results", {}))
-    budget = state["budget"]
-    tokens = budget.get("tokens_used", 0) + sum(r.get("tokens", 0) for r in results.values())
-    limit = runtime.context.report_max_tokens
-    spent = ""
-    if now() - budget["started"] > budget["max_seconds"]:
-        spent = "skipped: the time budget was spent"
-    elif tokens >= limit:
-        spent = f"skipped: the token budget was spent ({tokens} of {limit} tokens)"
+    spent = budget_spent(state, runtime.context)
+    spent = f"skipped: {spent}" if spent else ""
     skipped: dict[str, SubResult] = {}
     changed = True
     while changed:
