@@ -72,3 +72,21 @@ def contains_answer(text: str, answers: Sequence[str]) -> bool:
         if gold and (f" {gold} " in haystack or (_CJK.search(gold) and gold in haystack)):
             return True
     return False
+
+
+def halves(per: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, dict[str, float]]]:
+    """Each system's mean metrics on the first half of the questions (``tuning``: where
+    defaults may be chosen) and on the second (``report``: what is reported), in order."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for part in ("tuning", "report"):
+        out[part] = {}
+        for name, metrics in per.items():
+            means = {}
+            for metric, values in metrics.items():
+                half = (
+                    values[: len(values) // 2] if part == "tuning" else values[len(values) // 2 :]
+                )
+                if half:
+                    means[metric] = round(sum(half) / len(half), 4)
+            out[part][name] = means
+    return out

@@ -27,6 +27,7 @@ from bench.metrics import (
     all_supporting_at_k,
     char_f1,
     contains_answer,
+    halves,
     recall_at_k,
     strip_citations,
 )
@@ -134,17 +135,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         "graph_said_unanswerable_on_answerable": round(false_unanswerable / max(1, answered), 4),
     }
     # defaults are chosen on the first half of a set and reported on the second (in order)
-    result["by_half"] = {
-        part: {
-            name: {
-                metric: round(statistics.fmean(half), 4)
-                for metric, v in metrics.items()
-                if (half := (v[: len(v) // 2] if part == "tuning" else v[len(v) // 2 :]))
-            }
-            for name, metrics in per.items()
-        }
-        for part in ("tuning", "report")
-    }
+    result["by_half"] = halves(per)
     if unanswerable["asked"]:
         result["unanswerable"] = unanswerable | {
             "rate": round(unanswerable["graph_said_unanswerable"] / unanswerable["asked"], 4)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.datasets import build_index, load
-from bench.metrics import ndcg_at_k, recall_at_k
+from bench.metrics import halves, ndcg_at_k, recall_at_k
 from bench.report import command_line, write
 from bench.runner import doc_ranking, install, stage_latency
 from providers.embeddings import EMBEDDING_MODELS
@@ -66,6 +66,8 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         "relative_ndcg@10_vs_bm25": {
             n: round(s["ndcg@10"] / base - 1, 4) for n, s in systems.items() if base
         },
+        # defaults are chosen on the first half of the queries and reported on the second
+        "by_half": halves(scores),
         "graph_stage_latency_seconds": stage_latency(),
         "latency_seconds": {
             n: {

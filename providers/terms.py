@@ -12,7 +12,7 @@ from typing import Any
 
 import snowballstemmer
 
-STOPWORDS = frozenset(
+ENGLISH_STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
     further had has have having he her here hers herself him himself his how i if in into is it
@@ -24,12 +24,17 @@ STOPWORDS = frozenset(
     let us anyone someone something thing things way new one per every via much many often
     whose whether exactly currently already toward towards""".split()
 )
-#: Chinese function words a question is made of, which no answer needs to contain.
-_CJK_STOPWORDS = frozenset(
+#: Chinese function words a question is made of, which no answer needs to contain (jieba's
+#: words: particles, pronouns, question words).
+CJK_STOPWORDS = frozenset(
     "的 了 是 在 和 与 或 吗 呢 吧 啊 什么 时候 什么时候 怎么 怎样 如何 哪 哪里 哪些 哪个 谁 "
     "为什么 多少 几 有 有没有 是否 请问 一个 这个 那个 我 你 他 她 它 我们 你们 他们 "
-    "要 会 能 可以 被 把".split()
+    "要 会 能 可以 被 把 之 其 也 都 就 而 及 以 于 由 着 过 所 这 那 这些 那些 哪位 哪种 "
+    "哪年 多久 为何 何时".split()
 )
+#: Words no search matches on and no coverage counts, in either language: the full-text
+#: query, a passage's term coverage and "what is missing" all leave them out.
+STOPWORDS = ENGLISH_STOPWORDS | CJK_STOPWORDS
 
 _WORD = re.compile(
     r"[0-9A-Za-z\u00C0-\u024F][0-9A-Za-z\u00C0-\u024F'_\-\.]*[0-9A-Za-z\u00C0-\u024F]|[0-9A-Za-z\u00C0-\u024F]|[\u3400-\u9FFF\uF900-\uFAFF]+"
@@ -125,7 +130,7 @@ def display_words(text: str) -> list[str]:
         parts = _segment_cjk(token) if CJK.match(token) else (token,)
         for part in parts:
             low = part.lower()
-            if low not in STOPWORDS and low not in _CJK_STOPWORDS and low not in seen:
+            if low not in STOPWORDS and low not in seen:
                 if len(low) > 1 or CJK.match(low):
                     seen[low] = part
     return list(seen.values())

@@ -14,20 +14,19 @@ from pathlib import Path
 import numpy as np
 
 from providers.embeddings import Embedder, calibrate_cosine, text_hash
-from providers.terms import STOPWORDS, segmented, words
+from providers.terms import segmented
 from sources.base import User
 from sources.embedded_schema import SCHEMA
 from sources.index_source import IndexedDocument, context_chunks, with_message_context
-from sources.scoring import embed_text, fuse
+from sources.scoring import embed_text, fuse, lexical_terms
 from state.models import Chunk, Document, Hit, hit_of
 
 
 def _fts_query(query: str) -> str | None:
-    tokens = [w.replace('"', "") for w in words(query) if w not in STOPWORDS]
-    tokens = [t for t in tokens if t]
+    tokens = [t for t in (w.replace('"', "") for w in lexical_terms(query)) if t]
     if not tokens:
         return None
-    return " OR ".join(f'"{t}"' for t in dict.fromkeys(tokens))
+    return " OR ".join(f'"{t}"' for t in tokens)
 
 
 #: The ``documents`` columns a hit is made from, in the order ``chunk_hits`` selects them

@@ -6,6 +6,7 @@ from bench.metrics import (
     all_supporting_at_k,
     char_f1,
     contains_answer,
+    halves,
     ndcg_at_k,
     normalize_answer,
     recall_at_k,
@@ -47,3 +48,12 @@ def test_containment_normalises_like_squad_and_matches_whole_words() -> None:
     assert not contains_answer("anything", ["", "   "])
     assert normalize_answer("The  U.S. Army!") == "us army"
     assert contains_answer("导航系统将于十二月发布。", ["十二月"])  # Chinese: no spaces
+
+
+def test_halves_split_each_system_in_question_order() -> None:
+    per = {"bm25": {"recall@5": [1.0, 0.0, 0.0, 0.0, 1.0]}, "graph": {"recall@5": [1.0, 1.0]}}
+    split = halves(per)
+    # five questions: the first two tune, the last three are reported
+    assert split["tuning"]["bm25"] == {"recall@5": 0.5}
+    assert split["report"]["bm25"] == {"recall@5": 0.3333}
+    assert split["tuning"]["graph"] == split["report"]["graph"] == {"recall@5": 1.0}
