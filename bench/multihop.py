@@ -66,6 +66,8 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     hit1: dict[str, list[float]] = {"bm25": [], "graph": []}
     # per conversation (chat sets): the tuning and report halves are read from these
     groups: dict[str, dict[str, list[float]]] = {}
+    # per number of hops (MuSiQue's 2-, 3- and 4-hop questions), every system
+    by_hops: dict[str, dict[str, dict[str, list[float]]]] = {}
     for q in data.questions:
         group = groups.setdefault(str(q.get("conversation", "all")), {})
         user = data.user_for(q)
@@ -93,12 +95,14 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         false_unanswerable += int(said)
         group.setdefault("said_unanswerable_on_answerable", []).append(float(said))
         group.setdefault("graph_recall@5", []).append(recall_at_k(graph, supporting, 5))
+        hops = by_hops.setdefault(str(q.get("hops", "")), {"bm25": {}, "graph": {}})
         for name, ranked in (("bm25", bm25), ("graph", graph)):
             for k in KS:
-                per[name].setdefault(f"recall@{k}", []).append(recall_at_k(ranked, supporting, k))
-                per[name].setdefault(f"all_supporting@{k}", []).append(
-                    all_supporting_at_k(ranked, supporting, k)
-                )
+                for table in (per[name], hops[name]):
+                    table.setdefault(f"recall@{k}", []).append(recall_at_k(ranked, supporting, k))
+                    table.setdefault(f"all_supporting@{k}", []).append(
+                        all_supporting_at_k(ranked, supporting, k)
+                    )
             hit1[name].append(1.0 if ranked[:1] and ranked[0] in supporting else 0.0)
         if q.get("answers"):
             body = strip_citations(values.get("answer", "").split("\n\nMissing:")[0])
@@ -136,6 +140,15 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     }
     # defaults are chosen on the first half of a set and reported on the second (in order)
     result["by_half"] = halves(per)
+    if len(by_hops) > 1:
+        result["by_hops"] = {
+            f"{hops} hops": {
+                name: {m: round(statistics.fmean(v), 4) for m, v in metrics.items()}
+                for name, metrics in systems.items()
+            }
+            | {"questions": len(systems["graph"].get("recall@5", []))}
+            for hops, systems in sorted(by_hops.items())
+        }
     if unanswerable["asked"]:
         result["unanswerable"] = unanswerable | {
             "rate": round(unanswerable["graph_said_unanswerable"] / unanswerable["asked"], 4)

@@ -54,19 +54,27 @@ _NAME = re.compile(r"\b([A-Z][\w'’.-]+(?:\s+(?:of|the|de|von|van|and|&)?\s*[A-
 def bridge_questions(state: SearchState, evidence: list[Evidence], limit: int = 2) -> list[str]:
     """Multi-hop bridges: names in the best evidence the question does not mention.
 
-    Each is joined to the question's own words (``Audrey Hepburn`` + ``actress win Tony``).
+    Each is joined to the rest of the question: the question's words the passage naming it
+    does not hold (``Theresa Connelly born`` for "Where was the director of Polish Wedding
+    born?" once a passage says Polish Wedding was directed by Theresa Connelly), or to all
+    its words when that passage holds them all.
     """
     asked = term_set(state["question"])
-    core = " ".join(display_words(state["question"]))
+    shown = display_words(state["question"])
     counts: dict[str, float] = {}
+    rest: dict[str, list[str]] = {}
     for ev in sorted(evidence, key=relevance, reverse=True)[:3]:
-        for name in _NAME.findall(f"{ev['title']}. {ev['snippet']}"):
+        text = f"{ev['title']}. {ev['snippet']}"
+        said = term_set(text)
+        for name in _NAME.findall(text):
             if term_set(name) & asked or name.lower() in STOPWORDS or len(name) < 3:
                 continue
             counts[name] = counts.get(name, 0.0) + relevance(ev)
+            rest.setdefault(name, [w for w in shown if not term_set(w) <= said] or shown)
     names = sorted(counts, key=lambda n: -counts[n])[:limit]
     tried = {q.lower() for q in state.get("tried_queries", [])}
-    return [q for q in (f"{name} {core}" for name in names) if q.lower() not in tried]
+    wanted = (f"{name} {' '.join(rest[name])}" for name in names)
+    return [q for q in wanted if q.lower() not in tried]
 
 
 def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
