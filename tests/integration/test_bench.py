@@ -77,6 +77,10 @@ def test_ranked_retrieval_on_a_scifact_slice(tmp_path: Path) -> None:
         assert set(metrics) == {"ndcg@10", "recall@100"}
         assert all(0.0 <= v <= 1.0 for v in metrics.values())
     assert result["queries"] == 4
+    # defaults are chosen on the first half and reported on the second
+    halves = result["by_half"]
+    assert set(halves) == {"tuning", "report"}  # type: ignore[arg-type]
+    assert set(halves["report"]) == set(systems)  # type: ignore[index, arg-type]
     assert set(result["graph_stage_latency_seconds"]) >= {"search_source", "filter_results"}  # type: ignore[arg-type]
 
 
@@ -115,3 +119,18 @@ def test_index_cost_on_a_slice_with_both_backends(tmp_path: Path, redis_url: str
     assert sqlite["chunks"] >= result["documents"]  # type: ignore[index]
     for backend in (sqlite, redis):
         assert backend["query"]["hybrid"]["p50_ms"] > 0  # type: ignore[index]
+
+
+def test_fusion_check_on_a_chinese_slice(tmp_path: Path) -> None:
+    folder = slice_of("cmrc2018_zh", tmp_path / "cmrc")
+    out = tmp_path / "f.json"
+    args = ("--data", str(folder), "--json", str(out), "--embedding", "e5", "--limit", "4")
+    result = bench("bench.fusion_check", *args, cwd=REPO)
+    systems = result["systems"]
+    assert {"bm25", "bm25, only English function words left out", "dense"} <= set(systems)  # type: ignore[arg-type]
+    fused = [name for name in systems if name.startswith("hybrid")]  # type: ignore[union-attr]
+    assert len(fused) == 15  # five weights, three calibrations
+    for metrics in systems.values():  # type: ignore[union-attr]
+        assert set(metrics) == {"hit@1", "recall@5"}
+        assert all(0.0 <= v <= 1.0 for v in metrics.values())
+    assert result["questions"] == 4
