@@ -21,11 +21,18 @@ def lifted(own: float, around: float, weight: float) -> float:
 
 
 def relevance(ev: Evidence) -> float:
-    """The most informed score of a piece of evidence: grade, then rerank/read, then retrieval."""
+    """The most informed score of a piece of evidence: grade, then rerank/read, then retrieval.
+
+    A passage the search judged and its document's reading judged again keeps the better of
+    the two: the rerank score also counts the source's own ranking, which reading does not
+    see, so reading a document never demotes the passage that led to it.
+    """
     scores = ev["scores"]
-    for stage in ("grade", "read", "rerank"):
-        if stage in scores:
-            return scores[stage]
+    if "grade" in scores:
+        return scores["grade"]
+    judged = [scores[stage] for stage in ("read", "rerank") if stage in scores]
+    if judged:
+        return max(judged)
     return scores.get("retrieval", ev["score"])
 
 

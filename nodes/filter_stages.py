@@ -19,6 +19,7 @@ from nodes.llm import Decision, decide
 from nodes.services import Services, chat_model_for, node_name
 from providers.chat import ChatModel
 from providers.rerank import Reranker, rerank_detailed
+from providers.terms import term_set
 from state.models import Evidence, Hit, ModelCall
 from state.schemas import SearchState
 
@@ -170,14 +171,17 @@ async def rerank_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
     scores, served_by = await rerank_detailed(services.reranker, state["question"], texts)
     for ev, score in zip(pool, scores, strict=True):
         ev["scores"]["rerank"] = score
-    # A hit found by a gap or bridge question answers part of the question that the
-    # question's own wording may not show (the second hop): judge it by that query
-    # too. Paraphrase and feedback variants are the question itself: their hits are
-    # judged by the question alone (their own wording would flatter them).
-    hops = set(state["verdict"].get("gap_questions", []))
+    # A hit found by a bridge question answers part of the question that the question's
+    # own wording may not show (the second hop, through a name the question does not
+    # say): judge it by that query too. Paraphrase and feedback variants are the question
+    # itself, and a gap question made of the question's missing words is a part of it:
+    # their hits are judged by the question alone (a lone word would flatter any passage
+    # that holds it).
+    asked = term_set(state["question"])
+    hops = {q for q in state["verdict"].get("gap_questions", []) if term_set(q) - asked}
     by_query: dict[str, list[int]] = {}
     for i, ev in enumerate(pool):
-        if ev["query"] in hops and ev["query"] != state["question"]:
+        if ev["query"] in hops:
             by_query.setdefault(ev["query"], []).append(i)
     for query, indices in by_query.items():
         own = await services.reranker.rerank(query, [texts[i] for i in indices])

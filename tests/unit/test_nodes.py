@@ -14,6 +14,7 @@ from nodes.admission import AdmissionError
 from nodes.check_answer import check_answer
 from nodes.conflicts import facts
 from nodes.evaluate import evaluate
+from nodes.evidence import relevance
 from nodes.expand_query import expand_query
 from nodes.filter_results import filter_results
 from nodes.integrate import integrate
@@ -32,8 +33,8 @@ def rt(**ctx: Any) -> tuple[Runtime[Context], list[dict[str, Any]]]:
     return Runtime(context=Context(**ctx), stream_writer=events.append), events
 
 
-def hit(source_id: str, score: float, snippet: str) -> Any:
-    return make_hit(source_id, score, snippet)
+def hit(source_id: str, score: float, snippet: str, **over: Any) -> Any:
+    return make_hit(source_id, score, snippet, **over)
 
 
 def evidence(source_id: str, snippet: str, **over: Any) -> Any:
@@ -152,6 +153,46 @@ async def test_filter_results_counts_the_sources_ranking_and_what_is_found_again
     merged = {e["source_id"]: e for e in merge_evidence(out["evidence"], again["evidence"])}
     assert merged["kb/b#0"]["scores"]["rerank"] == merged["kb/a#0"]["scores"]["rerank"]
     assert merged["kb/b#0"]["kept_by"] == "rerank"
+
+
+async def test_a_hit_is_judged_by_its_own_query_only_when_that_query_is_a_hop(services) -> None:
+    question = "Why is the Kestrel release famous?"
+    # a gap question of the question's missing word finds a passage about anything famous
+    lone = hit("kb/lone#0", 0.6, "Famous cafes in the old town are open late.", query="famous")
+    answer = hit(
+        "kb/kestrel#0", 0.6, "The Kestrel release is known for its zero-downtime upgrades."
+    )
+    answer["query"] = question
+    state = base_state(question, hits=[lone, answer])
+    state["verdict"]["gap_questions"] = ["famous"]
+    out = await filter_results(state, rt(rerank_min_score=0)[0], services)
+    scores = {e["source_id"]: e["scores"] for e in out["evidence"]}
+    assert "rerank_query" not in scores["kb/lone#0"]  # a part of the question is not a hop
+    assert scores["kb/kestrel#0"]["rerank"] > scores["kb/lone#0"]["rerank"]
+
+    # a bridge question names what the question does not (the second hop): judged by it too
+    hop = hit("kb/ada#0", 0.6, "Ada Moreau led the Kestrel team.", query="Ada Moreau famous")
+    state = base_state(question, hits=[hop])
+    state["verdict"]["gap_questions"] = ["Ada Moreau famous"]
+    out = await filter_results(state, rt(rerank_min_score=0)[0], services)
+    assert "rerank_query" in out["evidence"][0]["scores"]
+
+
+def test_reading_a_document_never_demotes_the_passage_that_led_to_it() -> None:
+    # the search judged a's passage (its rerank counts the index's ranking too) above b's
+    found = evidence("kb/a#0", "Zhang is famous for his films.", scores={"rerank": 0.83})
+    other = evidence("kb/b#0", "Famous cafes.", scores={"rerank": 0.80})
+    # reading a whole judges the same passage again without the index's ranking
+    read = evidence(
+        "kb/a#0", "Zhang is famous for his films.", kept_by="read", scores={"read": 0.77}
+    )
+    merged = merge_evidence([found, other], [read])
+    ranked = sorted(merged, key=relevance, reverse=True)
+    assert [e["source_id"] for e in ranked] == ["kb/a#0", "kb/b#0"]
+    # a passage only reading found is judged by reading; a grade outranks both
+    only_read = evidence("kb/a#1", "More.", kept_by="read", scores={"read": 0.6})
+    graded = evidence("kb/c#0", "x", scores={"rerank": 0.9, "read": 0.95, "grade": 0.2})
+    assert relevance(only_read) == 0.6 and relevance(graded) == 0.2
 
 
 async def test_filter_results_llm_grading_in_batches(embedder) -> None:
