@@ -13,7 +13,7 @@ from graph.context import Context
 from nodes.admission import AdmissionError
 from nodes.check_answer import check_answer
 from nodes.conflicts import facts
-from nodes.evaluate import evaluate
+from nodes.evaluate import bridge_questions, evaluate
 from nodes.evidence import relevance
 from nodes.expand_query import expand_query
 from nodes.filter_results import filter_results
@@ -193,6 +193,23 @@ def test_reading_a_document_never_demotes_the_passage_that_led_to_it() -> None:
     only_read = evidence("kb/a#1", "More.", kept_by="read", scores={"read": 0.6})
     graded = evidence("kb/c#0", "x", scores={"rerank": 0.9, "read": 0.95, "grade": 0.2})
     assert relevance(only_read) == 0.6 and relevance(graded) == 0.2
+
+
+def test_a_bridge_search_joins_the_name_to_what_the_passage_left_unanswered() -> None:
+    question = "Where was the director of Polish Wedding born?"
+    wiki = evidence(
+        "kb/pw#0", "Polish Wedding is a 1998 film by the director Theresa Connelly.", kind="docs"
+    )
+    wiki["title"] = "Polish Wedding"
+    state = base_state(question)
+    # the first hop answered who directed it: the next searches the director and "born"
+    assert bridge_questions(state, [wiki])[0] == "Theresa Connelly born"
+    # a chat remark is not a statement of what was asked: the name gets the whole question
+    chat = evidence(
+        "chat/m1#0", "Theresa Connelly, the director of Polish Wedding!", kind="messages"
+    )
+    chat["title"] = "#general"
+    assert bridge_questions(state, [chat])[0] == "Theresa Connelly director Polish Wedding born"
 
 
 async def test_filter_results_llm_grading_in_batches(embedder) -> None:
