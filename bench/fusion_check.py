@@ -27,6 +27,7 @@ from bench.report import command_line, write
 from providers.embeddings import EMBEDDING_MODELS, calibrate_cosine
 from providers.terms import ENGLISH_STOPWORDS, words
 from sources.embedded import EmbeddedIndex
+from sources.scoring import fuse
 
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 
@@ -101,13 +102,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             for lex, cos in zip(lexical, cosines, strict=True):
                 cal = calibrate_cosine(cos, cal_low, cal_high)
                 dense = {ids[i]: float(cal[i]) for i in np.argsort(-cos)[:100]}
-                top = max(lex.values(), default=0.0)
-                fused = {
-                    key: weight * dense.get(key, 0.0)
-                    + (1 - weight) * (lex.get(key, 0.0) / top if top else 0.0)
-                    for key in set(lex) | set(dense)
-                }
-                ranked.append(docs(sorted(fused.items(), key=lambda kv: -kv[1])))
+                ranked.append(docs(fuse(lex, dense, 100, weight)))
             name = f"hybrid, dense weight {weight}, cosine {cal_low:.2f}->{cal_high:.2f}"
             result["systems"][name] = scores(ranked, gold)
     return result

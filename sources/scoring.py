@@ -17,16 +17,19 @@ DENSE_WEIGHT = 0.5
 K = TypeVar("K")
 
 
-def fuse(lexical: dict[K, float], dense: dict[K, float], k: int) -> list[tuple[K, float]]:
+def fuse(
+    lexical: dict[K, float], dense: dict[K, float], k: int, dense_weight: float = DENSE_WEIGHT
+) -> list[tuple[K, float]]:
     """Linear fusion: BM25 (relative to the best lexical hit) and calibrated cosine, equally.
 
-    ``DENSE_WEIGHT`` 0.5 was best on SciFact (``../shared/MEASURED.md``). Both indexes use it.
+    ``DENSE_WEIGHT`` 0.5 was best on SciFact (``../shared/MEASURED.md``). Both indexes use it;
+    ``bench.fusion_check`` measures other weights.
     """
     top_lex = max(lexical.values(), default=0.0)
     fused: dict[K, float] = {}
     for key in set(lexical) | set(dense):
         lex = lexical.get(key, 0.0) / top_lex if top_lex > 0 else 0.0
-        score = DENSE_WEIGHT * dense.get(key, 0.0) + (1 - DENSE_WEIGHT) * lex
+        score = dense_weight * dense.get(key, 0.0) + (1 - dense_weight) * lex
         if score > 0.05:
             fused[key] = score
     best = sorted(fused.items(), key=lambda kv: -kv[1])[:k]
