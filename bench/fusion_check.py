@@ -79,13 +79,11 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     def docs(rows: list[tuple[int, float]]) -> list[str]:
         return list(dict.fromkeys(doc_of[r] for r, _ in rows))
 
-    lexical = [
-        dict(index.search(source.name, q["question"], data.user_for(q), 100, "bm25"))
-        for q in questions
+    bm25 = [
+        index.search(source.name, q["question"], data.user_for(q), 100, "bm25") for q in questions
     ]
-    result["systems"]["bm25"] = scores(
-        [docs(sorted(x.items(), key=lambda kv: -kv[1])) for x in lexical], gold
-    )
+    result["systems"]["bm25"] = scores([docs(rows) for rows in bm25], gold)
+    lexical = [dict(rows) for rows in bm25]
     result["systems"]["bm25, only English function words left out"] = scores(
         [docs(english_only_bm25(index, q["question"])) for q in questions], gold
     )

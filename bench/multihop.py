@@ -63,7 +63,6 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     answer_f1: list[float] = []
     # does the answer hold a gold answer string; does the hybrid search's top passage
     containment: dict[str, list[float]] = {"graph_answer": [], "hybrid_top_passage": []}
-    hit1: dict[str, list[float]] = {"bm25": [], "graph": []}
     # per conversation (chat sets): the tuning and report halves are read from these
     groups: dict[str, dict[str, list[float]]] = {}
     # per number of hops (MuSiQue's 2-, 3- and 4-hop questions), every system
@@ -97,13 +96,14 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         group.setdefault("graph_recall@5", []).append(recall_at_k(graph, supporting, 5))
         hops = by_hops.setdefault(str(q.get("hops", "")), {"bm25": {}, "graph": {}})
         for name, ranked in (("bm25", bm25), ("graph", graph)):
-            for k in KS:
-                for table in (per[name], hops[name]):
+            for table in (per[name], hops[name]):
+                for k in KS:
                     table.setdefault(f"recall@{k}", []).append(recall_at_k(ranked, supporting, k))
                     table.setdefault(f"all_supporting@{k}", []).append(
                         all_supporting_at_k(ranked, supporting, k)
                     )
-            hit1[name].append(1.0 if ranked[:1] and ranked[0] in supporting else 0.0)
+                hit = 1.0 if ranked[:1] and ranked[0] in supporting else 0.0
+                table.setdefault("hit@1", []).append(hit)
         if q.get("answers"):
             body = strip_citations(values.get("answer", "").split("\n\nMissing:")[0])
             containment["graph_answer"].append(float(contains_answer(body, q["answers"])))
@@ -113,7 +113,6 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             answer_f1.append(char_f1(strip_citations(lines[0]) if lines else "", q["answers"]))
     summary = {
         name: {metric: round(statistics.fmean(v), 4) for metric, v in metrics.items()}
-        | {"hit@1": round(statistics.fmean(hit1[name]), 4) if hit1[name] else None}
         for name, metrics in per.items()
     }
     answered = len(per["graph"].get("recall@5", []))
