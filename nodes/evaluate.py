@@ -48,7 +48,30 @@ def stale_replacements(state: SearchState, evidence: list[Evidence]) -> list[str
     return list(dict.fromkeys(wanted))
 
 
-_NAME = re.compile(r"\b([A-Z][\w'’.-]+(?:\s+(?:of|the|de|von|van|and|&)?\s*[A-Z][\w'’.-]+)*)")
+#: A capitalised word; inner full stops stay ("St.Louis"), a final one ends the sentence.
+_WORD = r"[A-Z][\w'’-]*(?:\.[\w'’-]+)*"
+#: Initials ("J. K.") belong to the name that follows them.
+_INITIALS = r"(?:[A-Z]\.\s*)*"
+#: Capitalised words in a row, through "of", "the", "de"…; never across a sentence's end
+#: ("…born in Paris. The film…" names Paris, not "Paris. The").
+_NAME = re.compile(
+    rf"\b({_INITIALS}{_WORD}(?:\s+(?:(?:of|the|de|von|van|and|&)\s+)?{_INITIALS}{_WORD})*)"
+)
+
+
+def names_in(title: str, text: str) -> list[str]:
+    """The names a passage holds: its title, and capitalised words in its text.
+
+    A lone capitalised word that only ever opens a sentence ("Located", "Born") is left out:
+    its capital says nothing; a name shows its capital mid-sentence too, or has several words.
+    """
+    found: dict[str, bool] = {title: True} if _NAME.fullmatch(title) else {}
+    for match in _NAME.finditer(text):
+        name = match.group(1)
+        before = text[: match.start()].rstrip()
+        opens = not before or before[-1] in '.!?:"“'
+        found[name] = found.get(name, False) or not opens or " " in name
+    return [name for name, named in found.items() if named]
 
 
 def bridge_questions(state: SearchState, evidence: list[Evidence], limit: int = 2) -> list[str]:
@@ -69,7 +92,7 @@ def bridge_questions(state: SearchState, evidence: list[Evidence], limit: int = 
     for ev in sorted(evidence, key=relevance, reverse=True)[:3]:
         text = f"{ev['title']}. {ev['snippet']}"
         said = term_set(text)
-        for name in (n.rstrip(".") for n in _NAME.findall(text)):
+        for name in names_in(ev["title"], ev["snippet"]):
             if term_set(name) & asked or name.lower() in STOPWORDS or len(name) < 3:
                 continue
             counts[name] = counts.get(name, 0.0) + relevance(ev)

@@ -13,7 +13,7 @@ from graph.context import Context
 from nodes.admission import AdmissionError
 from nodes.check_answer import check_answer
 from nodes.conflicts import facts
-from nodes.evaluate import bridge_questions, evaluate
+from nodes.evaluate import bridge_questions, evaluate, names_in
 from nodes.evidence import relevance
 from nodes.expand_query import expand_query
 from nodes.filter_results import filter_results
@@ -210,6 +210,27 @@ def test_a_bridge_search_joins_the_name_to_what_the_passage_left_unanswered() ->
     )
     chat["title"] = "#general"
     assert bridge_questions(state, [chat])[0] == "Theresa Connelly director Polish Wedding born"
+
+
+def test_a_name_ends_with_its_sentence() -> None:
+    text = (
+        "Polish Wedding. Theresa Connelly directed it in Paris. The film stars J. K. Rowling "
+        "and the Duke of York. Located in Lodz, the set was built by U.S. Army engineers."
+    )
+    # "Paris. The" is a place and the next sentence's first word, not one name; a title glued
+    # to the passage's first name would hide that name behind the question's words
+    assert names_in("Polish Wedding", text) == [
+        "Polish Wedding",
+        "Theresa Connelly",
+        "Paris",
+        "J. K. Rowling",
+        "Duke of York",
+        "Lodz",
+        "U.S. Army",
+    ]
+    # a lone capitalised word opening a sentence ("Located") is no name; one that also
+    # shows its capital mid-sentence is
+    assert names_in("#general", "Lodz is old. We met in Lodz.") == ["Lodz"]
 
 
 async def test_filter_results_llm_grading_in_batches(embedder) -> None:
