@@ -87,9 +87,16 @@ def bridge_questions(state: SearchState, evidence: list[Evidence], limit: int = 
     """
     asked = term_set(state["question"])
     shown = display_words(state["question"])
+    # After a bridge round the chain goes on from what its hops found (the third hop's name
+    # is in the second hop's passage, which the question's own wording ranks low); the names
+    # they followed are known by now.
+    hops = [q for q in state.get("verdict", {}).get("gap_questions", []) if term_set(q) - asked]
+    followed = [ev for ev in evidence if set(ev["queries"]) & set(hops)]
+    for hop in hops:
+        asked = asked | term_set(hop)
     counts: dict[str, float] = {}
     rest: dict[str, list[str]] = {}
-    for ev in sorted(evidence, key=relevance, reverse=True)[:3]:
+    for ev in sorted(followed or evidence, key=relevance, reverse=True)[:3]:
         text = f"{ev['title']}. {ev['snippet']}"
         said = term_set(text)
         for name in names_in(ev["title"], ev["snippet"]):

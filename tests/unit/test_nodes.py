@@ -233,6 +233,33 @@ def test_a_name_ends_with_its_sentence() -> None:
     assert names_in("#general", "Lodz is old. We met in Lodz.") == ["Lodz"]
 
 
+def test_the_next_bridge_follows_the_name_the_last_hop_found() -> None:
+    question = "Which river flows through the birthplace of the director of Polish Wedding?"
+    first = evidence(
+        "kb/pw#0",
+        "Polish Wedding is a 1998 film by the director Theresa Connelly, shot in Detroit.",
+        kind="docs",
+        scores={"rerank": 0.9},
+        query=question,
+    )
+    first["title"] = "Polish Wedding"
+    # the bridge search for the director found where she was born; the question's wording
+    # ranks that passage below the first hop's
+    second = evidence(
+        "kb/tc#0",
+        "Theresa Connelly was born in Lodz and studied film in Warsaw.",
+        kind="docs",
+        scores={"rerank": 0.4},
+        query="Theresa Connelly river flows birthplace",
+    )
+    second["title"] = "Theresa Connelly"
+    state = base_state(question)
+    assert bridge_questions(state, [first, second])[0].startswith("Theresa Connelly")
+    state["verdict"]["gap_questions"] = ["Theresa Connelly river flows birthplace"]
+    # the chain goes on from what that hop found: Lodz, not the first hop's Detroit again
+    assert bridge_questions(state, [first, second])[0].startswith("Lodz ")
+
+
 async def test_filter_results_llm_grading_in_batches(embedder) -> None:
     hits = [hit(f"kb/d{i}#0", 0.5, f"WireGuard VPN client install step {i}") for i in range(3)]
     replies = [
