@@ -59,6 +59,25 @@ _NAME = re.compile(
 )
 
 
+#: Any run of capitalised words, across sentence ends (what a chat message's bridge follows).
+_CAPITALISED = re.compile(
+    r"\b([A-Z][\w'’.-]+(?:\s+(?:of|the|de|von|van|and|&)?\s*[A-Z][\w'’.-]+)*)"
+)
+
+
+def bridge_names(ev: Evidence) -> list[str]:
+    """What a bridge search may follow from a piece of evidence, by its source kind.
+
+    A document's passage: its names (:func:`names_in`). A chat message: every capitalised
+    run in its title and text — the speaker, the month it was said, a name — each searched
+    with the whole question, which works as one more variant of it: following only the
+    message's names cost LoCoMo recall@5 0.657 → 0.636.
+    """
+    if ev["kind"] in READ_WHOLE_KINDS:
+        return names_in(ev["title"], ev["snippet"])
+    return [n.rstrip(".") for n in _CAPITALISED.findall(f"{ev['title']}. {ev['snippet']}")]
+
+
 def names_in(title: str, text: str) -> list[str]:
     """The names a passage holds: its title, and capitalised words in its text.
 
@@ -99,7 +118,7 @@ def bridge_questions(state: SearchState, evidence: list[Evidence], limit: int = 
     for ev in sorted(followed or evidence, key=relevance, reverse=True)[:3]:
         text = f"{ev['title']}. {ev['snippet']}"
         said = term_set(text)
-        for name in names_in(ev["title"], ev["snippet"]):
+        for name in bridge_names(ev):
             if term_set(name) & asked or name.lower() in STOPWORDS or len(name) < 3:
                 continue
             counts[name] = counts.get(name, 0.0) + relevance(ev)

@@ -260,6 +260,21 @@ def test_the_next_bridge_follows_the_name_the_last_hop_found() -> None:
     assert bridge_questions(state, [first, second])[0].startswith("Lodz ")
 
 
+def test_a_chat_bridge_follows_who_said_it_and_when() -> None:
+    question = "When did Melanie run the charity race?"
+    said = evidence("chat/m4#0", "Caroline: Yeah, the race was great!", kind="messages")
+    said["title"] = "Caroline (1:56 pm on 8 July, 2023)"
+    queries = bridge_questions(base_state(question), [said])
+    # a message's speaker and month are searched with the whole question, as a document's
+    # sentence-opening word ("Yeah") or a date would not be
+    assert queries == [
+        "Caroline Melanie run charity race",
+        "July Melanie run charity race",
+    ]
+    as_doc = {**said, "kind": "docs"}
+    assert bridge_questions(base_state(question), [as_doc]) == []
+
+
 async def test_filter_results_llm_grading_in_batches(embedder) -> None:
     hits = [hit(f"kb/d{i}#0", 0.5, f"WireGuard VPN client install step {i}") for i in range(3)]
     replies = [
