@@ -224,14 +224,19 @@ def research_ranking(values: dict[str, Any], state: dict[str, Any]) -> list[str]
 
 async def evaluate_gold(args: argparse.Namespace) -> dict[str, Any]:
     """MuSiQue with ``--plan gold``: the decomposition run by the scheduler, beside the
-    search graph alone, all-supporting@10."""
+    search graph alone (one bridge round, as when the research flow's target was set, and
+    three that follow the chain, as ``bench.multihop`` runs it), all-supporting@10."""
     data = load(Path(args.data))
     questions = [q for q in data.questions if q.get("decomposition")]
     questions = questions[: args.limit] if args.limit else questions
     index, source, _ = build_index(data, args.embedding)
     runner = install(index, source, data)
     research = FLOWS["research"].compile(runner.services, InMemorySaver())
-    scores: dict[str, list[float]] = {"research_gold_plan": [], "search_graph": []}
+    scores: dict[str, list[float]] = {
+        "research_gold_plan": [],
+        "search_graph": [],
+        "search_graph_3_bridges": [],
+    }
     for q in questions:
         user = data.user_for(q)
         ctx = Context(user=user.name, mode="extractive", search_k=args.search_k)
@@ -242,11 +247,16 @@ async def evaluate_gold(args: argparse.Namespace) -> dict[str, Any]:
         state = (await research.aget_state({"configurable": {"thread_id": thread}})).values
         ranked = research_ranking(done.values, state)
         scores["research_gold_plan"].append(all_supporting_at_k(ranked, q["supporting_ids"], 10))
-        values, _ = await runner.run_graph(
-            q["question"], user.name, search_k=args.search_k, bridge_rounds=1
-        )
-        alone = doc_ranking(values.get("evidence", []), [])
-        scores["search_graph"].append(all_supporting_at_k(alone, q["supporting_ids"], 10))
+        for name, rounds, bridges in (("search_graph", 3, 1), ("search_graph_3_bridges", 5, 3)):
+            values, _ = await runner.run_graph(
+                q["question"],
+                user.name,
+                search_k=args.search_k,
+                max_rounds=rounds,
+                bridge_rounds=bridges,
+            )
+            alone = doc_ranking(values.get("evidence", []), [])
+            scores[name].append(all_supporting_at_k(alone, q["supporting_ids"], 10))
     out = {k: round(statistics.fmean(v), 4) for k, v in scores.items()}
     return {
         "questions": len(questions),
