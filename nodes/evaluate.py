@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from nodes.answerable import mentions, required_words
 from nodes.context import Context
 from nodes.decisions import EvaluateDecision
-from nodes.evidence import by_authority, kept, relevance
+from nodes.evidence import by_authority, hop_queries, kept, relevance
 from nodes.llm import decide
 from nodes.prompting import render_evidence
 from nodes.services import Services, chat_model_for, node_name, now
@@ -109,8 +109,8 @@ def bridge_questions(state: SearchState, evidence: list[Evidence], limit: int = 
     # After a bridge round the chain goes on from what its hops found (the third hop's name
     # is in the second hop's passage, which the question's own wording ranks low); the names
     # they followed are known by now.
-    hops = [q for q in state.get("verdict", {}).get("gap_questions", []) if term_set(q) - asked]
-    followed = [ev for ev in evidence if set(ev["queries"]) & set(hops)]
+    hops = hop_queries(state)
+    followed = [ev for ev in evidence if set(ev["queries"]) & hops]
     for hop in hops:
         asked = asked | term_set(hop)
     counts: dict[str, float] = {}

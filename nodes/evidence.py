@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from providers.terms import term_set
 from state.models import Evidence
 from state.schemas import SearchState
 
@@ -75,3 +76,13 @@ def only_changed(state: SearchState, update: dict[str, Any]) -> dict[str, Any]:
 
 
 _MISSING = object()
+
+
+def hop_queries(state: SearchState) -> set[str]:
+    """The last round's gap questions that are hops: they name what the question does not.
+
+    A bridge question ("Theresa Connelly born") follows a name into the next hop; a gap
+    question made of the question's own missing words is a part of the question, not a hop.
+    """
+    asked = term_set(state["question"])
+    return {q for q in state["verdict"].get("gap_questions", []) if term_set(q) - asked}

@@ -14,12 +14,11 @@ from typing import Any
 
 from nodes.context import Context
 from nodes.decisions import Grades
-from nodes.evidence import lifted
+from nodes.evidence import hop_queries, lifted
 from nodes.llm import Decision, decide
 from nodes.services import Services, chat_model_for, node_name
 from providers.chat import ChatModel
 from providers.rerank import Reranker, rerank_detailed
-from providers.terms import term_set
 from state.models import Evidence, Hit, ModelCall
 from state.schemas import SearchState
 
@@ -177,8 +176,7 @@ async def rerank_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
     # itself, and a gap question made of the question's missing words is a part of it:
     # their hits are judged by the question alone (a lone word would flatter any passage
     # that holds it).
-    asked = term_set(state["question"])
-    hops = {q for q in state["verdict"].get("gap_questions", []) if term_set(q) - asked}
+    hops = hop_queries(state)
     by_query: dict[str, list[int]] = {}
     for i, ev in enumerate(pool):
         if ev["query"] in hops:
