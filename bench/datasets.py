@@ -23,7 +23,7 @@ from sources.ingest import chunk_markdown, with_context
 
 CACHE = Path(__file__).parent / ".cache"
 #: Bump when what gets indexed changes (cached indexes are keyed by it).
-FORMAT = "2"
+FORMAT = "3"
 SOURCE = "corpus"
 
 

@@ -201,13 +201,18 @@ def chat_documents(
 
 #: Messages before and after one message that reading it returns as context.
 CONTEXT_MESSAGES = 2
+#: Characters of the previous message (its end) a message is embedded with.
+PRECEDING_CHARS = 300
 
 
 def with_context(docs: list[IndexedDocument], groups: dict[tuple[str, str], list[int]]) -> None:
     """Give each message its neighbours in the same channel and thread, as readable context.
 
     Only the message itself is a searchable chunk; the neighbours are part of the document's
-    text, which ``read`` returns (they share the channel, so they share the ACL).
+    text, which ``read`` returns (they share the channel, so they share the ACL). The message
+    before it (its last ``PRECEDING_CHARS``) is embedded with it (the chunk's ``preceding``):
+    on LoCoMo's 760 answerable questions one hybrid search found a supporting message in its
+    top 5 for 0.646 of them instead of 0.608 (``bench/results/README.md``).
     """
     for members in groups.values():
         ordered = sorted(members, key=lambda i: docs[i].updated_at or "")
@@ -219,6 +224,9 @@ def with_context(docs: list[IndexedDocument], groups: dict[tuple[str, str], list
             context = [f"{docs[j].updated_at}: {docs[j].chunks[0]['text']}" for j in around]
             if context:
                 docs[i].text = "\n\n".join([docs[i].chunks[0]["text"], *context])
+            if pos > 0:
+                before = docs[ordered[pos - 1]].chunks[0]["text"]
+                docs[i].chunks[0]["preceding"] = before[max(0, len(before) - PRECEDING_CHARS) :]
 
 
 def export_channels(root: Path) -> dict[str, list[str]]:

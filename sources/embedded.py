@@ -18,7 +18,13 @@ from providers.terms import segmented
 from sources.base import User
 from sources.embedded_schema import SCHEMA
 from sources.index_source import IndexedDocument, context_chunks, with_message_context
-from sources.scoring import embed_text, fuse, lexical_terms
+from sources.scoring import (
+    FIELD_WEIGHTS,
+    chunk_embed_text,
+    fuse,
+    lexical_terms,
+    plain_embed_texts,
+)
 from state.models import Chunk, Document, Hit, hit_of
 
 
@@ -55,9 +61,30 @@ class EmbeddedIndex:
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False)
         self._conn.executescript(SCHEMA)
+        self._migrate()
         self._matrices: dict[str, tuple[np.ndarray, list[int], list[str]]] = {}
         if self.get_meta("embedding_model") != embedder.name:
             self._reembed()
+
+    def _migrate(self) -> None:
+        """Bring a file written by an older version up to this schema (nothing is lost)."""
+        columns = {r[1] for r in self._conn.execute("PRAGMA table_info(chunks)")}
+        if "preceding" not in columns:  # before messages were indexed with the one before
+            self._conn.execute("ALTER TABLE chunks ADD COLUMN preceding TEXT NOT NULL DEFAULT ''")
+        fts = [r[1] for r in self._conn.execute("PRAGMA table_info(chunks_fts)")]
+        if fts != list(FIELD_WEIGHTS):  # an FTS5 table cannot gain a column: rebuild it
+            rows = self._conn.execute(
+                "SELECT c.id, d.title, c.heading, c.text, c.preceding FROM chunks c"
+                " JOIN documents d ON d.doc_id = c.doc_id"
+            ).fetchall()
+            with self._conn:
+                self._conn.execute("DROP TABLE chunks_fts")
+                self._conn.executescript(SCHEMA)
+                self._conn.executemany(
+                    "INSERT INTO chunks_fts (rowid, title, heading, text, preceding)"
+                    " VALUES (?,?,?,?,?)",
+                    [(r[0], *(segmented(x) for x in r[1:])) for r in rows],
+                )
 
     def _reembed(self) -> None:
         """Give every chunk a vector from the current embedding model (after a model change).
@@ -66,10 +93,13 @@ class EmbeddedIndex:
         """
         with self._lock:
             rows = self._conn.execute(
-                "SELECT c.id, d.title, c.heading, c.text FROM chunks c"
+                "SELECT c.id, d.title, c.heading, c.text, c.preceding FROM chunks c"
                 " JOIN documents d ON d.doc_id = c.doc_id ORDER BY c.id"
             ).fetchall()
-        texts = [embed_text(t, h, x) for _, t, h, x in rows]
+        texts = [
+            chunk_embed_text(t, {"chunk_id": "", "heading": h, "text": x, "preceding": p})
+            for _, t, h, x, p in rows
+        ]
         vectors = self._embed_cached(texts)
         with self._lock, self._conn:
             self._conn.executemany(
@@ -118,8 +148,10 @@ class EmbeddedIndex:
         """
         docs = list({d.doc_id: d for d in docs}.values())
         all_chunks = [(d, c) for d in docs for c in d.chunks]
-        texts = [self._embed_text(d, c) for d, c in all_chunks]
-        vectors = self._embed_cached(texts, progress=progress)
+        texts = [chunk_embed_text(d.title, c) for d, c in all_chunks]
+        # a message indexed with its previous one: its own vector too, for the reranker
+        plain = [t for d, c in all_chunks for t in plain_embed_texts(d.title, c)]
+        vectors = self._embed_cached(texts + plain, progress=progress)[: len(texts)]
         written = 0
         with self._lock, self._conn:
             for d in docs:
@@ -146,8 +178,8 @@ class EmbeddedIndex:
                 )
             for (d, c), vec in zip(all_chunks, vectors, strict=True):
                 cur = self._conn.execute(
-                    "INSERT INTO chunks (chunk_id, doc_id, ord, heading, text, vector)"
-                    " VALUES (?,?,?,?,?,?)",
+                    "INSERT INTO chunks (chunk_id, doc_id, ord, heading, text, vector, preceding)"
+                    " VALUES (?,?,?,?,?,?,?)",
                     (
                         c["chunk_id"],
                         d.doc_id,
@@ -155,15 +187,18 @@ class EmbeddedIndex:
                         c.get("heading", ""),
                         c["text"],
                         vec.astype(np.float32).tobytes(),
+                        c.get("preceding", ""),
                     ),
                 )
                 self._conn.execute(
-                    "INSERT INTO chunks_fts (rowid, title, heading, text) VALUES (?,?,?,?)",
+                    "INSERT INTO chunks_fts (rowid, title, heading, text, preceding)"
+                    " VALUES (?,?,?,?,?)",
                     (
                         cur.lastrowid,
                         segmented(d.title),
                         segmented(c.get("heading", "")),
                         segmented(c["text"]),
+                        segmented(c.get("preceding", "")),
                     ),
                 )
                 written += 1
@@ -183,12 +218,6 @@ class EmbeddedIndex:
         self._conn.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
         self._conn.execute("DELETE FROM acl WHERE doc_id = ?", (doc_id,))
         self._conn.execute("DELETE FROM documents WHERE doc_id = ?", (doc_id,))
-
-    @staticmethod
-    def _embed_text(doc: IndexedDocument, chunk: Chunk) -> str:
-        # The same text a reranker sees for this chunk's hit ("title. snippet"), so the
-        # vector stored here serves reranking too.
-        return embed_text(doc.title, chunk.get("heading", ""), chunk["text"])
 
     def passage_vectors(self, texts: list[str], store: bool = True) -> list[np.ndarray]:
         """Passage vectors from the cache (by content hash), computing only what is missing."""
@@ -278,9 +307,10 @@ class EmbeddedIndex:
                 return []
             lexical: dict[int, float] = {}
             fts = _fts_query(query)
+            weights = ", ".join(str(w) for w in FIELD_WEIGHTS.values())
             if fts:
                 rows = self._conn.execute(
-                    "SELECT f.rowid, -bm25(chunks_fts, 3.0, 2.0, 1.0) AS s, c.doc_id"
+                    f"SELECT f.rowid, -bm25(chunks_fts, {weights}) AS s, c.doc_id"
                     " FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
                     " JOIN documents d ON d.doc_id = c.doc_id"
                     " WHERE chunks_fts MATCH ? AND d.source = ? ORDER BY s DESC LIMIT ?",

@@ -14,11 +14,12 @@ CREATE TABLE IF NOT EXISTS acl (
 CREATE INDEX IF NOT EXISTS acl_principal ON acl(principal);
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY, chunk_id TEXT UNIQUE NOT NULL, doc_id TEXT NOT NULL,
-    ord INTEGER NOT NULL, heading TEXT NOT NULL DEFAULT '', text TEXT NOT NULL, vector BLOB
+    ord INTEGER NOT NULL, heading TEXT NOT NULL DEFAULT '', text TEXT NOT NULL, vector BLOB,
+    preceding TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    title, heading, text, tokenize = 'porter unicode61 remove_diacritics 2'
+    title, heading, text, preceding, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE TABLE IF NOT EXISTS embedding_cache (
     content_hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL,

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 import numpy as np
 import redis
-from redis.commands.search.field import NumericField, TagField, TextField, VectorField
+from redis.commands.search.field import Field, NumericField, TagField, TextField, VectorField
 from redis.commands.search.index_definition import IndexDefinition, IndexType
 from redis.commands.search.query import Query
 
@@ -24,7 +25,13 @@ from providers.embeddings import Embedder, calibrate_cosine
 from providers.terms import segmented
 from sources.base import User
 from sources.index_source import IndexedDocument, context_chunks, with_message_context
-from sources.scoring import embed_text, fuse, lexical_terms
+from sources.scoring import (
+    FIELD_WEIGHTS,
+    chunk_embed_text,
+    fuse,
+    lexical_terms,
+    plain_embed_texts,
+)
 from state.models import Chunk, Document, Hit, hit_of
 
 _TAG_SPECIAL = re.compile(r"([,.<>{}\[\]\"':;!@#$%^&*()\-+=~|/\\ ])")
@@ -50,32 +57,48 @@ class RedisIndex:
         self.name = f"{prefix}idx"
         self._ensure()
 
+    def schema(self) -> list[Field]:
+        """The search index's fields; ``preceding`` (the last) is added to an older index."""
+        return [
+            TagField("$.source", as_name="source"),
+            TagField("$.acl[*]", as_name="acl"),
+            TagField("$.doc_id", as_name="doc_id"),
+            TextField("$.title", as_name="title", weight=FIELD_WEIGHTS["title"]),
+            TextField("$.heading_seg", as_name="heading", weight=FIELD_WEIGHTS["heading"]),
+            TextField("$.text_seg", as_name="text", weight=FIELD_WEIGHTS["text"]),
+            NumericField("$.ord", as_name="ord"),
+            VectorField(
+                "$.vector",
+                "FLAT",
+                {"TYPE": "FLOAT32", "DIM": self.embedder.dim, "DISTANCE_METRIC": "COSINE"},
+                as_name="vector",
+            ),
+            TextField("$.preceding_seg", as_name="preceding", weight=FIELD_WEIGHTS["preceding"]),
+        ]
+
     def _ensure(self) -> None:
         try:
-            self.r.ft(self.name).info()  # type: ignore[no-untyped-call]
-            return
+            info = self.r.ft(self.name).info()  # type: ignore[no-untyped-call]
         except redis.ResponseError:
-            pass
-        self.r.ft(self.name).create_index(
-            [
-                TagField("$.source", as_name="source"),
-                TagField("$.acl[*]", as_name="acl"),
-                TagField("$.doc_id", as_name="doc_id"),
-                TextField("$.title", as_name="title", weight=3.0),
-                TextField("$.heading_seg", as_name="heading", weight=2.0),
-                TextField("$.text_seg", as_name="text"),
-                NumericField("$.ord", as_name="ord"),
-                VectorField(
-                    "$.vector",
-                    "FLAT",
-                    {"TYPE": "FLOAT32", "DIM": self.embedder.dim, "DISTANCE_METRIC": "COSINE"},
-                    as_name="vector",
+            self.r.ft(self.name).create_index(
+                self.schema(),
+                definition=IndexDefinition(  # type: ignore[no-untyped-call]
+                    prefix=[f"{self.prefix}chunk:"], index_type=IndexType.JSON
                 ),
-            ],
-            definition=IndexDefinition(  # type: ignore[no-untyped-call]
-                prefix=[f"{self.prefix}chunk:"], index_type=IndexType.JSON
-            ),
-        )
+            )
+            return
+        if "preceding" not in str(info.get("attributes")):  # written by an older version
+            self.r.ft(self.name).alter_schema_add([self.schema()[-1]])
+            self._wait_indexed()
+
+    def _wait_indexed(self, timeout: float = 60.0) -> None:
+        """Wait while RediSearch re-reads stored chunks (after a field is added to the index)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            info = self.r.ft(self.name).info()  # type: ignore[no-untyped-call]
+            if str(info.get("indexing", "0")) == "0":
+                return
+            time.sleep(0.05)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -142,8 +165,10 @@ class RedisIndex:
         """
         docs = list({d.doc_id: d for d in docs}.values())
         pairs = [(d, c) for d in docs for c in d.chunks]
-        texts = [embed_text(d.title, c.get("heading", ""), c["text"]) for d, c in pairs]
-        vectors = self.passage_vectors(texts, progress=progress)
+        texts = [chunk_embed_text(d.title, c) for d, c in pairs]
+        # a message indexed with its previous one: its own vector too, for the reranker
+        plain = [t for d, c in pairs for t in plain_embed_texts(d.title, c)]
+        vectors = self.passage_vectors(texts + plain, progress=progress)[: len(texts)]
         self.delete(d.doc_id for d in docs)
         pipe = self.r.pipeline(transaction=False)
         for d in docs:
@@ -185,6 +210,7 @@ class RedisIndex:
                         "heading_seg": segmented(c.get("heading", "")),
                         "text": c["text"],
                         "text_seg": segmented(c["text"]),
+                        "preceding_seg": segmented(c.get("preceding", "")),
                         "ord": n,
                         "vector": vec.tolist(),
                     },
@@ -220,7 +246,7 @@ class RedisIndex:
         if words:
             text = "|".join(text_term(w) for w in words)
             q = (
-                Query(f"(@title|heading|text:({text})) {where}")
+                Query(f"(@title|heading|text|preceding:({text})) {where}")
                 .scorer("BM25STD")
                 .with_scores()
                 .no_content()

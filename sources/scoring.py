@@ -9,10 +9,15 @@ from __future__ import annotations
 from typing import TypeVar
 
 from providers.terms import STOPWORDS, words
+from state.models import Chunk
 
 #: Weight of the dense score in the fused score; 0.5 was best on SciFact (see MEASURED.md).
 DENSE_WEIGHT = 0.5
 
+
+#: BM25 weights of a chunk's fields (title, heading, text, preceding): a chat message's
+#: previous message counts at 0.4 of its own words (LoCoMo, ``bench/results/README.md``).
+FIELD_WEIGHTS = {"title": 3.0, "heading": 2.0, "text": 1.0, "preceding": 0.4}
 
 K = TypeVar("K")
 
@@ -39,6 +44,27 @@ def fuse(
 def embed_text(title: str, heading: str, text: str) -> str:
     """The text embedded for a chunk: "title. heading: text" (what a reranker sees too)."""
     return f"{title}. {heading}: {text}" if heading else f"{title}. {text}"
+
+
+def chunk_embed_text(title: str, chunk: Chunk) -> str:
+    """The text a chunk is indexed as: ``embed_text`` with what precedes it, if anything.
+
+    A chat message is embedded after the message it follows, on the line before it
+    ("Melanie: Have you been to one?" then "Caroline: Yes, twice!"), so a question about
+    what was answered finds the answer.
+    Its own vector (``embed_text`` without it) is what a reranker compares.
+    """
+    text, before = chunk["text"], chunk.get("preceding", "")
+    return embed_text(title, chunk.get("heading", ""), f"{before}\n{text}" if before else text)
+
+
+def plain_embed_texts(title: str, chunk: Chunk) -> list[str]:
+    """The reranker's text of a chunk indexed with what precedes it ([] for other chunks)."""
+    return (
+        [embed_text(title, chunk.get("heading", ""), chunk["text"])]
+        if chunk.get("preceding")
+        else []
+    )
 
 
 def lexical_terms(query: str) -> list[str]:

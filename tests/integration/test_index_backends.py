@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +14,7 @@ import pytest
 from providers.embeddings import E5Embedder, Embedder
 from sources.base import User
 from sources.embedded import EmbeddedIndex
+from sources.embedded_schema import SCHEMA
 from sources.index_source import EmbeddedSource
 from sources.workspace import demo_workspace, load_config, sync_source
 
@@ -114,3 +117,96 @@ async def test_chinese(index_e5: Any, tmp_path: Path) -> None:
     assert hits[0]["doc_id"] == "zh/vpn"
     rows = index.search("zh", "网关", BOB, 2, "bm25")
     assert rows and index.chunk_hits(rows, "网关", 3)[0]["doc_id"] == "zh/vpn"
+
+
+def _chat_export(folder: Path, messages: list[tuple[str, str]]) -> None:
+    folder.mkdir()
+    (folder / "export.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {"id": f"m{n}", "channel": "runs", "author": a, "ts": f"2026-05-01T09:{n:02}"}
+                | {"text": t}
+            )
+            + "\n"
+            for n, (a, t) in enumerate(messages, start=1)
+        )
+    )
+
+
+#: A reply that repeats none of the question's words, among messages that repeat them.
+RUNS = [
+    ("ana", "Ben, have you ever run the Lisbon marathon?"),
+    ("ben", "Yes, twice: in 2019 and again in 2021."),
+    ("cy", "The Lisbon marathon route changed this year."),
+    ("dee", "Ben, how many times did you clean the coffee machine?"),
+    ("cy", "Registration for the Lisbon marathon opens in March."),
+    ("ana", "Marathon training starts with short runs."),
+    ("dee", "Lisbon has great food after a long run."),
+    ("ben", "I ran to the office today."),
+]
+
+
+async def test_a_reply_is_found_by_what_it_answers(index, tmp_path: Path) -> None:
+    """A message is embedded after the one it follows: the answer "Yes, twice" is found."""
+    _chat_export(tmp_path / "chat", RUNS)
+    sync_source(index, tmp_path / "chat", "chat", "messages", ["group:everyone"])
+    source = EmbeddedSource(index, "chat", "messages")
+    hits = await source.search("How many times has Ben run the Lisbon marathon?", BOB, 3)
+    reply = [h for h in hits if h["doc_id"] == "chat/runs/m2"]
+    assert reply, [h["doc_id"] for h in hits]
+    # shown and cited as the message alone; the question it answers is context, not its text
+    assert reply[0]["snippet"] == "ben: Yes, twice: in 2019 and again in 2021."
+    message = await source.read("chat/runs/m2", BOB)
+    assert message is not None and message["chunks"][0]["text"] == reply[0]["snippet"]
+    # searched by words, what it answers counts less than a message's own words
+    rows = index.search("chat", "Lisbon marathon", BOB, 10, "bm25")
+    ranked = [h["doc_id"] for h in index.chunk_hits(rows, "q", 1)]
+    assert "chat/runs/m2" in ranked
+    assert ranked.index("chat/runs/m2") > max(ranked.index(f"chat/runs/m{n}") for n in (1, 3))
+
+
+def test_an_index_written_before_messages_had_a_preceding_text_still_opens(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(
+        SCHEMA.replace(",\n    preceding TEXT NOT NULL DEFAULT ''", "")
+    )  # the chunks table as it was
+    old.close()
+    index = EmbeddedIndex(path, embedder)
+    _chat_export(tmp_path / "chat", RUNS)
+    assert sync_source(index, tmp_path / "chat", "chat", "messages", ["group:everyone"]).indexed
+    rows = index.search("chat", "How many times has Ben run the Lisbon marathon?", BOB, 3)
+    assert "chat/runs/m2" in {h["doc_id"] for h in index.chunk_hits(rows, "q", 1)}
+    index.close()
+
+
+async def test_a_redis_index_from_before_gains_the_preceding_field(
+    tmp_path: Path, embedder: Embedder, redis_url: str
+) -> None:
+    from redis.commands.search.index_definition import IndexDefinition, IndexType
+
+    from sources.redis_index import RedisIndex
+
+    prefix = f"test:{uuid.uuid4().hex[:8]}:"
+    index = RedisIndex(redis_url, embedder, prefix=prefix)
+    _chat_export(tmp_path / "chat", RUNS)
+    sync_source(index, tmp_path / "chat", "chat", "messages", ["group:everyone"])
+    # the search index as an older version created it; its documents stay in Redis
+    index.r.ft(index.name).dropindex(delete_documents=False)
+    index.r.ft(index.name).create_index(
+        index.schema()[:-1],
+        definition=IndexDefinition(prefix=[f"{prefix}chunk:"], index_type=IndexType.JSON),
+    )
+    index.close()
+    reopened = RedisIndex(redis_url, embedder, prefix=prefix)
+    assert "preceding" in str(reopened.r.ft(reopened.name).info()["attributes"])
+    report = sync_source(reopened, tmp_path / "chat", "chat", "messages", ["group:everyone"])
+    assert (report.indexed, report.unchanged) == (0, len(RUNS))  # nothing re-written or lost
+    source = EmbeddedSource(reopened, "chat", "messages")
+    hits = await source.search("How many times has Ben run the Lisbon marathon?", BOB, 3)
+    assert "chat/runs/m2" in [h["doc_id"] for h in hits]
+    rows = reopened.search("chat", "Lisbon marathon", BOB, 10, "bm25")
+    assert "chat/runs/m2" in {h["doc_id"] for h in reopened.chunk_hits(rows, "q", 1)}
+    reopened.close()
