@@ -16,7 +16,7 @@ DENSE_WEIGHT = 0.5
 
 
 #: BM25 weights of a chunk's fields (title, heading, text, preceding): a chat message's
-#: previous message counts at 0.4 of its own words (LoCoMo, ``bench/results/README.md``).
+#: previous message counts at 0.4 of its own words (LoCoMo; the README's "why these defaults").
 FIELD_WEIGHTS = {"title": 3.0, "heading": 2.0, "text": 1.0, "preceding": 0.4}
 
 K = TypeVar("K")
