@@ -16,7 +16,7 @@ import numpy as np
 from providers.embeddings import Embedder, calibrate_cosine, text_hash
 from providers.terms import segmented
 from sources.base import User
-from sources.embedded_schema import SCHEMA
+from sources.embedded_schema import migrate
 from sources.index_source import IndexedDocument, context_chunks, with_message_context
 from sources.scoring import (
     FIELD_WEIGHTS,
@@ -60,31 +60,10 @@ class EmbeddedIndex:
         self.embedder = embedder
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(self.path, check_same_thread=False)
-        self._conn.executescript(SCHEMA)
-        self._migrate()
+        migrate(self._conn)
         self._matrices: dict[str, tuple[np.ndarray, list[int], list[str]]] = {}
         if self.get_meta("embedding_model") != embedder.name:
             self._reembed()
-
-    def _migrate(self) -> None:
-        """Bring a file written by an older version up to this schema (nothing is lost)."""
-        columns = {r[1] for r in self._conn.execute("PRAGMA table_info(chunks)")}
-        if "preceding" not in columns:  # before messages were indexed with the one before
-            self._conn.execute("ALTER TABLE chunks ADD COLUMN preceding TEXT NOT NULL DEFAULT ''")
-        fts = [r[1] for r in self._conn.execute("PRAGMA table_info(chunks_fts)")]
-        if fts != list(FIELD_WEIGHTS):  # an FTS5 table cannot gain a column: rebuild it
-            rows = self._conn.execute(
-                "SELECT c.id, d.title, c.heading, c.text, c.preceding FROM chunks c"
-                " JOIN documents d ON d.doc_id = c.doc_id"
-            ).fetchall()
-            with self._conn:
-                self._conn.execute("DROP TABLE chunks_fts")
-                self._conn.executescript(SCHEMA)
-                self._conn.executemany(
-                    "INSERT INTO chunks_fts (rowid, title, heading, text, preceding)"
-                    " VALUES (?,?,?,?,?)",
-                    [(r[0], *(segmented(x) for x in r[1:])) for r in rows],
-                )
 
     def _reembed(self) -> None:
         """Give every chunk a vector from the current embedding model (after a model change).

@@ -1,5 +1,10 @@
 """The embedded index's SQLite tables: documents, chunks, ACLs, vectors, FTS5, meta."""
 
+import sqlite3
+
+from providers.terms import segmented
+from sources.scoring import FIELD_WEIGHTS
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
     doc_id TEXT PRIMARY KEY, source TEXT NOT NULL, kind TEXT NOT NULL, title TEXT NOT NULL,
@@ -27,3 +32,27 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Create the tables, or bring a file written by an older version up to them (losing none).
+
+    An FTS5 table cannot gain a column: it is rebuilt from the stored chunks.
+    """
+    conn.executescript(SCHEMA)
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
+    if "preceding" not in columns:  # before messages were indexed with the one before
+        conn.execute("ALTER TABLE chunks ADD COLUMN preceding TEXT NOT NULL DEFAULT ''")
+    if [r[1] for r in conn.execute("PRAGMA table_info(chunks_fts)")] == list(FIELD_WEIGHTS):
+        return
+    rows = conn.execute(
+        "SELECT c.id, d.title, c.heading, c.text, c.preceding FROM chunks c"
+        " JOIN documents d ON d.doc_id = c.doc_id"
+    ).fetchall()
+    with conn:
+        conn.execute("DROP TABLE chunks_fts")
+        conn.executescript(SCHEMA)
+        conn.executemany(
+            "INSERT INTO chunks_fts (rowid, title, heading, text, preceding) VALUES (?,?,?,?,?)",
+            [(r[0], *(segmented(x) for x in r[1:])) for r in rows],
+        )

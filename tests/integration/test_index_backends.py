@@ -168,13 +168,33 @@ async def test_a_reply_is_found_by_what_it_answers(index, tmp_path: Path) -> Non
 def test_an_index_written_before_messages_had_a_preceding_text_still_opens(
     tmp_path: Path, embedder: Embedder
 ) -> None:
+    """An older file (no ``preceding`` column or full-text field) keeps what it holds."""
     path = tmp_path / "old.sqlite"
     old = sqlite3.connect(path)
-    old.executescript(
-        SCHEMA.replace(",\n    preceding TEXT NOT NULL DEFAULT ''", "")
-    )  # the chunks table as it was
+    old.executescript(  # the tables as they were
+        SCHEMA.replace(",\n    preceding TEXT NOT NULL DEFAULT ''", "").replace(
+            "text, preceding, tokenize", "text, tokenize"
+        )
+    )
+    with old:
+        old.execute(
+            "INSERT INTO documents (doc_id, source, kind, title, text, content_hash)"
+            " VALUES ('kb/parking', 'kb', 'kb', 'Parking', 'Visitors park on level minus two.',"
+            " 'h')"
+        )
+        old.execute("INSERT INTO acl VALUES ('kb/parking', 'group:everyone')")
+        old.execute(
+            "INSERT INTO chunks (id, chunk_id, doc_id, ord, text) VALUES"
+            " (1, 'kb/parking#0', 'kb/parking', 0, 'Visitors park on level minus two.')"
+        )
+        old.execute(
+            "INSERT INTO chunks_fts (rowid, title, heading, text) VALUES"
+            " (1, 'Parking', '', 'Visitors park on level minus two.')"
+        )
     old.close()
     index = EmbeddedIndex(path, embedder)
+    rows = index.search("kb", "where do visitors park", BOB, 3, "bm25")
+    assert [h["doc_id"] for h in index.chunk_hits(rows, "q", 1)] == ["kb/parking"]
     _chat_export(tmp_path / "chat", RUNS)
     assert sync_source(index, tmp_path / "chat", "chat", "messages", ["group:everyone"]).indexed
     rows = index.search("chat", "How many times has Ben run the Lisbon marathon?", BOB, 3)
