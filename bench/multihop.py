@@ -134,6 +134,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             for n, v in latency.items()
             if v
         },
+        "reranker": runner.services.reranker.name,
         "indexing": {"documents": len(data.corpus), "seconds": round(index_seconds, 1)},
         "graph_said_unanswerable_on_answerable": round(false_unanswerable / max(1, answered), 4),
     }

@@ -76,6 +76,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             }
             for n, v in latency.items()
         },
+        "reranker": runner.services.reranker.name,
         "indexing": {
             "documents": len(data.corpus),
             "seconds": round(index_seconds, 1),

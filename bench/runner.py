@@ -15,6 +15,8 @@ from graph.search import build_search_graph
 from nodes.evidence import relevance
 from nodes.services import Services
 from providers.rerank import LocalReranker
+from server.bootstrap import configured_reranker
+from server.settings import Settings
 from sources.base import User
 from sources.embedded import EmbeddedIndex
 from sources.index_source import EmbeddedSource
@@ -74,12 +76,17 @@ class GraphRunner:
 
 
 def index_runner(index: EmbeddedIndex, source: EmbeddedSource, users: list[User]) -> GraphRunner:
-    """A runner over one embedded index (reranked with the index's own embedder)."""
+    """A runner over one embedded index, reranked as the server would be configured.
+
+    The local reranker (the index's own embedder) unless ``SEEKGRAPH_COHERE_API_KEY`` is
+    set: then Cohere, or the Cohere-compatible server at ``SEEKGRAPH_COHERE_BASE_URL``.
+    """
+    local = LocalReranker(reranker_embedder(index.embedder, index))
     return GraphRunner(
         Services(
             registry=SourceRegistry([source], users=users),
             embedder=index.embedder,
-            reranker=LocalReranker(reranker_embedder(index.embedder, index)),
+            reranker=configured_reranker(Settings(), local),
         )
     )
 

@@ -51,6 +51,19 @@ def _path_key(workspace: Path) -> str:
     return hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
 
 
+def configured_reranker(settings: Settings, local: Reranker) -> Reranker:
+    """Cohere (or a Cohere-compatible server) when a key is set, falling back to ``local``."""
+    if not settings.cohere_api_key:
+        return local
+    return CohereReranker(
+        settings.cohere_api_key.get_secret_value(),
+        fallback=local,
+        model=settings.cohere_rerank_model,
+        base_url=settings.cohere_base_url,
+        timeout=settings.cohere_timeout,
+    )
+
+
 def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
     """Open (and sync) the workspace and load the configured models."""
     embedder = load_embedder(settings.embedding_model)
@@ -104,16 +117,7 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
         ),
         None,
     )
-    local: Reranker = LocalReranker(reranker_embedder(embedder, index))
-    reranker = local
-    if settings.cohere_api_key:
-        reranker = CohereReranker(
-            settings.cohere_api_key.get_secret_value(),
-            fallback=local,
-            model=settings.cohere_rerank_model,
-            base_url=settings.cohere_base_url,
-            timeout=settings.cohere_timeout,
-        )
+    reranker = configured_reranker(settings, LocalReranker(reranker_embedder(embedder, index)))
     images_dir = settings.data_dir / "images"
     services = Services(
         registry=registry,

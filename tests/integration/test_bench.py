@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,9 +55,14 @@ def slice_of(name: str, out: Path, questions: int = 4, extra_docs: int = 40) -> 
     return out
 
 
-def bench(*args: str, cwd: Path) -> dict[str, object]:
+def bench(*args: str, cwd: Path, env: dict[str, str] | None = None) -> dict[str, object]:
     done = subprocess.run(
-        [sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
     )
     assert done.returncode == 0, done.stderr[-2000:]
     json_path = Path(args[args.index("--json") + 1])
@@ -77,11 +83,31 @@ def test_ranked_retrieval_on_a_scifact_slice(tmp_path: Path) -> None:
         assert set(metrics) == {"ndcg@10", "recall@100"}
         assert all(0.0 <= v <= 1.0 for v in metrics.values())
     assert result["queries"] == 4
+    assert result["reranker"] == "local"
     # defaults are chosen on the first half and reported on the second
     halves = result["by_half"]
     assert set(halves) == {"tuning", "report"}  # type: ignore[arg-type]
     assert set(halves["report"]) == set(systems)  # type: ignore[index, arg-type]
     assert set(result["graph_stage_latency_seconds"]) >= {"search_source", "filter_results"}  # type: ignore[arg-type]
+
+
+def test_a_configured_cohere_compatible_reranker_is_measured(tmp_path: Path) -> None:
+    """A deployment's reranker (here a Cohere-compatible server on loopback) is what runs."""
+    from tests.integration.processes import start_cohere_server
+
+    folder = slice_of("scifact", tmp_path / "scifact", questions=2)
+    server = start_cohere_server(tmp_path)
+    try:
+        result = bench(
+            "bench.retrieval",
+            *("--data", str(folder), "--json", str(tmp_path / "r.json")),
+            cwd=REPO,
+            env={"SEEKGRAPH_COHERE_API_KEY": "k", "SEEKGRAPH_COHERE_BASE_URL": server.url},
+        )
+        assert result["reranker"] == "cohere"
+        assert httpx.get(server.url + "/calls").json()["calls"] >= 2  # a rerank per question
+    finally:
+        server.stop()
 
 
 @pytest.mark.parametrize("name", ["musique_dev100", "locomo_chat", "cmrc2018_zh"])
