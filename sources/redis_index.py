@@ -10,6 +10,7 @@ as in the embedded index.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -34,6 +35,7 @@ from sources.scoring import (
 )
 from state.models import Chunk, Document, Hit, hit_of
 
+log = logging.getLogger(__name__)
 _TAG_SPECIAL = re.compile(r"([,.<>{}\[\]\"':;!@#$%^&*()\-+=~|/\\ ])")
 
 
@@ -99,6 +101,9 @@ class RedisIndex:
             if str(info.get("indexing", "0")) == "0":
                 return
             time.sleep(0.05)
+        log.warning(
+            "RediSearch is still indexing %s after %.0f s; searches may miss", self.name, timeout
+        )
 
     def close(self) -> None:
         """Close the connection pool."""
