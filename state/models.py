@@ -108,8 +108,9 @@ class Chunk(TypedDict):
     chunk_id: str
     text: str
     heading: NotRequired[str]
-    #: Text embedded before the chunk's own but not shown or searched by words: a chat
-    #: message's previous message, so a reply ("Yes, twice!") is found by what it answers.
+    #: Text indexed with the chunk but never shown or cited as it: a chat message's previous
+    #: message, embedded before it and searched at a lower weight, so a reply ("Yes, twice!")
+    #: is found by what it answers.
     preceding: NotRequired[str]
 
 
