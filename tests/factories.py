@@ -1,7 +1,9 @@
-"""Builders of plain state data for tests: hits, evidence, and a search state."""
+"""Builders of plain test data: hits, evidence, a search state, a chat export folder."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from sources.memory import InMemorySource, MemoryDocument
@@ -87,3 +89,17 @@ def make_state(question: str = "q", **over: Any) -> Any:
 def single_doc_source(text: str = "Install the WireGuard VPN client.") -> InMemorySource:
     doc = MemoryDocument("kb/vpn", "Connecting to the VPN", text, acl=["group:everyone"])
     return InMemorySource("kb", "kb", [doc])
+
+
+def write_chat_export(
+    folder: Path, channel: str, messages: list[tuple[str, str, str, str]]
+) -> Path:
+    """A chat export folder: one JSONL file of (id, author, ts, text) messages in ``channel``."""
+    folder.mkdir()
+    (folder / "export.jsonl").write_text(
+        "".join(
+            json.dumps({"id": i, "channel": channel, "author": a, "ts": ts, "text": t}) + "\n"
+            for i, a, ts, t in messages
+        )
+    )
+    return folder

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from sources.embedded import EmbeddedIndex
 from sources.embedded_schema import SCHEMA
 from sources.index_source import EmbeddedSource
 from sources.workspace import demo_workspace, load_config, sync_source
+from tests.factories import write_chat_export
 
 ALICE = User("alice", frozenset({"everyone", "engineering", "security"}))
 BOB = User("bob", frozenset({"everyone", "sales"}))
@@ -120,17 +120,8 @@ async def test_chinese(index_e5: Any, tmp_path: Path) -> None:
 
 
 def _chat_export(folder: Path, messages: list[tuple[str, str]]) -> None:
-    folder.mkdir()
-    (folder / "export.jsonl").write_text(
-        "".join(
-            json.dumps(
-                {"id": f"m{n}", "channel": "runs", "author": a, "ts": f"2026-05-01T09:{n:02}"}
-                | {"text": t}
-            )
-            + "\n"
-            for n, (a, t) in enumerate(messages, start=1)
-        )
-    )
+    stamped = [(f"m{n}", a, f"2026-05-01T09:{n:02}", t) for n, (a, t) in enumerate(messages, 1)]
+    write_chat_export(folder, "runs", stamped)
 
 
 #: A reply that repeats none of the question's words, among messages that repeat them.

@@ -20,6 +20,7 @@ from sources.ingest import read_folder
 from sources.registry import SourceRegistry
 from sources.workspace import sync_source
 from tests.conftest import run_graph
+from tests.factories import write_chat_export
 from tests.integration.conftest import cli
 
 BOB = User("bob", frozenset({"everyone"}))
@@ -208,16 +209,10 @@ def test_seekgraph_index_then_ask_that_source(folder: Path, tmp_path: Path) -> N
 def _chat_index(
     tmp_path: Path, embedder: Embedder, messages: list[tuple[str, str, str]]
 ) -> Services:
-    chat = tmp_path / "chat"
-    chat.mkdir()
-    (chat / "export.jsonl").write_text(
-        "".join(
-            json.dumps(
-                {"id": i, "channel": "ops", "author": a, "ts": f"2026-05-0{n}T09:00", "text": t}
-            )
-            + "\n"
-            for n, (i, a, t) in enumerate(messages, start=1)
-        )
+    chat = write_chat_export(
+        tmp_path / "chat",
+        "ops",
+        [(i, a, f"2026-05-0{n}T09:00", t) for n, (i, a, t) in enumerate(messages, start=1)],
     )
     index = EmbeddedIndex(tmp_path / "chat.sqlite", embedder)
     sync_source(index, chat, "chat", "messages", ["group:everyone"])
