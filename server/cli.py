@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import sys
-import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -21,11 +20,20 @@ from server.cli_common import (
     user_of_args,
 )
 from server.settings import Settings
+from server.thread_ids import BadThreadIdError, canonical_thread_id, new_thread_id
 
 if TYPE_CHECKING:  # the heavy imports happen where they are used: --help answers at once
     from langgraph.graph.state import CompiledStateGraph
 
     from nodes.services import Services
+
+
+def thread_arg(value: str) -> str:
+    """``--thread``: a thread id in its canonical form (argparse says what is wrong)."""
+    try:
+        return canonical_thread_id(value)
+    except BadThreadIdError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,12 +44,16 @@ def _parser() -> argparse.ArgumentParser:
     ask = sub.add_parser("ask", help="answer a question with citations")
     ask.add_argument("question")
     ask.add_argument("--user", help="who is asking (permissions follow this user)")
-    ask.add_argument("--thread", help="continue this thread (a new one is created otherwise)")
+    ask.add_argument(
+        "--thread",
+        type=thread_arg,
+        help="continue this thread (a new one is created otherwise)",
+    )
     ask.add_argument("--json", action="store_true", help="print one JSON object")
     add_knobs(ask, skip=("review_before_answer",))  # --mode, --source, --model, --max-rounds
     ask.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
     history = sub.add_parser("history", help="print the state after every node of a thread")
-    history.add_argument("--thread", required=True)
+    history.add_argument("--thread", required=True, type=thread_arg)
     history.add_argument("--user")
     history.add_argument("--json", action="store_true")
     history.add_argument("--workspace")
@@ -73,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the HTTP server (SSE streaming, resumable runs)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
     mcp = sub.add_parser("mcp", help="serve seekgraph's tools over MCP on stdio")
     who = mcp.add_mutually_exclusive_group()
     who.add_argument("--user", help="act as this user (default: SEEKGRAPH_USER)")
@@ -137,7 +152,7 @@ async def ask(args: argparse.Namespace) -> int:
             f"{report.seconds:.1f} s",
             file=sys.stderr,
         )
-    thread = args.thread or str(uuid.uuid4())
+    thread = args.thread or new_thread_id()
     config = run_config(thread, owner=user)
     async with _compiled(settings, services) as graph:
         if args.thread:
@@ -251,13 +266,21 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from server.app import create_app
+    from server.http_guard import guarded_protocol
 
     settings = Settings()
     if not settings.redis_url:
         print(
             "seekgraph: no SEEKGRAPH_REDIS_URL — one instance, SQLite checkpoints", file=sys.stderr
         )
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    uvicorn.run(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        http=guarded_protocol(settings.header_timeout_seconds),
+        timeout_graceful_shutdown=settings.shutdown_grace_seconds,
+    )
     return 0
 
 

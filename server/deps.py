@@ -10,6 +10,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from graph.api import UnknownUserError, User
 from server.app_state import AppState
+from server.thread_ids import BadThreadIdError, canonical_thread_id
 
 STORE_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
 
@@ -45,23 +46,50 @@ async def user_for_key(app: AppState, key: str) -> User:
     if name is None:
         raise HTTPException(401, "unknown API key", headers={"WWW-Authenticate": "Bearer"})
     try:
-        return app.services.registry.user(name)
+        user = app.services.registry.user(name)
     except UnknownUserError:
         raise HTTPException(403, "this key's user is not known to the workspace") from None
+    await within_rate(app, user.name)
+    return user
+
+
+async def within_rate(app: AppState, user: str) -> None:
+    """Count a request of ``user``; 429 with ``Retry-After`` past the rate per minute."""
+    try:
+        wait = await app.limits.hit(user, app.settings.max_requests_per_minute)
+    except STORE_DOWN:
+        raise HTTPException(503, "the limits store is unreachable; try again shortly") from None
+    if wait is not None:
+        raise HTTPException(
+            429,
+            f"more than {app.settings.max_requests_per_minute} requests a minute with this "
+            "key; wait and try again",
+            headers={"Retry-After": str(max(1, round(wait)))},
+        )
 
 
 UserDep = Annotated[User, Depends(current_user)]
 
 
-async def owned_thread(
-    app: AppDep, user: UserDep, thread_id: Annotated[str, Path(max_length=100)]
-) -> str:
-    """The thread id, when the caller owns it; 404 otherwise (whether or not it exists)."""
+async def owned_thread(app: AppDep, user: UserDep, thread_id: Annotated[str, Path()]) -> str:
+    """The canonical thread id, when the caller owns it; 404 otherwise (exists or not)."""
     return await own_thread(app, user, thread_id)
 
 
-async def own_thread(app: AppState, user: User, thread_id: str) -> str:
-    """``thread_id`` when ``user`` owns it; 404 otherwise (whether or not it exists)."""
+def thread_id_of(raw: str) -> str:
+    """The canonical form of a thread id a client sent; 422 when it is not one."""
+    try:
+        return canonical_thread_id(raw)
+    except BadThreadIdError as exc:
+        raise HTTPException(422, str(exc)) from None
+
+
+async def own_thread(app: AppState, user: User, raw: str) -> str:
+    """The canonical id of ``raw`` when ``user`` owns it; 404 otherwise (exists or not).
+
+    Every door checks ownership here, and uses the id it returns from then on.
+    """
+    thread_id = thread_id_of(raw)
     try:
         owner = await app.coordinator.owner(thread_id)
     except STORE_DOWN:

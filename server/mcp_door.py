@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from graph.api import UnknownSourceError, UnknownUserError, User
+from graph.api import MAX_SOURCES, UnknownSourceError, UnknownUserError, User
 from server.api_models import RunRequest
 from server.app_state import AppState
 from server.streams import RunConflictError, events, run_frames, thread_for
@@ -112,7 +112,10 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
     async def search(
         query: Annotated[str, Field(min_length=1, max_length=4000)],
         ctx: Context,
-        sources: Annotated[list[str], Field(description="Sources to search; all if empty.")] = [],  # noqa: B006
+        sources: Annotated[
+            list[str],
+            Field(max_length=MAX_SOURCES, description="Sources to search; all if empty."),
+        ] = [],  # noqa: B006
         k: Annotated[int, Field(ge=1, le=50, description="Passages to return.")] = 8,
     ) -> SearchResult:
         """Find passages about `query` in every source the caller may search."""
@@ -153,10 +156,13 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
     async def ask(
         question: Annotated[str, Field(min_length=1, max_length=4000)],
         ctx: Context,
-        sources: Annotated[list[str], Field(description="Sources to search; all if empty.")] = [],  # noqa: B006
+        sources: Annotated[
+            list[str],
+            Field(max_length=MAX_SOURCES, description="Sources to search; all if empty."),
+        ] = [],  # noqa: B006
         mode: Literal["auto", "llm", "extractive"] = "auto",
         thread_id: Annotated[
-            str | None, Field(max_length=100, description="Continue this thread.")
+            str | None, Field(max_length=200, description="Continue this thread.")
         ] = None,
     ) -> AskResult:
         """Answer `question` from the caller's sources, with citations it can prove."""
@@ -283,11 +289,25 @@ class RequireApiKey:
         if scope["type"] == "http":
             headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
             key = bearer_key(headers)
+            state = self.app()
             try:
-                known = key is not None and await self.app().keys.user_for(key) is not None
+                name = await state.keys.user_for(key) if key is not None else None
+                wait = (
+                    None
+                    if name is None
+                    else await state.limits.hit(name, state.settings.max_requests_per_minute)
+                )
             except OSError:
-                known = False
-            if not known:
+                name, wait = None, None
+            if wait is not None:
+                response = JSONResponse(
+                    {"detail": "too many requests with this key; wait and try again"},
+                    status_code=429,
+                    headers={"Retry-After": str(max(1, round(wait)))},
+                )
+                await response(scope, receive, send)
+                return
+            if name is None:
                 detail = (
                     "unknown API key" if key else "send an API key: Authorization: Bearer <key>"
                 )

@@ -10,6 +10,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -25,9 +26,20 @@ INTERNAL_HEADER = "X-Seekgraph-Internal"
 
 
 async def open_forward(
-    app: AppState, instance: str, thread_id: str, lei: str | None, channel: str = "native"
+    app: AppState,
+    instance: str,
+    thread_id: str,
+    route_run: str,
+    owner: str,
+    lei: str | None,
+    channel: str = "native",
 ) -> httpx.Response | None:
-    """Open the origin's internal stream; None when the origin does not answer."""
+    """Open the origin's internal stream of run ``route_run``; None when it does not answer.
+
+    The forward names the run (from the routing table) and the user this instance
+    authorised: the origin serves the stream only when its live run is that run, on that
+    thread, of that user.
+    """
     assert app.settings.internal_token is not None
     headers = {INTERNAL_HEADER: app.settings.internal_token.get_secret_value()}
     if lei:
@@ -37,8 +49,8 @@ async def open_forward(
     silence = max(3 * app.settings.heartbeat_seconds, 1.0)
     request = app.http.build_request(
         "GET",
-        f"{instance}/internal/threads/{thread_id}/stream",
-        params={"channel": channel},
+        f"{instance}/internal/threads/{quote(thread_id, safe='')}/stream",
+        params={"channel": channel, "run_id": route_run, "owner": owner},
         headers=headers,
         timeout=httpx.Timeout(silence, connect=2.0),
     )

@@ -10,14 +10,15 @@ manager (several instances, resumable). The assistant is the graph ``search``.
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
+from langgraph.errors import InvalidUpdateError
 from langgraph.types import StateSnapshot
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graph.api import User
 from graph.context import REQUEST_KNOBS
@@ -26,9 +27,10 @@ from graph.inspect import flow_steps
 from graph.run import jsonable
 from server.api_models import RunRequest
 from server.app_state import AppState
-from server.deps import AppDep, current_user, own_thread, user_for_key
+from server.deps import AppDep, current_user, own_thread, thread_id_of, user_for_key
 from server.sse import event_data, handle_frames
 from server.streams import RunConflictError, attach_frames, resume_run, sse, start_run
+from server.thread_ids import new_thread_id
 
 router = APIRouter(prefix="/langgraph", tags=["langgraph"])
 
@@ -118,25 +120,37 @@ class ThreadCreate(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    thread_id: str | None = Field(default=None, max_length=100)
+    thread_id: str | None = Field(default=None, max_length=200)
     metadata: dict[str, Any] = Field(default_factory=dict)
     if_exists: str | None = None
 
 
 @router.post("/threads")
 async def create_thread(app: AppDep, user: ProtocolUser, body: ThreadCreate) -> dict[str, Any]:
-    """A new thread owned by the caller (``if_exists="do_nothing"`` returns an own one)."""
-    thread_id = body.thread_id or str(uuid.uuid4())
-    if not await app.coordinator.create_thread(thread_id, user.name):
-        if body.if_exists != "do_nothing" or await app.coordinator.owner(thread_id) != user.name:
-            raise HTTPException(409, f"thread {thread_id} already exists")
+    """A new thread owned by the caller, its id chosen here.
+
+    A client may name only a thread it owns (``if_exists="do_nothing"`` returns it, otherwise
+    409). Any other id is refused alike whether or not someone else holds it: no squatting
+    an id another user will be given, and no learning which ids exist.
+    """
+    if body.thread_id is None:
+        thread_id = new_thread_id()
+        await app.coordinator.create_thread(thread_id, user.name)
+        return await thread_json(app, thread_id, user.name)
+    thread_id = thread_id_of(body.thread_id)
+    if await app.coordinator.owner(thread_id) != user.name:
+        raise HTTPException(
+            422, "thread ids are chosen by the server: create the thread without thread_id"
+        )
+    if body.if_exists != "do_nothing":
+        raise HTTPException(409, f"thread {thread_id} already exists")
     return await thread_json(app, thread_id, user.name)
 
 
 @router.get("/threads/{thread_id}")
 async def get_thread(app: AppDep, user: ProtocolUser, thread_id: str) -> dict[str, Any]:
     """One of the caller's threads."""
-    await own_thread(app, user, thread_id)
+    thread_id = await own_thread(app, user, thread_id)
     return await thread_json(app, thread_id, user.name)
 
 
@@ -161,10 +175,14 @@ async def search_threads(
 @router.get("/threads/{thread_id}/state")
 async def get_state(app: AppDep, user: ProtocolUser, thread_id: str) -> dict[str, Any]:
     """The thread's latest checkpoint."""
-    await own_thread(app, user, thread_id)
+    thread_id = await own_thread(app, user, thread_id)
     return snapshot_json(
         await (await app.graph_of(thread_id)).aget_state({"configurable": {"thread_id": thread_id}})
     )
+
+
+#: State fields ``update_state`` may write (a person's edit of the answer).
+EDITABLE_FIELDS = frozenset({"answer"})
 
 
 class StateUpdate(BaseModel):
@@ -180,16 +198,33 @@ class StateUpdate(BaseModel):
 async def update_state(
     app: AppDep, user: ProtocolUser, thread_id: str, body: StateUpdate
 ) -> dict[str, Any]:
-    """Write values into the thread's state as a node would (no run may be live)."""
-    await own_thread(app, user, thread_id)
+    """Write values into the thread's state as a node would (no run may be live).
+
+    A person may edit the answer only: everything else in the state (evidence, turns and
+    their images, budgets) is what the server wrote and what its checks rely on.
+    """
+    thread_id = await own_thread(app, user, thread_id)
+    foreign = sorted(set(body.values or {}) - EDITABLE_FIELDS)
+    if foreign:
+        raise HTTPException(
+            422,
+            f"only {', '.join(sorted(EDITABLE_FIELDS))} may be edited; not {', '.join(foreign)}",
+        )
+    graph = await app.graph_of(thread_id)
+    if body.as_node is not None and body.as_node not in graph.nodes:
+        raise HTTPException(
+            422,
+            f"no node {body.as_node!r}; as_node is one of "
+            f"{', '.join(n for n in graph.nodes if not n.startswith('__'))}",
+        )
     run_id = app.runs.new_run_id()
     if not await app.runs.try_lock(thread_id, run_id):
         raise HTTPException(409, "a run is live on this thread; update its state when it ends")
     try:
-        config = await (await app.graph_of(thread_id)).aupdate_state(
+        config = await graph.aupdate_state(
             {"configurable": {"thread_id": thread_id}}, body.values, as_node=body.as_node
         )
-    except (ValueError, KeyError) as exc:
+    except (ValueError, KeyError, InvalidUpdateError) as exc:
         raise HTTPException(422, f"cannot update the state: {exc}") from None
     finally:
         await app.coordinator.release(thread_id, app.runs.token(run_id))
@@ -209,7 +244,7 @@ async def get_history(
     app: AppDep, user: ProtocolUser, thread_id: str, body: HistoryQuery
 ) -> list[dict[str, Any]]:
     """The thread's checkpoints, newest first."""
-    await own_thread(app, user, thread_id)
+    thread_id = await own_thread(app, user, thread_id)
     steps = await flow_steps(await app.graph_of(thread_id), thread_id)
     return [snapshot_json(snap) for snap, _ in reversed(steps)][: body.limit]
 
@@ -261,7 +296,7 @@ async def stream_run(
     app: AppDep, user: ProtocolUser, thread_id: str, body: RunCreate
 ) -> StreamingResponse | JSONResponse:
     """Start a run (``input``) or resume one that waits (``command.resume``) and stream it."""
-    await own_thread(app, user, thread_id)
+    thread_id = await own_thread(app, user, thread_id)
     flow = next((n for n, g in ASSISTANTS.items() if body.assistant_id in (n, g)), None)
     if flow is None:
         raise HTTPException(
@@ -278,7 +313,10 @@ async def stream_run(
         else:
             fields = {**(body.input or {}), **body.context}
             allowed = {"question", "images", *REQUEST_KNOBS}
-            request = RunRequest(flow=flow, **{k: v for k, v in fields.items() if k in allowed})
+            try:
+                request = RunRequest(flow=flow, **{k: v for k, v in fields.items() if k in allowed})
+            except ValidationError as exc:
+                raise RequestValidationError(exc.errors()) from None
             handle = await start_run(app, user, thread_id, request, record_protocol=True)
     except RunConflictError as exc:
         return JSONResponse(status_code=409, content={"detail": str(exc), "run_id": exc.run_id})
@@ -298,7 +336,7 @@ async def join_run(
     stream_mode: Annotated[list[str] | None, Query()] = None,
 ) -> StreamingResponse:
     """Join the thread's run (here, on its origin, or continued after its origin died)."""
-    await own_thread(app, user, thread_id)
+    thread_id = await own_thread(app, user, thread_id)
     frames, live_run = await attach_frames(app, user.name, thread_id, last_event_id, "protocol")
     response = sse(app, filtered(frames, modes_of(stream_mode)), live_run or run_id)
     response.headers.update(run_headers(thread_id, live_run or run_id))
@@ -308,7 +346,7 @@ async def join_run(
 @router.get("/threads/{thread_id}/runs/{run_id}")
 async def get_run(app: AppDep, user: ProtocolUser, thread_id: str, run_id: str) -> dict[str, Any]:
     """The run's status as the protocol names it."""
-    await own_thread(app, user, thread_id)
+    thread_id = await own_thread(app, user, thread_id)
     live = app.runs.live(thread_id)
     snap = await (await app.graph_of(thread_id)).aget_state(
         {"configurable": {"thread_id": thread_id}}

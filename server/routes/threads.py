@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
@@ -11,6 +10,7 @@ from fastapi import APIRouter, HTTPException
 from graph.inspect import question_state, steps_of
 from server.api_models import HistoryItem, StateOut, ThreadOut
 from server.deps import STORE_DOWN, AppDep, ThreadDep, UserDep
+from server.thread_ids import new_thread_id
 
 router = APIRouter(prefix="/threads", tags=["threads"])
 
@@ -18,7 +18,7 @@ router = APIRouter(prefix="/threads", tags=["threads"])
 @router.post("", status_code=201)
 async def create_thread(app: AppDep, user: UserDep) -> ThreadOut:
     """A new thread owned by the caller."""
-    thread_id = uuid.uuid4().hex
+    thread_id = new_thread_id()
     try:
         await app.coordinator.create_thread(thread_id, user.name)
     except STORE_DOWN:

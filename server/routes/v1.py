@@ -77,7 +77,7 @@ async def chat_completions(
     app: AppDep,
     user: UserDep,
     body: ChatRequest,
-    thread_header: Annotated[str | None, Header(alias=THREAD_HEADER, max_length=100)] = None,
+    thread_header: Annotated[str | None, Header(alias=THREAD_HEADER, max_length=200)] = None,
 ) -> StreamingResponse | JSONResponse:
     """Answer the last user message with a run of the flow the model names."""
     if body.model not in MODELS:
