@@ -10,10 +10,12 @@ from nodes.admission import Admission, AdmissionError, admit, check_question
 from nodes.plan_checks import PlanError, checked_plan
 from sources.base import User
 from sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
+from sources.registry import MAX_SOURCES
 from state.events import ANSWER_KEYS, checkpoint_events, empty_fold, fold_event
 from state.models import KIND_LABELS, ImageRef
 
 __all__ = [
+    "MAX_SOURCES",
     "ANSWER_KEYS",
     "KIND_LABELS",
     "Admission",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from nodes import prompts
+from sources.registry import MAX_SOURCES
 
 
 def _d(description: str, request: bool = False, **bounds: float) -> dict[str, object]:
@@ -35,7 +36,11 @@ class Context:
     )
     sources: tuple[str, ...] = field(
         default=(),
-        metadata=_d("Names of the sources to search; empty means all of them.", request=True),
+        metadata=_d(
+            "Names of the sources to search; empty means all of them (each searched once).",
+            request=True,
+            max_length=MAX_SOURCES,
+        ),
     )
     model: str | None = field(
         default=None,

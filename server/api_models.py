@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin, get_type_h
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
+from graph.api import MAX_SOURCES
 from graph.context import REQUEST_KNOBS, Context
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -112,11 +113,11 @@ def _knobs() -> dict[str, Any]:
         if f.name not in REQUEST_KNOBS:
             continue
         annotation, default = hints[f.name], f.default
-        bounds = {k: f.metadata[k] for k in ("ge", "le") if k in f.metadata}
+        bounds = {k: f.metadata[k] for k in ("ge", "le", "max_length") if k in f.metadata}
         if get_origin(annotation) is tuple:
             out[f.name] = (
                 list[get_args(annotation)[0]],  # type: ignore[misc]
-                Field(default_factory=list, description=f.metadata["description"]),
+                Field(default_factory=list, description=f.metadata["description"], **bounds),
             )
         else:
             out[f.name] = (
@@ -211,9 +212,13 @@ class ChatRequest(BaseModel):
     stream: bool = False
     thread_id: str | None = Field(
         default=None,
-        max_length=100,
+        max_length=200,
         description="Continue this thread (or send the X-Seekgraph-Thread-Id header); without "
         "one a new thread is started and its id returned.",
     )
-    sources: list[str] = Field(default_factory=list, description="Sources to search; all if empty.")
+    sources: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_SOURCES,
+        description="Sources to search; all if empty.",
+    )
     mode: Literal["auto", "llm", "extractive"] = "auto"

@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from server.app_state import close_app_state, open_app_state
 from server.chat_completions import openai_error
+from server.http_guard import RequestGuard
 from server.mcp_door import RequireApiKey, build_mcp_server, http_user
 from server.routes import health, internal, langgraph_api, me, runs, threads, v1
 from server.settings import Settings
@@ -66,6 +67,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Answers from every source you may see, with citations it can prove.",
         version="0.1.0",
         lifespan=lifespan,
+    )
+
+    # outermost: a body over the limit is refused before any route or key check reads it
+    app.add_middleware(
+        RequestGuard,
+        max_body_bytes=settings.max_request_bytes,
+        body_timeout=settings.body_timeout_seconds,
     )
 
     @app.exception_handler(RedisVLError)

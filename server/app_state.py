@@ -28,6 +28,7 @@ from server.auth import ApiKeyStore
 from server.bootstrap import build_services, close_services, flow_graphs
 from server.coordination import Coordinator, RedisCoordinator
 from server.fencing import FencedRedisSaver, FencedSqliteSaver
+from server.limits import Limits, LocalLimits, RedisLimits
 from server.local_coordination import LocalCoordinator
 from server.runs import RunManager
 from server.settings import Settings
@@ -52,6 +53,7 @@ class AppState:
     instance: str
     images_dir: Path
     backend: str
+    limits: Limits
     saver: Any = None
     graphs: dict[str, CompiledStateGraph[Any, Any, Any, Any]] = field(default_factory=dict)
     """Every flow served, by name (``graph`` is the default one, ``search``)."""
@@ -110,17 +112,19 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
             **retries,
         )
         coordinator: Coordinator = RedisCoordinator(redis_client, sync_client=sync_client)
+        limits: Limits = RedisLimits(redis_client)
         backend = "redis"
     else:
         saver = await stack.enter_async_context(
             FencedSqliteSaver.from_conn_string(str(settings.data_dir / "server.sqlite"))
         )
         coordinator = LocalCoordinator(settings.data_dir / "threads.json")
+        limits = LocalLimits()
         backend = "sqlite"
         log.warning("no SEEKGRAPH_REDIS_URL: running as a single instance on SQLite checkpoints")
     graphs = flow_graphs(services, saver)
     http = await stack.enter_async_context(httpx.AsyncClient(timeout=None))
-    runs = RunManager(coordinator, instance, settings.lock_ttl_ms)
+    runs = RunManager(coordinator, instance, settings.lock_ttl_ms, limits=limits)
     return AppState(
         settings=settings,
         services=services,
@@ -133,6 +137,7 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
         instance=instance,
         images_dir=settings.data_dir / "images",
         backend=backend,
+        limits=limits,
         saver=saver,
     )
 

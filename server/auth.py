@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 from pathlib import Path
 
@@ -65,7 +66,11 @@ def add_key_to_file(path: Path, user: str) -> str:
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     data[hash_key(key)] = user
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    # readable by its owner only (the hashes are not the keys, but they name every user)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(json.dumps(data, indent=2) + "\n")
     return key
 
 

@@ -104,6 +104,20 @@ def owner_folder(store: Path, owner: str) -> Path:
     return store / hashlib.sha256(owner.encode()).hexdigest()[:16]
 
 
+def stored_bytes(store: Path, owner: str, refs: list[ImageRef]) -> int:
+    """Bytes the images ``refs`` name take in ``owner``'s store, measured on disk.
+
+    A thread's image quota is counted from the files the server wrote, never from the
+    ``bytes`` a checkpoint says (a value a client could have written).
+    """
+    total = 0
+    for digest in {str(ref.get("sha256", "")) for ref in refs}:
+        if len(digest) == 64 and all(c in "0123456789abcdef" for c in digest):
+            path = owner_folder(store, owner) / digest
+            total += path.stat().st_size if path.is_file() else 0
+    return total
+
+
 def load_image(store: Path, owner: str, ref: ImageRef) -> bytes | None:
     """One of ``owner``'s stored images, or None."""
     digest = ref["sha256"]

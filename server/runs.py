@@ -28,9 +28,15 @@ from graph.context import Context, context_to_dict
 from graph.run import RESUMABLE_ERRORS, RUN_ERRORS, jsonable, run_config, stream_run
 from server.coordination import Coordinator, Route
 from server.fencing import FENCE, Fence, LostLockError
+from server.limits import Limits
 from server.lock_keeper import LockKeeper
 
 log = logging.getLogger("seekgraph.runs")
+
+#: Seconds a run may go past its wall-clock budget (``Context.max_seconds``) to write its
+#: answer before it is stopped: a run never outlives its budget by more than this, even
+#: when its branches are all waiting on timeouts.
+OVERRUN_GRACE_S = 30.0
 
 LOST_MESSAGE = (
     "another instance took this run over; attach with GET /threads/{id}/stream to follow it"
@@ -138,8 +144,12 @@ class RunManager:
         instance: str,
         lock_ttl_ms: int,
         keep_finished_s: float = 600.0,
+        limits: Limits | None = None,
+        overrun_grace_s: float = OVERRUN_GRACE_S,
     ) -> None:
         self.coordinator = coordinator
+        self.limits = limits
+        self.overrun_grace_s = overrun_grace_s
         self.instance = instance
         self.lock_ttl_ms = lock_ttl_ms
         self.keep_finished_s = keep_finished_s
@@ -243,12 +253,23 @@ class RunManager:
                 if mode == "custom" or handle.record_protocol:
                     handle.emit_protocol(mode, chunk if mode == "custom" else jsonable(chunk))
 
-            async for event in stream_run(
-                graph, graph_input, config, context, on_chunk=relay, values=True
-            ):
-                if event["event"] == "waiting":  # paused for a person: resumed with a Command
-                    status = "waiting"
-                handle.emit(event["event"], {k: v for k, v in event.items() if k != "event"})
+            async with asyncio.timeout(context.max_seconds + self.overrun_grace_s):
+                async for event in stream_run(
+                    graph, graph_input, config, context, on_chunk=relay, values=True
+                ):
+                    if event["event"] == "waiting":  # paused for a person: resumed later
+                        status = "waiting"
+                    handle.emit(event["event"], {k: v for k, v in event.items() if k != "event"})
+        except TimeoutError:
+            status = "error"
+            log.warning("run %s stopped: past its wall-clock budget", handle.run_id)
+            handle.emit(
+                "error",
+                {
+                    "message": f"the run went past its time budget ({context.max_seconds:g} s) "
+                    "and was stopped; ask again, perhaps on fewer sources"
+                },
+            )
         except asyncio.CancelledError:
             if handle.lost_lock:
                 status = "lost"
@@ -295,6 +316,9 @@ class RunManager:
             with contextlib.suppress(Exception):
                 await self.coordinator.clear_route(handle.thread_id, handle.run_id)
                 await self.coordinator.release(handle.thread_id, token)
+            if self.limits is not None:
+                with contextlib.suppress(Exception):
+                    await self.limits.release_run(handle.owner, handle.run_id)
 
     async def shutdown(self) -> None:
         """Cancel live runs (their checkpoints stay; another instance can continue them)."""

@@ -85,6 +85,27 @@ class Settings(BaseSettings):
     max_thread_image_bytes: int = Field(
         default=30_000_000, description="Most image bytes one thread may hold, all turns together."
     )
+    max_request_bytes: int = Field(
+        default=48 * 1024 * 1024,
+        description="Largest request body, bytes (413 past it, before the key is checked); "
+        "fits a question with the most images allowed.",
+    )
+    header_timeout_seconds: float = Field(
+        default=10.0, description="A request's head must arrive within this (`seekgraph serve`)."
+    )
+    body_timeout_seconds: float = Field(
+        default=30.0, description="408 when a request body stops arriving for this long."
+    )
+    shutdown_grace_seconds: int = Field(
+        default=15,
+        description="On SIGTERM, live runs get this long to stop at a saved step (`serve`).",
+    )
+    max_live_runs_per_key: int = Field(
+        default=8, ge=1, description="Runs one user may have live at once (429 past it)."
+    )
+    max_requests_per_minute: int = Field(
+        default=600, ge=1, description="Requests one user may make a minute (429 past it)."
+    )
     heartbeat_seconds: float = Field(default=10.0, description="SSE heartbeat comment interval.")
     openai_thinking: Literal["reasoning", "think", "none"] = Field(
         default="reasoning",

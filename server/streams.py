@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,9 +22,9 @@ from graph.context import REQUEST_KNOBS, context_from_dict
 from server.api_models import RunRequest
 from server.app_state import AppState
 from server.deps import STORE_DOWN, own_thread
-from server.images import ImageError, accept_images
+from server.images import ImageError, accept_images, stored_bytes
 from server.resume import forward_frames, open_forward, takeover_frames
-from server.runs import RunHandle
+from server.runs import OVERRUN_GRACE_S, RunHandle
 from server.sse import (
     BadEventIdError,
     event_data,
@@ -33,6 +32,7 @@ from server.sse import (
     parse_last_event_id,
     with_heartbeats,
 )
+from server.thread_ids import new_thread_id
 
 log = logging.getLogger("seekgraph.runs")
 
@@ -109,7 +109,7 @@ async def start_run(
                 user.name,
                 settings.max_images,
                 settings.max_image_bytes,
-                thread_bytes=sum(r["bytes"] for r in earlier_images),
+                thread_bytes=stored_bytes(app.images_dir, user.name, earlier_images),
                 max_thread_bytes=settings.max_thread_image_bytes,
             )
             if body.images
@@ -118,10 +118,12 @@ async def start_run(
     except ImageError as exc:
         raise HTTPException(422, str(exc)) from None
     run_id = app.runs.new_run_id()
+    await claim_run_slot(app, user, run_id, context.max_seconds)
     try:
         if not await app.runs.try_lock(thread_id, run_id):
             holder = await app.coordinator.holder(thread_id)
             live = (holder or "").split("@")[0] or None
+            await app.limits.release_run(user.name, run_id)
             raise RunConflictError(thread_id, live)
     except STORE_DOWN:
         raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
@@ -149,8 +151,26 @@ async def start_run(
         log.exception("could not start run %s on thread %s", run_id, thread_id)
         with contextlib.suppress(Exception):
             await app.coordinator.release(thread_id, app.runs.token(run_id))
+            await app.limits.release_run(user.name, run_id)
         raise HTTPException(503, "the run could not be started; nothing was changed") from None
     return handle
+
+
+async def claim_run_slot(app: AppState, user: User, run_id: str, max_seconds: float) -> None:
+    """Count the run among the user's live ones; 429 when they have the most allowed."""
+    most = app.settings.max_live_runs_per_key
+    # a slot outlives its run only when the instance died: it expires after the budget
+    ttl_ms = int((max_seconds + OVERRUN_GRACE_S) * 1000) + app.settings.lock_ttl_ms
+    try:
+        claimed = await app.limits.claim_run(user.name, run_id, most, ttl_ms)
+    except STORE_DOWN:
+        raise HTTPException(503, "the limits store is unreachable; try again shortly") from None
+    if not claimed:
+        raise HTTPException(
+            429,
+            f"{most} runs of yours are live already; wait for one to end",
+            headers={"Retry-After": "5"},
+        )
 
 
 async def attach_frames(
@@ -182,7 +202,9 @@ async def attach_frames(
     except STORE_DOWN:
         raise HTTPException(503, "the routing store is unreachable; try again shortly") from None
     if route is not None and route.instance != app.instance and app.settings.internal_token:
-        upstream = await open_forward(app, route.instance, thread_id, lei, channel)
+        upstream = await open_forward(
+            app, route.instance, thread_id, route.run_id, owner, lei, channel
+        )
         if upstream is not None:
             return forward_frames(app, upstream, thread_id, owner, seq, channel), route.run_id
     return takeover_frames(app, thread_id, owner, seq, channel), None
@@ -193,7 +215,7 @@ async def thread_for(app: AppState, user: User, given: str | None) -> str:
     if given:
         return await own_thread(app, user, given)
     try:
-        thread_id = uuid.uuid4().hex
+        thread_id = new_thread_id()
         await app.coordinator.create_thread(thread_id, user.name)
         return thread_id
     except STORE_DOWN:

@@ -19,6 +19,19 @@ EVERYONE = "group:everyone"
 _Linked = TypeVar("_Linked", Hit, Document)
 
 
+#: Link schemes a document's url may have; anything else (``javascript:``, ``data:``,
+#: ``file:``) is dropped when the document is read in, so no page or client gets it.
+LINK_SCHEMES = ("http://", "https://", "mailto:")
+
+
+def link_url(value: object) -> str | None:
+    """``value`` when it is a link a person may open (http, https, mailto), else None."""
+    if not isinstance(value, str):
+        return None
+    url = value.strip()
+    return url if url.lower().startswith(LINK_SCHEMES) and len(url) <= 2048 else None
+
+
 @dataclass(frozen=True)
 class User:
     """The person a run acts for: a name and the groups they belong to."""

@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+from sources.base import link_url
 from sources.chunking import HARD_CHUNK_CHARS, IngestError, doc_id_of, mtime, parse_acl
 from sources.index_source import IndexedDocument
 from state.models import Chunk
@@ -189,7 +190,7 @@ def chat_documents(
                 text=text,
                 chunks=[{"chunk_id": f"{doc_id}#0", "heading": "", "text": text}],
                 acl=list(channels.get(channel, default_acl)),
-                url=msg.get("url"),
+                url=link_url(msg.get("url")),
                 updated_at=ts,
                 origin=f"{path}:{where}",
             )

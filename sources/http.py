@@ -24,7 +24,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from sources.base import User, hide_unseen_links
+from sources.base import User, hide_unseen_links, link_url
 from state.models import AUTHORITY_BY_KIND, Document, Hit
 
 
@@ -144,7 +144,7 @@ class HttpSource:
                         "title": str(item["title"]),
                         "snippet": str(item["snippet"]),
                         "score": max(0.0, min(1.0, float(item.get("score", 0.5)))),
-                        "url": item.get("url"),
+                        "url": link_url(item.get("url")),
                         "updated_at": item.get("updated_at"),
                         "version": item.get("version"),
                         "deprecated": bool(item.get("deprecated")),
@@ -183,7 +183,7 @@ class HttpSource:
             "kind": self.kind,
             "title": str(item.get("title", doc_id)),
             "text": text,
-            "url": item.get("url"),
+            "url": link_url(item.get("url")),
             "updated_at": item.get("updated_at"),
             "version": item.get("version"),
             "deprecated": bool(item.get("deprecated")),

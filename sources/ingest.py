@@ -18,6 +18,7 @@ from typing import Any
 import frontmatter
 import yaml
 
+from sources.base import link_url
 from sources.chunking import (
     HARD_CHUNK_CHARS,
     MAX_CHUNK_CHARS,
@@ -113,7 +114,7 @@ def _document(
         text=body,
         chunks=chunk_markdown(body, doc_id),
         acl=acl,
-        url=meta.get("url"),
+        url=link_url(meta.get("url")),
         updated_at=iso(meta.get("updated_at") or meta.get("date")) or mtime(path),
         version=None if meta.get("version") is None else str(meta.get("version")),
         deprecated=str(meta.get("deprecated", "")).lower() in {"true", "yes", "1"},
@@ -205,6 +206,23 @@ def pdf_document(
     ]
 
 
+def files_under(root: Path) -> tuple[list[Path], list[Path]]:
+    """The files of the folder ``root`` (sorted), and the links in it that lead outside it.
+
+    A symbolic link is followed only when its target lies inside ``root``: indexing a
+    folder under an ACL never reads ``/etc/passwd`` through a link someone left in it.
+    """
+    top = root.resolve()
+    inside: list[Path] = []
+    outside: list[Path] = []
+    for path in sorted(root.rglob("*")):
+        if not path.is_file():
+            continue
+        target = path.resolve()
+        (inside if top in target.parents else outside).append(path)
+    return inside, outside
+
+
 def read_folder(
     root: Path,
     source: str,
@@ -233,7 +251,10 @@ def read_folder(
         except IngestError as exc:
             out.problems.append(f"{exc}; its channels get the source's ACL")
     seen: dict[str, Path] = {}
-    files = sorted(p for p in root.rglob("*") if p.is_file())
+    files, outside = files_under(root)
+    out.problems += [
+        f"{path}: a link to a file outside the indexed folder; skipped" for path in outside
+    ]
     for path in files:
         suffix = path.suffix.lower()
         if progress is not None:

@@ -8,6 +8,10 @@ from sources.base import Source, User
 from sources.errors import UnknownSourceError as UnknownSourceError
 from sources.errors import UnknownUserError as UnknownUserError
 
+#: Most source names one run or search may list (after removing repeats, a list can name
+#: each registered source once; the bound refuses a huge list before anything is done).
+MAX_SOURCES = 32
+
 
 class SourceRegistry:
     """Named sources plus the directory of users (identity → groups)."""
@@ -37,10 +41,19 @@ class SourceRegistry:
         return list(self._sources)
 
     def select(self, names: Iterable[str] = ()) -> list[Source]:
-        """The sources named (all of them when ``names`` is empty)."""
-        wanted = list(names)
+        """The sources named, each once, in order (all of them when ``names`` is empty).
+
+        A search fans out once per source: a name repeated is searched once, and a list
+        longer than ``MAX_SOURCES`` is refused before any name is looked up.
+        """
+        wanted = list(dict.fromkeys(names))
         if not wanted:
             return list(self._sources.values())
+        if len(wanted) > MAX_SOURCES:
+            raise UnknownSourceError(
+                f"{len(wanted)} different sources were named; name at most {MAX_SOURCES} "
+                f"(known sources: {', '.join(sorted(self._sources)) or 'none'})"
+            )
         return [self.get(n) for n in wanted]
 
     def user(self, name: str) -> User:

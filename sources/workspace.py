@@ -20,7 +20,7 @@ from sources.base import User
 from sources.embedded import EmbeddedIndex
 from sources.errors import WorkspaceError as WorkspaceError
 from sources.index_source import EmbeddedSource
-from sources.ingest import read_folder
+from sources.ingest import files_under, read_folder
 from sources.registry import SourceRegistry
 
 
@@ -90,7 +90,7 @@ INDEX_FORMAT = "7"
 
 def _fingerprint(root: Path) -> str:
     digest = hashlib.sha256(INDEX_FORMAT.encode())
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in files_under(root)[0]:
         stat = path.stat()
         digest.update(f"{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     return digest.hexdigest()

@@ -706,8 +706,10 @@ function showSource(id) {
   }
   $("source-snippet").innerHTML = window.DOMPurify.sanitize(window.marked.parse(text));
   const link = $("source-link");
-  link.hidden = !citation.url;
-  if (citation.url) link.href = citation.url;
+  // only links a person may open: a javascript: or data: url never becomes a link
+  const openable = typeof citation.url === "string" && /^(https?:|mailto:)/i.test(citation.url);
+  link.hidden = !openable;
+  if (openable) link.href = citation.url;
   $("source-panel").hidden = false;
   $("source-panel").dataset.doc = citation.doc_id;
   $("app").classList.add("has-source");
