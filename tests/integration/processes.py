@@ -158,12 +158,9 @@ def start_app(tmp: Path, name: str, env_extra: dict[str, Any]) -> Proc:
         **{k: str(v) for k, v in env_extra.items()},
     }
     proc = Proc(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "server.app:create_app",
-            "--factory",
+        [  # the production entry point: `seekgraph serve` (its protocol, its shutdown)
+            str(Path(sys.executable).parent / "seekgraph"),
+            "serve",
             "--host",
             "127.0.0.1",
             "--port",
