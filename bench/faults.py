@@ -14,7 +14,9 @@ finance-only one), then:
    woken: the thread's state never goes backwards and its history never forks;
 4. **Redis restarted empty**: readiness comes back without a server restart, runs work;
 5. **bad input**: a corpus of malformed HTTP requests; any 5xx counts, and the thread must
-   still take a good run afterwards;
+   still take a good run afterwards; then the **ownership** attacks of the security review
+   (``bench.attacks``): case-aliased and malformed thread ids, ``..`` through the forward,
+   10,000 sources, a 64 MB body without a key, a forged image size, 30 runs on one key;
 6. **bad files**: a folder of broken files beside good ones through ``seekgraph index``;
 7. **load**: ``--load-runs`` parallel runs with a 200 ms lock TTL while two processes spin on
    the cores: none may end ``lost``.
@@ -38,6 +40,7 @@ from typing import Any
 
 import httpx
 
+from bench.attacks import ownership
 from bench.fault_inputs import (
     BOB_QUESTIONS,
     CANARIES,
@@ -275,6 +278,7 @@ def load(w: dict[str, Any], tmp: Path, runs: int) -> dict[str, Any]:
     env = {
         **{k: v for k, v in w["env"].items() if not k.startswith("SEEKGRAPH_LLM")},
         "SEEKGRAPH_LOCK_TTL_MS": 200,
+        "SEEKGRAPH_MAX_LIVE_RUNS_PER_KEY": runs,  # this part loads the locks, not the limits
     }
     busy = start_app(tmp, "load", env)
     key = w["alice"]
@@ -316,6 +320,7 @@ def summary(out: dict[str, Any]) -> dict[str, Any]:
         "5xx in the bad-input corpus": f"{bad['five_hundreds']}/{bad['requests']}",
         "bad files reported, good indexed": f"{files['bad_files_reported']}/{files['bad_files']}",
         "runs lost under load": f"{out['load']['lost']}/{out['load']['runs']}",
+        "ownership attacks refused without a leak": out["ownership"]["held"],
     }
 
 
@@ -369,6 +374,7 @@ def main() -> None:
                 w, tmp, (["evaluate", "token:1"] * args.pauses)[: args.pauses]
             ),
             "bad_input": lambda: bad_input(w),
+            "ownership": lambda: ownership(w),
             "bad_files": lambda: bad_files(tmp),
             "load": lambda: load(w, tmp, args.load_runs),
             "redis_restart": lambda: redis_restart(w, tmp),

@@ -514,3 +514,30 @@ async def over_mcp(url: str, key: str) -> AsyncIterator[Client]:
         transport = streamable_http_client(url + "/mcp", http_client=http)
         async with Client(transport) as client:
             yield client
+
+
+def test_a_document_url_that_is_not_a_link_never_reaches_a_client(tmp_path: Path) -> None:
+    from sources.ingest import read_folder
+
+    (tmp_path / "evil.md").write_text(
+        "---\ntitle: Evil\nurl: javascript:alert(document.cookie)\n---\nClick me.\n"
+    )
+    (tmp_path / "good.md").write_text(
+        "---\ntitle: Good\nurl: https://wiki.example.com/good\n---\nA real link.\n"
+    )
+    read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
+    urls = {d.title: d.url for d in read.documents}
+    assert urls == {"Evil": None, "Good": "https://wiki.example.com/good"}
+
+
+def test_a_repeated_source_is_searched_once_and_a_long_list_is_refused() -> None:
+    from graph.api import MAX_SOURCES, UnknownSourceError
+    from sources.memory import InMemorySource
+    from sources.registry import SourceRegistry
+
+    registry = SourceRegistry(
+        [InMemorySource("kb", "kb", []), InMemorySource("chat", "messages", [])]
+    )
+    assert [s.name for s in registry.select(["kb", "chat", "kb"] * 1000)] == ["kb", "chat"]
+    with pytest.raises(UnknownSourceError, match=f"at most {MAX_SOURCES}"):
+        registry.select([f"s{i}" for i in range(MAX_SOURCES + 1)])
