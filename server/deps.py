@@ -10,6 +10,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from graph.api import UnknownUserError, User
 from server.app_state import AppState
+from server.caller import CALLER, Caller, door_of, key_id
 from server.thread_ids import BadThreadIdError, canonical_thread_id
 
 STORE_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
@@ -34,11 +35,15 @@ async def current_user(request: Request, app: AppDep) -> User:
             "send an API key: Authorization: Bearer <key>",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return await user_for_key(app, key.strip())
+    return await user_for_key(app, key.strip(), door_of(request.url.path))
 
 
-async def user_for_key(app: AppState, key: str) -> User:
-    """The user of an API key; 401 for an unknown key, 403 for a user the workspace lacks."""
+async def user_for_key(app: AppState, key: str, door: str) -> User:
+    """The user of an API key; 401 for an unknown key, 403 for a user the workspace lacks.
+
+    The request's ``Caller`` (user, key id, door) is set for what the request does next,
+    and the key's request rate is counted (429 past it).
+    """
     try:
         name = await app.keys.user_for(key)
     except STORE_DOWN:
@@ -49,20 +54,22 @@ async def user_for_key(app: AppState, key: str) -> User:
         user = app.services.registry.user(name)
     except UnknownUserError:
         raise HTTPException(403, "this key's user is not known to the workspace") from None
-    await within_rate(app, user.name)
+    caller = Caller(user=user.name, key_id=key_id(key), door=door)
+    CALLER.set(caller)
+    await within_rate(app, caller.key_id)
     return user
 
 
-async def within_rate(app: AppState, user: str) -> None:
-    """Count a request of ``user``; 429 with ``Retry-After`` past the rate per minute."""
+async def within_rate(app: AppState, key: str) -> None:
+    """Count a request with the key ``key`` (its id); 429 with ``Retry-After`` past the rate."""
     try:
-        wait = await app.limits.hit(user, app.settings.max_requests_per_minute)
+        wait = await app.limits.hit(key, app.settings.rate_limit_per_minute)
     except STORE_DOWN:
         raise HTTPException(503, "the limits store is unreachable; try again shortly") from None
     if wait is not None:
         raise HTTPException(
             429,
-            f"more than {app.settings.max_requests_per_minute} requests a minute with this "
+            f"more than {app.settings.rate_limit_per_minute} requests a minute with this "
             "key; wait and try again",
             headers={"Retry-After": str(max(1, round(wait)))},
         )

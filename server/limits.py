@@ -17,18 +17,22 @@ WINDOW_SECONDS = 60
 
 
 class Limits(Protocol):
-    """Counting of requests and live runs per user."""
+    """Counting of requests and live runs per API key."""
 
-    async def hit(self, user: str, per_minute: int) -> float | None:
-        """Count one request; the seconds to wait when ``user`` is over ``per_minute``."""
+    async def hit(self, key: str, per_minute: int) -> float | None:
+        """Count one request; the seconds to wait when ``key`` is over ``per_minute``."""
         ...
 
-    async def claim_run(self, user: str, run_id: str, most: int, ttl_ms: int) -> bool:
-        """Take a live-run slot for ``run_id``; False when ``user`` has ``most`` live."""
+    async def claim_run(self, key: str, thread_id: str, token: str, most: int) -> bool:
+        """Count the run holding ``thread_id``'s lock as ``token``; False at ``most`` live.
+
+        Called with the thread's lock held: a run counts while its lock is held by it, so
+        the runs of an instance that died stop counting when their locks lapse.
+        """
         ...
 
-    async def release_run(self, user: str, run_id: str) -> None:
-        """Give the run's slot back (a run that holds none is ignored)."""
+    async def release_run(self, key: str, thread_id: str, token: str) -> None:
+        """Stop counting the run (one that was never counted is ignored)."""
         ...
 
 
@@ -37,71 +41,82 @@ def _window(now: float) -> tuple[int, float]:
     return int(now // WINDOW_SECONDS), WINDOW_SECONDS - now % WINDOW_SECONDS
 
 
-# KEYS: the user's live-run set; ARGV: run id, now ms, expiry ms, most
+# KEYS: the key's live-run set; ARGV: member (token LF thread), most, now, lock key prefix.
+# A member whose thread lock no longer holds its token is a run that ended without saying
+# so (its instance died): it is dropped before counting.
 _CLAIM = """
-redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[2])
-if redis.call('zscore', KEYS[1], ARGV[1]) then return 1 end
-if redis.call('zcard', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
+local live = 0
+for _, m in ipairs(redis.call('zrange', KEYS[1], 0, -1)) do
+  local sep = string.find(m, string.char(10), 1, true)
+  local token, thread = string.sub(m, 1, sep - 1), string.sub(m, sep + 1)
+  if m ~= ARGV[1] and redis.call('get', ARGV[4] .. thread) == token then
+    live = live + 1
+  else
+    redis.call('zrem', KEYS[1], m)
+  end
+end
+if live >= tonumber(ARGV[2]) then return 0 end
 redis.call('zadd', KEYS[1], ARGV[3], ARGV[1])
-redis.call('pexpireat', KEYS[1], ARGV[3])
 return 1
 """
 
 
 class RedisLimits:
-    """Limits shared by every instance, in Redis keys under ``prefix``."""
+    """Limits shared by every instance, in Redis keys under ``prefix``.
+
+    ``prefix`` is the coordinator's too: a live run is one whose ``<prefix>:lock:<thread>``
+    still holds its token.
+    """
 
     def __init__(self, client: aioredis.Redis, prefix: str = "seekgraph") -> None:
         self.r = client
         self.p = prefix
 
-    async def hit(self, user: str, per_minute: int) -> float | None:
-        """``INCR`` the user's counter of this minute."""
+    async def hit(self, key: str, per_minute: int) -> float | None:
+        """``INCR`` the key's counter of this minute."""
         minute, left = _window(time.time())
-        key = f"{self.p}:rate:{user}:{minute}"
+        name = f"{self.p}:rate:{key}:{minute}"
         pipe = self.r.pipeline()
-        pipe.incr(key)
-        pipe.expire(key, WINDOW_SECONDS + 1)
+        pipe.incr(name)
+        pipe.expire(name, WINDOW_SECONDS + 1)
         count, _ = await pipe.execute()
         return left if int(count) > per_minute else None
 
-    async def claim_run(self, user: str, run_id: str, most: int, ttl_ms: int) -> bool:
-        """One atomic script: drop expired slots, then take one if fewer than ``most``."""
-        now = int(time.time() * 1000)
-        key = f"{self.p}:live-runs:{user}"
-        return bool(await self.r.eval(_CLAIM, 1, key, run_id, now, now + ttl_ms, most))
+    async def claim_run(self, key: str, thread_id: str, token: str, most: int) -> bool:
+        """One atomic script: drop runs whose lock is gone, then count this one if room."""
+        member = f"{token}\n{thread_id}"
+        lock_prefix = f"{self.p}:lock:"
+        args = (member, most, int(time.time() * 1000), lock_prefix)
+        return bool(await self.r.eval(_CLAIM, 1, f"{self.p}:live-runs:{key}", *args))
 
-    async def release_run(self, user: str, run_id: str) -> None:
-        """Remove the run from the user's live set."""
-        await self.r.zrem(f"{self.p}:live-runs:{user}", run_id)
+    async def release_run(self, key: str, thread_id: str, token: str) -> None:
+        """Remove the run from the key's live set."""
+        await self.r.zrem(f"{self.p}:live-runs:{key}", f"{token}\n{thread_id}")
 
 
 class LocalLimits:
-    """The same limits within one process."""
+    """The same limits within one process (its runs die with it: no lock check needed)."""
 
     def __init__(self) -> None:
         self._counts: dict[str, tuple[int, int]] = {}
-        self._live: dict[str, dict[str, float]] = {}
+        self._live: dict[str, set[str]] = {}
 
-    async def hit(self, user: str, per_minute: int) -> float | None:
+    async def hit(self, key: str, per_minute: int) -> float | None:
         """Count in this minute's window."""
         minute, left = _window(time.time())
-        seen_minute, count = self._counts.get(user, (minute, 0))
+        seen_minute, count = self._counts.get(key, (minute, 0))
         count = count + 1 if seen_minute == minute else 1
-        self._counts[user] = (minute, count)
+        self._counts[key] = (minute, count)
         return left if count > per_minute else None
 
-    async def claim_run(self, user: str, run_id: str, most: int, ttl_ms: int) -> bool:
-        """Take a slot unless ``most`` unexpired ones are held."""
-        now = time.monotonic()
-        live = {r: t for r, t in self._live.get(user, {}).items() if t > now}
-        if run_id not in live and len(live) >= most:
-            self._live[user] = live
+    async def claim_run(self, key: str, thread_id: str, token: str, most: int) -> bool:
+        """Count the run unless ``most`` are counted."""
+        live = self._live.setdefault(key, set())
+        if len(live) >= most:
             return False
-        live[run_id] = now + ttl_ms / 1000
-        self._live[user] = live
+        live.add(token)
         return True
 
-    async def release_run(self, user: str, run_id: str) -> None:
-        """Drop the slot."""
-        self._live.get(user, {}).pop(run_id, None)
+    async def release_run(self, key: str, thread_id: str, token: str) -> None:
+        """Stop counting it."""
+        self._live.get(key, set()).discard(token)

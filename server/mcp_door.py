@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from graph.api import MAX_SOURCES, UnknownSourceError, UnknownUserError, User
 from server.api_models import RunRequest
 from server.app_state import AppState
+from server.caller import CALLER, Caller, key_id
 from server.streams import RunConflictError, events, run_frames, thread_for
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
@@ -267,12 +268,14 @@ def http_user(app: Callable[[], AppState]) -> UserOf:
         state = app()
         key = bearer_key(ctx.headers)
         name = await state.keys.user_for(key) if key else None
-        if name is None:
+        if key is None or name is None:
             raise ToolError("unknown API key")
         try:
-            return state.services.registry.user(name)
+            user = state.services.registry.user(name)
         except UnknownUserError:
             raise ToolError("this key's user is not known to the workspace") from None
+        CALLER.set(Caller(user=user.name, key_id=key_id(key), door="mcp"))
+        return user
 
     return user_of
 
@@ -294,8 +297,8 @@ class RequireApiKey:
                 name = await state.keys.user_for(key) if key is not None else None
                 wait = (
                     None
-                    if name is None
-                    else await state.limits.hit(name, state.settings.max_requests_per_minute)
+                    if key is None or name is None
+                    else await state.limits.hit(key_id(key), state.settings.rate_limit_per_minute)
                 )
             except OSError:
                 name, wait = None, None

@@ -74,6 +74,8 @@ class RunHandle:
     done: bool = False
     status: str = "running"
     lost_lock: bool = False
+    limit_key: str = ""
+    """Whose live-run slot this run holds (the key id that started it)."""
     finished_at: float | None = None
     task: asyncio.Task[None] | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -193,6 +195,7 @@ class RunManager:
         run_id: str | None = None,
         handle: RunHandle | None = None,
         record_protocol: bool = False,
+        limit_key: str = "",
         *,
         graph: CompiledStateGraph[Any, Any, Any, Any],
         flow: str,
@@ -204,6 +207,7 @@ class RunManager:
         run_id = run_id or (handle.run_id if handle else uuid.uuid4().hex[:12])
         handle = handle or RunHandle(run_id=run_id, thread_id=thread_id, owner=owner)
         handle.record_protocol = handle.record_protocol or record_protocol
+        handle.limit_key = limit_key or handle.limit_key
         self.runs[thread_id] = handle
         handle.task = asyncio.create_task(self._drive(graph, flow, handle, graph_input, context))
         return handle
@@ -318,7 +322,7 @@ class RunManager:
                 await self.coordinator.release(handle.thread_id, token)
             if self.limits is not None:
                 with contextlib.suppress(Exception):
-                    await self.limits.release_run(handle.owner, handle.run_id)
+                    await self.limits.release_run(handle.limit_key, handle.thread_id, token)
 
     async def shutdown(self) -> None:
         """Cancel live runs (their checkpoints stay; another instance can continue them)."""

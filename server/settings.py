@@ -101,10 +101,10 @@ class Settings(BaseSettings):
         description="On SIGTERM, live runs get this long to stop at a saved step (`serve`).",
     )
     max_live_runs_per_key: int = Field(
-        default=8, ge=1, description="Runs one user may have live at once (429 past it)."
+        default=8, ge=1, description="Runs one API key may have live at once (429 past it)."
     )
-    max_requests_per_minute: int = Field(
-        default=600, ge=1, description="Requests one user may make a minute (429 past it)."
+    rate_limit_per_minute: int = Field(
+        default=600, ge=1, description="Requests one API key may make a minute (429 past it)."
     )
     heartbeat_seconds: float = Field(default=10.0, description="SSE heartbeat comment interval.")
     openai_thinking: Literal["reasoning", "think", "none"] = Field(

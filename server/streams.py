@@ -21,10 +21,11 @@ from graph.api import AdmissionError, PlanError, User, admit, checked_plan
 from graph.context import REQUEST_KNOBS, context_from_dict
 from server.api_models import RunRequest
 from server.app_state import AppState
+from server.caller import CALLER
 from server.deps import STORE_DOWN, own_thread
 from server.images import ImageError, accept_images, stored_bytes
 from server.resume import forward_frames, open_forward, takeover_frames
-from server.runs import OVERRUN_GRACE_S, RunHandle
+from server.runs import RunHandle
 from server.sse import (
     BadEventIdError,
     event_data,
@@ -118,13 +119,24 @@ async def start_run(
     except ImageError as exc:
         raise HTTPException(422, str(exc)) from None
     run_id = app.runs.new_run_id()
-    await claim_run_slot(app, user, run_id, context.max_seconds)
+    caller = CALLER.get()
+    limit_key = caller.key_id if caller is not None and caller.user == user.name else user.name
+    token = app.runs.token(run_id)
     try:
         if not await app.runs.try_lock(thread_id, run_id):
             holder = await app.coordinator.holder(thread_id)
             live = (holder or "").split("@")[0] or None
-            await app.limits.release_run(user.name, run_id)
             raise RunConflictError(thread_id, live)
+        if not await app.limits.claim_run(
+            limit_key, thread_id, token, settings.max_live_runs_per_key
+        ):
+            await app.coordinator.release(thread_id, token)
+            raise HTTPException(
+                429,
+                f"{settings.max_live_runs_per_key} runs of this key are live already; wait "
+                "for one to end",
+                headers={"Retry-After": "5"},
+            )
     except STORE_DOWN:
         raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
     graph_input: dict[str, Any] = {"question": admitted.question}
@@ -143,6 +155,7 @@ async def start_run(
             context,
             run_id,
             record_protocol=record_protocol,
+            limit_key=limit_key,
             graph=app.graphs[flow],
             flow=flow,
         )
@@ -150,27 +163,10 @@ async def start_run(
         # nothing started: the thread must not stay locked by a run that never ran
         log.exception("could not start run %s on thread %s", run_id, thread_id)
         with contextlib.suppress(Exception):
-            await app.coordinator.release(thread_id, app.runs.token(run_id))
-            await app.limits.release_run(user.name, run_id)
+            await app.coordinator.release(thread_id, token)
+            await app.limits.release_run(limit_key, thread_id, token)
         raise HTTPException(503, "the run could not be started; nothing was changed") from None
     return handle
-
-
-async def claim_run_slot(app: AppState, user: User, run_id: str, max_seconds: float) -> None:
-    """Count the run among the user's live ones; 429 when they have the most allowed."""
-    most = app.settings.max_live_runs_per_key
-    # a slot outlives its run only when the instance died: it expires after the budget
-    ttl_ms = int((max_seconds + OVERRUN_GRACE_S) * 1000) + app.settings.lock_ttl_ms
-    try:
-        claimed = await app.limits.claim_run(user.name, run_id, most, ttl_ms)
-    except STORE_DOWN:
-        raise HTTPException(503, "the limits store is unreachable; try again shortly") from None
-    if not claimed:
-        raise HTTPException(
-            429,
-            f"{most} runs of yours are live already; wait for one to end",
-            headers={"Retry-After": "5"},
-        )
 
 
 async def attach_frames(

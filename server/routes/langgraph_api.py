@@ -44,7 +44,7 @@ async def protocol_user(request: Request, app: AppDep) -> User:
     """The caller, from ``x-api-key`` (the SDK's header) or ``Authorization: Bearer``."""
     key = request.headers.get("x-api-key", "").strip()
     if key:
-        return await user_for_key(app, key)
+        return await user_for_key(app, key, "langgraph")
     return await current_user(request, app)
 
 

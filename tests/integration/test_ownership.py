@@ -424,7 +424,7 @@ def test_a_user_past_the_live_runs_allowed_gets_429(world, tmp_path: Path) -> No
 
 def test_a_user_over_the_request_rate_gets_429(world, tmp_path: Path) -> None:
     env = {k: v for k, v in world["env"].items() if k != "SEEKGRAPH_REDIS_URL"}
-    app = start_app(tmp_path, "rate", {**env, "SEEKGRAPH_MAX_REQUESTS_PER_MINUTE": 5})
+    app = start_app(tmp_path, "rate", {**env, "SEEKGRAPH_RATE_LIMIT_PER_MINUTE": 5})
     try:
         with httpx.Client(timeout=60) as c:
             statuses = [
@@ -541,3 +541,41 @@ def test_a_repeated_source_is_searched_once_and_a_long_list_is_refused() -> None
     assert [s.name for s in registry.select(["kb", "chat", "kb"] * 1000)] == ["kb", "chat"]
     with pytest.raises(UnknownSourceError, match=f"at most {MAX_SOURCES}"):
         registry.select([f"s{i}" for i in range(MAX_SOURCES + 1)])
+
+
+def test_the_runs_of_a_dead_instance_stop_counting_once_their_locks_lapse(
+    world, tmp_path: Path
+) -> None:
+    env = {**world["env"], "SEEKGRAPH_MAX_LIVE_RUNS_PER_KEY": 1}
+    doomed = start_app(tmp_path, "doomed", env)
+    other = start_app(tmp_path, "other", env)
+    try:
+        with httpx.Client(timeout=60) as c:
+            t1 = new_thread(c, doomed.url, world["alice"])
+            t2 = new_thread(c, other.url, world["alice"])
+            first = read(
+                c,
+                "POST",
+                f"{doomed.url}/threads/{t1}/runs",
+                json=NIGHTJAR,
+                headers=auth(world["alice"]),
+                until="token",
+            )
+            assert first.status == 200
+            doomed.kill()  # its run never says it ended
+            refused = c.post(
+                f"{other.url}/threads/{t2}/runs", json=NIGHTJAR, headers=auth(world["alice"])
+            )
+            assert refused.status_code == 429
+            time.sleep(3.5)  # the lock TTL of these instances: the dead run's lock lapses
+            again = read(
+                c,
+                "POST",
+                f"{other.url}/threads/{t2}/runs",
+                json=NIGHTJAR,
+                headers=auth(world["alice"]),
+            )
+            assert again.status == 200 and again.of("end")[0].data["status"] == "done"
+    finally:
+        other.stop()
+        doomed.stop()
