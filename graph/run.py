@@ -68,6 +68,7 @@ async def stream_run(
     on_chunk: Callable[[str, Any], None] | None = None,
     values: bool = False,
     starts: bool = True,
+    on_task: Callable[[tuple[str, ...], dict[str, Any]], None] | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """Drive ``graph`` and yield its events; ``graph_input=None`` continues a checkpoint.
 
@@ -75,9 +76,10 @@ async def stream_run(
     them (a whole state after every step: only a door that relays them should), and
     every ``updates`` and ``custom`` one, the search's nodes' included, as they come (the
     server's LangGraph-protocol door relays them). Events of subgraphs (the search inside a
-    flow) stream like the flow's own. ``starts=False`` leaves out ``node_start`` events (LangGraph
-    then streams no task payloads). Errors raised by a node propagate; what was saved
-    before them stays in the checkpoint.
+    flow) stream like the flow's own. ``starts=False`` leaves out ``node_start`` events
+    (LangGraph then streams no task payloads); with ``starts``, ``on_task(namespace, chunk)``
+    sees every task's start and result (what traces and latency metrics are made of).
+    Errors raised by a node propagate; what was saved before them stays in the checkpoint.
     """
     result = result if result is not None else RunResult()
     async for namespace, mode, chunk in graph.astream(  # type: ignore[call-overload]
@@ -97,6 +99,8 @@ async def stream_run(
             mode in ("custom", "updates") or (mode == "values" and not namespace)
         ):
             on_chunk(mode, chunk)
+        if on_task is not None and mode == "tasks":
+            on_task(namespace, chunk)
         if mode == "updates" and "__interrupt__" in chunk:
             result.interrupts = jsonable(chunk["__interrupt__"])
         elif mode == "tasks" and "input" in chunk and not chunk["name"].startswith("__"):

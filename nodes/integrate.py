@@ -24,7 +24,7 @@ from nodes.extractive import (
     extractive_body,
 )
 from nodes.prompting import conversation_of, render_evidence
-from nodes.prompts import FORCED_NOTE
+from nodes.prompts import FORCED_NOTE, TOKENS_SPENT
 from nodes.services import Services, chat_model_for, node_name, now
 from nodes.writing import (
     images_in_budget,
@@ -54,6 +54,12 @@ async def integrate(
     evidence = kept(state.get("evidence", []))
     pool, notes = resolve_versions(by_authority(evidence))
     model = chat_model_for(services, state)
+    if (
+        model is None
+        and state.get("mode") == "llm"
+        and budget["tokens_used"] >= budget["max_tokens"]
+    ):
+        notes = [*notes, TOKENS_SPENT.format(used=budget["tokens_used"], most=budget["max_tokens"])]
     lines, relevant, scored = await extractive_answer(state, ctx, pool, services)
     quoted = [(s, ev) for s, ev, _ in scored]
     # With bridge rounds on, questions are multi-hop: the answer's words are not the

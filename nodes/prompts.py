@@ -108,3 +108,8 @@ RESEARCH_GAPS_PROMPT = """<role>You find what a research report still lacks.</ro
 <task>Write at most {max_gaps} new sub-questions that would find what the report lacks:
 each answerable by one search of the sources, worded differently from what was not found
 (other terms, a broader or narrower scope). No sub-question the report already answers.</task>"""
+
+TOKENS_SPENT = (
+    "The language model was not used for this answer: this run's token budget is spent "
+    "({used} of {most} tokens), so its sentences are quoted from the sources."
+)

@@ -22,7 +22,7 @@ from server.app_state import close_app_state, open_app_state
 from server.chat_completions import openai_error
 from server.http_guard import RequestGuard
 from server.mcp_door import RequireApiKey, build_mcp_server, http_user
-from server.routes import health, internal, langgraph_api, me, runs, threads, v1
+from server.routes import health, internal, langgraph_api, me, ops, runs, threads, v1
 from server.settings import Settings
 
 log = logging.getLogger("seekgraph.server")
@@ -110,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(threads.router)
     app.include_router(runs.router)
     app.include_router(internal.router)
+    app.include_router(ops.router)
     app.include_router(v1.router)
     app.include_router(langgraph_api.router)
 

@@ -24,13 +24,15 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 from graph.flows import DEFAULT_FLOW
+from server.audit import AuditLog, RedisAuditLog, SqliteAuditLog
 from server.auth import ApiKeyStore
 from server.bootstrap import build_services, close_services, flow_graphs
 from server.coordination import Coordinator, RedisCoordinator
 from server.fencing import FencedRedisSaver, FencedSqliteSaver
 from server.limits import Limits, LocalLimits, RedisLimits
 from server.local_coordination import LocalCoordinator
-from server.runs import RunManager
+from server.observe import Metrics, RunObserver, prices_of, tracer_from_env
+from server.runs import RunHandle, RunManager
 from server.settings import Settings
 
 if TYPE_CHECKING:
@@ -54,6 +56,8 @@ class AppState:
     images_dir: Path
     backend: str
     limits: Limits
+    audit: AuditLog
+    metrics: Metrics
     saver: Any = None
     graphs: dict[str, CompiledStateGraph[Any, Any, Any, Any]] = field(default_factory=dict)
     """Every flow served, by name (``graph`` is the default one, ``search``)."""
@@ -113,6 +117,7 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
         )
         coordinator: Coordinator = RedisCoordinator(redis_client, sync_client=sync_client)
         limits: Limits = RedisLimits(redis_client)
+        audit: AuditLog = RedisAuditLog(redis_client, settings.audit_retention_days)
         backend = "redis"
     else:
         saver = await stack.enter_async_context(
@@ -120,11 +125,28 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
         )
         coordinator = LocalCoordinator(settings.data_dir / "threads.json")
         limits = LocalLimits()
+        audit = SqliteAuditLog(settings.data_dir / "audit.sqlite", settings.audit_retention_days)
         backend = "sqlite"
         log.warning("no SEEKGRAPH_REDIS_URL: running as a single instance on SQLite checkpoints")
     graphs = flow_graphs(services, saver)
     http = await stack.enter_async_context(httpx.AsyncClient(timeout=None))
-    runs = RunManager(coordinator, instance, settings.lock_ttl_ms, limits=limits)
+    metrics, tracer, prices = Metrics(), tracer_from_env(), prices_of(settings.model_prices)
+
+    def observe(handle: RunHandle, flow: str) -> RunObserver:
+        return RunObserver(
+            metrics,
+            tracer,
+            run_id=handle.run_id,
+            thread_id=handle.thread_id,
+            flow=flow,
+            user=handle.owner,
+            prices=prices,
+            content=settings.trace_content,
+        )
+
+    runs = RunManager(
+        coordinator, instance, settings.lock_ttl_ms, limits=limits, audit=audit, observe=observe
+    )
     return AppState(
         settings=settings,
         services=services,
@@ -138,6 +160,8 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
         images_dir=settings.data_dir / "images",
         backend=backend,
         limits=limits,
+        audit=audit,
+        metrics=metrics,
         saver=saver,
     )
 

@@ -242,6 +242,7 @@ ERROR_TYPES = {
     404: ("not_found_error", "not_found"),
     409: ("conflict_error", "run_in_progress"),
     422: ("invalid_request_error", "invalid_value"),
+    429: ("rate_limit_error", "rate_limit_exceeded"),  # OpenAI clients back off on it
     503: ("service_unavailable", "store_unavailable"),
 }
 

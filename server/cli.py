@@ -93,6 +93,17 @@ def _parser() -> argparse.ArgumentParser:
     who.add_argument("--user", help="act as this user (default: SEEKGRAPH_USER)")
     who.add_argument("--key", help="act as the user of this API key (SEEKGRAPH_API_KEYS_FILE)")
     mcp.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
+    audit = sub.add_parser("audit", help="who was shown which documents (the audit trail)")
+    audit.add_argument("--user", help="only this user's entries")
+    audit.add_argument("--doc", help="only entries that showed this document id")
+    audit.add_argument("--since", help="24h, 7d, an ISO date or time (UTC), or epoch seconds")
+    audit.add_argument("--limit", type=int, default=1000, help="the newest N (default 1000)")
+    audit.add_argument("--json", action="store_true")
+    runs = sub.add_parser("runs", help="server runs, from the audit trail")
+    runs_sub = runs.add_subparsers(dest="runs_command", required=True)
+    show = runs_sub.add_parser("show", help="a run's user, door, status, documents and cost")
+    show.add_argument("run_id")
+    show.add_argument("--json", action="store_true")
     keys = sub.add_parser("keys", help="manage API keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     add = keys_sub.add_parser("add", help="create an API key for a user (printed once)")
@@ -334,6 +345,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return serve(args)
         if args.command == "keys":
             return add_key(args)
+        if args.command in ("audit", "runs"):
+            from server.cli_ops import audit_command, runs_show
+
+            return asyncio.run(audit_command(args) if args.command == "audit" else runs_show(args))
         if args.command == "mcp":
             return asyncio.run(serve_mcp_stdio(args))
         from graph.search import build_search_graph

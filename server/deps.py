@@ -67,6 +67,7 @@ async def within_rate(app: AppState, key: str) -> None:
     except STORE_DOWN:
         raise HTTPException(503, "the limits store is unreachable; try again shortly") from None
     if wait is not None:
+        app.metrics.limited.labels("rate").inc()
         raise HTTPException(
             429,
             f"more than {app.settings.rate_limit_per_minute} requests a minute with this "

@@ -35,6 +35,24 @@ class Limits(Protocol):
         """Stop counting the run (one that was never counted is ignored)."""
         ...
 
+    async def add_usage(self, user: str, tokens: int, cost: float) -> None:
+        """Add a run's model tokens and estimated cost to the user's day (UTC)."""
+        ...
+
+    async def usage_today(self, user: str) -> tuple[int, float]:
+        """The user's model tokens and estimated cost today (UTC)."""
+        ...
+
+
+def today() -> str:
+    """Today's date in UTC (the day a daily budget counts)."""
+    return time.strftime("%Y-%m-%d", time.gmtime())
+
+
+def seconds_to_midnight() -> int:
+    """Seconds until the next UTC day (a spent daily budget's ``Retry-After``)."""
+    return 86_400 - int(time.time()) % 86_400
+
 
 def _window(now: float) -> tuple[int, float]:
     """The current minute's number and the seconds left in it."""
@@ -93,6 +111,22 @@ class RedisLimits:
         """Remove the run from the key's live set."""
         await self.r.zrem(f"{self.p}:live-runs:{key}", f"{token}\n{thread_id}")
 
+    async def add_usage(self, user: str, tokens: int, cost: float) -> None:
+        """``HINCRBY`` the day's hash (kept 40 days)."""
+        name = f"{self.p}:usage:{today()}"
+        pipe = self.r.pipeline()
+        pipe.hincrby(name, f"{user}:tokens", tokens)
+        pipe.hincrbyfloat(name, f"{user}:cost", cost)
+        pipe.expire(name, 40 * 86_400)
+        await pipe.execute()
+
+    async def usage_today(self, user: str) -> tuple[int, float]:
+        """The day's counts of ``user``."""
+        tokens, cost = await self.r.hmget(
+            f"{self.p}:usage:{today()}", [f"{user}:tokens", f"{user}:cost"]
+        )
+        return int(tokens or 0), float(cost or 0.0)
+
 
 class LocalLimits:
     """The same limits within one process (its runs die with it: no lock check needed)."""
@@ -100,6 +134,7 @@ class LocalLimits:
     def __init__(self) -> None:
         self._counts: dict[str, tuple[int, int]] = {}
         self._live: dict[str, set[str]] = {}
+        self._usage: dict[tuple[str, str], tuple[int, float]] = {}
 
     async def hit(self, key: str, per_minute: int) -> float | None:
         """Count in this minute's window."""
@@ -120,3 +155,12 @@ class LocalLimits:
     async def release_run(self, key: str, thread_id: str, token: str) -> None:
         """Stop counting it."""
         self._live.get(key, set()).discard(token)
+
+    async def add_usage(self, user: str, tokens: int, cost: float) -> None:
+        """Add to today's counts."""
+        day_tokens, day_cost = self._usage.get((today(), user), (0, 0.0))
+        self._usage[(today(), user)] = (day_tokens + tokens, day_cost + cost)
+
+    async def usage_today(self, user: str) -> tuple[int, float]:
+        """Today's counts."""
+        return self._usage.get((today(), user), (0, 0.0))

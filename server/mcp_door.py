@@ -12,6 +12,7 @@ and each source enforces its own permissions.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
@@ -26,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from graph.api import MAX_SOURCES, UnknownSourceError, UnknownUserError, User
 from server.api_models import RunRequest
 from server.app_state import AppState
+from server.audit import AuditEntry
 from server.caller import CALLER, Caller, key_id
 from server.streams import RunConflictError, events, run_frames, thread_for
 
@@ -151,6 +153,7 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
                 for h in answer
             ]
         passages.sort(key=lambda p: -p.score)
+        await audit_shown(state, user.name, "search", [p.doc_id for p in passages[:k]])
         return SearchResult(query=query, passages=passages[:k], failed_sources=failed)
 
     @server.tool(annotations=READ_ONLY)
@@ -222,6 +225,7 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
             document = await source.read(doc_id, user)
             if document is not None:
                 text = document["text"]
+                await audit_shown(state, user.name, "read_document", [document["doc_id"]])
                 return DocumentResult(
                     doc_id=document["doc_id"],
                     title=document["title"],
@@ -252,6 +256,21 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
         return {"sources": listed}
 
     return server
+
+
+async def audit_shown(state: AppState, user: str, action: str, doc_ids: list[str]) -> None:
+    """The audit entry of a tool call that showed documents' content."""
+    caller = CALLER.get()
+    await state.audit.append(
+        AuditEntry(
+            ts=time.time(),
+            user=user,
+            key_id=caller.key_id if caller is not None else "",
+            door=caller.door if caller is not None else "mcp",
+            action=action,
+            shown=list(dict.fromkeys(doc_ids)),
+        )
+    )
 
 
 def bearer_key(headers: Any) -> str | None:
@@ -303,6 +322,7 @@ class RequireApiKey:
             except OSError:
                 name, wait = None, None
             if wait is not None:
+                state.metrics.limited.labels("rate").inc()
                 response = JSONResponse(
                     {"detail": "too many requests with this key; wait and try again"},
                     status_code=429,

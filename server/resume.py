@@ -137,6 +137,7 @@ async def takeover_frames(
             yield error_frame(run_id, seq, "the run is still held by another instance; retry")
             return
         await asyncio.sleep(0.25)
+    app.metrics.takeovers.inc()
     handle.emit(
         "node",
         {

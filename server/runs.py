@@ -14,7 +14,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,10 +26,13 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from graph.api import empty_fold, fold_event
 from graph.context import Context, context_to_dict
 from graph.run import RESUMABLE_ERRORS, RUN_ERRORS, jsonable, run_config, stream_run
+from server.audit import AuditEntry, AuditLog, shown_by_run
+from server.caller import CALLER
 from server.coordination import Coordinator, Route
 from server.fencing import FENCE, Fence, LostLockError
 from server.limits import Limits
 from server.lock_keeper import LockKeeper
+from server.observe import ModelSpans, RunObserver
 
 log = logging.getLogger("seekgraph.runs")
 
@@ -148,9 +151,13 @@ class RunManager:
         keep_finished_s: float = 600.0,
         limits: Limits | None = None,
         overrun_grace_s: float = OVERRUN_GRACE_S,
+        audit: AuditLog | None = None,
+        observe: Callable[[RunHandle, str], RunObserver] | None = None,
     ) -> None:
         self.coordinator = coordinator
         self.limits = limits
+        self.audit = audit
+        self.observe = observe
         self.overrun_grace_s = overrun_grace_s
         self.instance = instance
         self.lock_ttl_ms = lock_ttl_ms
@@ -238,6 +245,9 @@ class RunManager:
         token = self.token(handle.run_id)
         FENCE.set(Fence(self.coordinator, handle.thread_id, token, self.lock_ttl_ms))
         config = run_config(handle.thread_id, owner=handle.owner, run_id=handle.run_id, flow=flow)
+        observer = self.observe(handle, flow) if self.observe is not None else None
+        if observer is not None and observer.tracer is not None:
+            config["callbacks"] = [ModelSpans(observer)]
         keeper = self._keeper(handle, asyncio.current_task())  # type: ignore[arg-type]
         status = "done"
         try:
@@ -259,7 +269,13 @@ class RunManager:
 
             async with asyncio.timeout(context.max_seconds + self.overrun_grace_s):
                 async for event in stream_run(
-                    graph, graph_input, config, context, on_chunk=relay, values=True
+                    graph,
+                    graph_input,
+                    config,
+                    context,
+                    on_chunk=relay,
+                    values=True,
+                    on_task=observer.on_task if observer is not None else None,
                 ):
                     if event["event"] == "waiting":  # paused for a person: resumed later
                         status = "waiting"
@@ -314,15 +330,48 @@ class RunManager:
             if status not in ("done", "waiting"):
                 message = handle.fold["errors"][-1] if handle.fold["errors"] else status
                 handle.emit_protocol("error", {"error": status, "message": message})
+            usage = observer.usage() if observer is not None else None
+            if observer is not None:
+                observer.finish(status)
             handle.emit_protocol("end", {"status": status})
-            handle.emit("end", {"status": status})
+            handle.emit("end", {"status": status, **({"usage": usage} if usage else {})})
             handle.finish()
+            with contextlib.suppress(Exception):
+                await self._account(handle, flow, status, usage)
             with contextlib.suppress(Exception):
                 await self.coordinator.clear_route(handle.thread_id, handle.run_id)
                 await self.coordinator.release(handle.thread_id, token)
             if self.limits is not None:
                 with contextlib.suppress(Exception):
                     await self.limits.release_run(handle.limit_key, handle.thread_id, token)
+
+    async def _account(
+        self, handle: RunHandle, flow: str, status: str, usage: dict[str, Any] | None
+    ) -> None:
+        """The run's audit entry, and its tokens and cost added to its user's day."""
+        caller = CALLER.get()
+        if self.audit is not None:
+            values = {**(handle.values or {}), **handle.fold}
+            shown, listed = shown_by_run(values)
+            await self.audit.append(
+                AuditEntry(
+                    ts=time.time(),
+                    user=handle.owner,
+                    key_id=caller.key_id if caller else "",
+                    door=caller.door if caller else "",
+                    action="run",
+                    flow=flow,
+                    run_id=handle.run_id,
+                    thread_id=handle.thread_id,
+                    status=status,
+                    shown=shown,
+                    listed=listed,
+                    tokens=int((usage or {}).get("tokens", 0)),
+                    cost_usd=float((usage or {}).get("cost_usd", 0.0)),
+                )
+            )
+        if self.limits is not None and usage and usage["tokens"]:
+            await self.limits.add_usage(handle.owner, usage["tokens"], usage["cost_usd"])
 
     async def shutdown(self) -> None:
         """Cancel live runs (their checkpoints stay; another instance can continue them)."""

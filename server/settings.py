@@ -106,6 +106,24 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = Field(
         default=600, ge=1, description="Requests one API key may make a minute (429 past it)."
     )
+    daily_tokens_per_user: int | None = Field(
+        default=None,
+        ge=1,
+        description="Model tokens one user may spend a day (UTC); a run is refused when they "
+        "are spent and cut (answered with what it has) when it would pass them. Unset: no limit.",
+    )
+    model_prices: str | None = Field(
+        default=None,
+        description='Estimated price per million tokens by model, JSON: {"gpt-4.1": 5.0}; '
+        "runs, users and the metrics report cost with it.",
+    )
+    audit_retention_days: int = Field(
+        default=365, ge=1, description="How long audit entries are kept."
+    )
+    trace_content: bool = Field(
+        default=False,
+        description="Put queries in trace spans (off: spans carry ids and counts only).",
+    )
     heartbeat_seconds: float = Field(default=10.0, description="SSE heartbeat comment interval.")
     openai_thinking: Literal["reasoning", "think", "none"] = Field(
         default="reasoning",

@@ -8,6 +8,7 @@ resume, forwarding and takeover are written once.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -18,12 +19,13 @@ from fastapi.responses import StreamingResponse
 from langgraph.types import Command
 
 from graph.api import AdmissionError, PlanError, User, admit, checked_plan
-from graph.context import REQUEST_KNOBS, context_from_dict
+from graph.context import REQUEST_KNOBS, Context, context_from_dict
 from server.api_models import RunRequest
 from server.app_state import AppState
 from server.caller import CALLER
 from server.deps import STORE_DOWN, own_thread
 from server.images import ImageError, accept_images, stored_bytes
+from server.limits import seconds_to_midnight
 from server.resume import forward_frames, open_forward, takeover_frames
 from server.runs import RunHandle
 from server.sse import (
@@ -58,8 +60,17 @@ def sse(
     headers = dict(SSE_HEADERS)
     if run_id:
         headers["X-Run-Id"] = run_id
+
+    async def counted() -> AsyncIterator[bytes]:
+        app.metrics.sse_open.inc()
+        try:
+            async for raw in with_heartbeats(frames, app.settings.heartbeat_seconds):
+                yield raw
+        finally:
+            app.metrics.sse_open.dec()
+
     return StreamingResponse(
-        with_heartbeats(frames, app.settings.heartbeat_seconds),
+        counted(),
         media_type="text/event-stream",
         headers=headers,
     )
@@ -118,6 +129,7 @@ async def start_run(
         )
     except ImageError as exc:
         raise HTTPException(422, str(exc)) from None
+    context = await within_daily_tokens(app, user, context)
     run_id = app.runs.new_run_id()
     caller = CALLER.get()
     limit_key = caller.key_id if caller is not None and caller.user == user.name else user.name
@@ -131,6 +143,7 @@ async def start_run(
             limit_key, thread_id, token, settings.max_live_runs_per_key
         ):
             await app.coordinator.release(thread_id, token)
+            app.metrics.limited.labels("live_runs").inc()
             raise HTTPException(
                 429,
                 f"{settings.max_live_runs_per_key} runs of this key are live already; wait "
@@ -167,6 +180,29 @@ async def start_run(
             await app.limits.release_run(limit_key, thread_id, token)
         raise HTTPException(503, "the run could not be started; nothing was changed") from None
     return handle
+
+
+async def within_daily_tokens(app: AppState, user: User, context: Context) -> Context:
+    """The run's context with its token budget cut to what is left of the user's day.
+
+    429 (with ``Retry-After`` until the next UTC day) when the day's tokens are spent.
+    """
+    budget = app.settings.daily_tokens_per_user
+    if budget is None:
+        return context
+    try:
+        used, _ = await app.limits.usage_today(user.name)
+    except STORE_DOWN:
+        raise HTTPException(503, "the limits store is unreachable; try again shortly") from None
+    if used >= budget:
+        app.metrics.limited.labels("daily_tokens").inc()
+        raise HTTPException(
+            429,
+            f"your daily model budget of {budget} tokens is spent ({used} used today, UTC); "
+            "it renews at midnight UTC",
+            headers={"Retry-After": str(seconds_to_midnight())},
+        )
+    return dataclasses.replace(context, max_tokens=min(context.max_tokens, budget - used))
 
 
 async def attach_frames(

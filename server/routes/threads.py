@@ -10,6 +10,7 @@ from fastapi import APIRouter, HTTPException
 from graph.inspect import question_state, steps_of
 from server.api_models import HistoryItem, StateOut, ThreadOut
 from server.deps import STORE_DOWN, AppDep, ThreadDep, UserDep
+from server.observe import prices_of
 from server.thread_ids import new_thread_id
 
 router = APIRouter(prefix="/threads", tags=["threads"])
@@ -53,8 +54,8 @@ def iso(epoch: float | None) -> str | None:
     return None if epoch is None else dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat()
 
 
-def summarise(values: dict[str, Any]) -> dict[str, Any]:
-    """What a person wants to see of one checkpoint."""
+def summarise(values: dict[str, Any], prices: dict[str, float] | None = None) -> dict[str, Any]:
+    """What a person wants to see of one checkpoint (with its model usage so far)."""
     out: dict[str, Any] = {
         k: values[k]
         for k in (
@@ -88,6 +89,15 @@ def summarise(values: dict[str, Any]) -> dict[str, Any]:
             }
             for e in values["evidence"]
         ]
+    calls = [c for c in values.get("model_calls") or [] if c.get("tokens")]
+    if calls:
+        prices = prices or {}
+        out["usage"] = {
+            "tokens": sum(int(c["tokens"]) for c in calls),
+            "cost_usd": round(
+                sum(int(c["tokens"]) * prices.get(c["model"], 0.0) / 1e6 for c in calls), 6
+            ),
+        }
     if "budget" in values:
         b = values["budget"]
         keys = ("rounds", "max_rounds", "tokens_used", "bad_attempts", "started", "max_seconds")
@@ -119,6 +129,7 @@ async def thread_state(app: AppDep, thread_id: ThreadDep) -> StateOut:
 async def thread_history(app: AppDep, thread_id: ThreadDep) -> list[HistoryItem]:
     """The state after every step, oldest first: what each node decided and why."""
     items: list[HistoryItem] = []
+    prices = prices_of(app.settings.model_prices)
     for snap, wrote in await steps_of(await app.graph_of(thread_id), thread_id):
         meta = snap.metadata or {}
         items.append(
@@ -132,7 +143,7 @@ async def thread_history(app: AppDep, thread_id: ThreadDep) -> list[HistoryItem]
                 wrote=wrote,
                 next=list(snap.next),
                 created_at=snap.created_at,
-                summary=summarise(snap.values or {}),
+                summary=summarise(snap.values or {}, prices),
             )
         )
     return items
