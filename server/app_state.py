@@ -142,6 +142,7 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
             user=handle.owner,
             prices=prices,
             content=settings.trace_content,
+            models=services.chat_model is not None,
         )
 
     runs = RunManager(

@@ -159,8 +159,12 @@ class RunObserver:
         user: str,
         prices: dict[str, float],
         content: bool = False,
+        models: bool = True,
     ) -> None:
         self.metrics, self.tracer = metrics, tracer
+        self.models = models
+        """Whether a chat model may be called (model spans need a LangChain callback, whose
+        dispatch costs on every step of a run that calls none)."""
         self.run_id, self.thread_id, self.flow, self.user = run_id, thread_id, flow, user
         self.prices, self.content = prices, content
         self.tokens = 0
@@ -289,6 +293,13 @@ class RunObserver:
 
 class ModelSpans(AsyncCallbackHandler):
     """A span per chat-model call (model, tokens, latency, outcome), under its node's span."""
+
+    # Only model events are wanted: LangChain skips this handler for every other run.
+    ignore_chain = True
+    ignore_agent = True
+    ignore_retriever = True
+    ignore_retry = True
+    ignore_custom_event = True
 
     def __init__(self, observer: RunObserver) -> None:
         self.observer = observer

@@ -246,7 +246,7 @@ class RunManager:
         FENCE.set(Fence(self.coordinator, handle.thread_id, token, self.lock_ttl_ms))
         config = run_config(handle.thread_id, owner=handle.owner, run_id=handle.run_id, flow=flow)
         observer = self.observe(handle, flow) if self.observe is not None else None
-        if observer is not None and observer.tracer is not None:
+        if observer is not None and observer.tracer is not None and observer.models:
             config["callbacks"] = [ModelSpans(observer)]
         keeper = self._keeper(handle, asyncio.current_task())  # type: ignore[arg-type]
         status = "done"
