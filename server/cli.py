@@ -98,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--doc", help="only entries that showed this document id")
     audit.add_argument("--since", help="24h, 7d, an ISO date or time (UTC), or epoch seconds")
     audit.add_argument("--limit", type=int, default=1000, help="the newest N (default 1000)")
+    audit.add_argument("--usage", action="store_true", help="runs, tokens, cost per user a day")
     audit.add_argument("--json", action="store_true")
     runs = sub.add_parser("runs", help="server runs, from the audit trail")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)

@@ -65,11 +65,34 @@ async def audit_command(args: argparse.Namespace) -> int:
     entries = await open_audit(settings_of(args)).query(
         user=args.user, doc=args.doc, since=since_of(args.since), limit=args.limit
     )
+    if args.usage:
+        return print_usage(entries, args.json)
     if args.json:
         print(json.dumps([dataclasses.asdict(e) for e in entries], ensure_ascii=False, indent=1))
     else:
         for entry in entries:
             print(line_of(entry))
+    return 0
+
+
+def print_usage(entries: list[AuditEntry], as_json: bool) -> int:
+    """Runs, model tokens and estimated cost per user per day (UTC)."""
+    days: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in entries:
+        if e.action != "run":
+            continue
+        day = dt.datetime.fromtimestamp(e.ts, dt.UTC).date().isoformat()
+        row = days.setdefault((day, e.user), {"day": day, "user": e.user, "runs": 0})
+        row["runs"] += 1
+        row["tokens"] = row.get("tokens", 0) + e.tokens
+        row["cost_usd"] = round(row.get("cost_usd", 0.0) + e.cost_usd, 6)
+    rows = [days[k] for k in sorted(days)]
+    if as_json:
+        print(json.dumps(rows, indent=1))
+    else:
+        for r in rows:
+            spent = f"{r['tokens']} tokens, ${r['cost_usd']:.4f}"
+            print(f"{r['day']} {r['user']}: {r['runs']} runs, {spent}")
     return 0
 
 

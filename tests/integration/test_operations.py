@@ -222,6 +222,14 @@ def test_the_run_reports_its_tokens_and_cost(world) -> None:
     usage = s.of("end")[0].data["usage"]
     assert usage["tokens"] > 0
     assert usage["cost_usd"] == pytest.approx(usage["tokens"] * 2.0 / 1e6, rel=1e-3)
+    env = {**os.environ, "SEEKGRAPH_REDIS_URL": world["redis_url"]}
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "seekgraph"), "audit", "--usage", "--json",
+         "--user", "alice"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    today = json.loads(out.stdout)[-1]
+    assert today["user"] == "alice" and today["tokens"] >= usage["tokens"]
     history = httpx.get(
         f"{world['a'].url}/threads/{thread}/history", headers=auth(world["alice"])
     ).json()
