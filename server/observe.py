@@ -90,6 +90,16 @@ class Metrics:
         self.index_chunks = Gauge(
             "seekgraph_index_chunks", "Chunks indexed, by source.", ["source"], registry=r
         )
+        self.synced_at = Gauge(
+            "seekgraph_index_synced_at_seconds",
+            "When this instance last synced the workspace's folders into the index (epoch).",
+            registry=r,
+        )
+        self.sync_problems = Gauge(
+            "seekgraph_index_sync_problems",
+            "Files the last sync could not read (seekgraph index names them).",
+            registry=r,
+        )
 
 
 def prices_of(text: str | None) -> dict[str, float]:
