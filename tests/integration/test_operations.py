@@ -295,3 +295,12 @@ def test_a_spent_daily_token_budget_cuts_a_run_then_refuses_the_next(world, tmp_
     assert second.status_code == 429 and "daily model budget of 40 tokens" in second.text
     assert int(second.headers["retry-after"]) <= 86_400
     assert bobs.status_code == 200
+    # one instance without Redis keeps its audit trail in the data directory
+    env = {k: v for k, v in os.environ.items() if k != "SEEKGRAPH_REDIS_URL"}
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "seekgraph"), "audit", "--user", "alice", "--json"],
+        capture_output=True, text=True, timeout=60,
+        env={**env, "SEEKGRAPH_DATA_DIR": str(tmp_path / "data-budget")},
+    )  # fmt: skip
+    runs = [e for e in json.loads(out.stdout) if e["action"] == "run"]
+    assert len(runs) == 1 and runs[0]["tokens"] >= 40 and "kb/vpn-access" in runs[0]["shown"]
