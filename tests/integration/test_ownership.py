@@ -59,6 +59,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             SEEKGRAPH_MAX_REQUEST_BYTES=8_000_000,
             SEEKGRAPH_MAX_THREAD_IMAGE_BYTES=3_000,
             SEEKGRAPH_HEADER_TIMEOUT_SECONDS=2,
+            SEEKGRAPH_BODY_TIMEOUT_SECONDS=2,
         )
         w = {
             "tmp": tmp,
@@ -296,6 +297,20 @@ def test_a_request_head_sent_slowly_is_cut_off(world) -> None:
         closed_after = time.monotonic() - started
     assert closed_after < 6, "a slow request head was not timed out"
     assert httpx.get(f"{a}/healthz").status_code == 200
+
+
+def test_a_body_that_stops_arriving_gets_408(world) -> None:
+    port = int(world["a"].url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        started = time.monotonic()
+        s.sendall(
+            b"POST /threads/x/runs HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n" + b'{"question": '
+        )
+        answer = s.recv(4096)
+        waited = time.monotonic() - started
+    assert answer.split(b" ")[1] == b"408" and b"stopped arriving" in answer
+    assert 1.5 < waited < 5
 
 
 def test_a_client_written_image_size_cannot_lift_the_quota(world) -> None:
