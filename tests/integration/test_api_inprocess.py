@@ -75,7 +75,7 @@ async def test_the_flows_are_listed_and_a_run_chooses_one(workdir) -> None:
         nodes = [d["node"] for kind, d in done if kind == "node"]
         assert nodes.count("expand_query") == 1 and "read_documents" not in nodes
         assert done[-2][0] == "answer" and "[src:" in done[-2][1]["answer"]
-        assert done[-1] == ("end", {"status": "done"})
+        assert ended(done) == "done"
         state = (await api.get(f"/threads/{t}/state")).json()["values"]
         assert state["budget"]["rounds"] == 1 and state["evidence"]  # the search's own state
         again = await api.post(f"/threads/{t}/runs", json={**body, "flow": "search"})
@@ -141,7 +141,7 @@ async def test_a_research_report_runs_through_the_api(workdir) -> None:
         assert "research_one" in nodes and "prepare" in nodes  # the search's own steps stream
         [answer] = [d for kind, d in done if kind == "answer"]
         assert "## Contents" in answer["answer"] and "[1]" in answer["answer"]
-        assert done[-1] == ("end", {"status": "done"})
+        assert ended(done) == "done"
         state = (await api.get(f"/threads/{t}/state")).json()["values"]
         assert state["plan"] and state["references"]
         seen = json.dumps([done, state])
@@ -189,7 +189,7 @@ async def test_a_plan_under_review_is_edited_through_the_api_and_a_bad_edit_is_a
         paused = frames((await api.post(f"/threads/{t}/runs", json=body)).text)
         [waiting] = [d for kind, d in paused if kind == "waiting"]
         assert waiting["interrupts"][0]["value"]["plan"]
-        assert paused[-1] == ("end", {"status": "waiting"})
+        assert ended(paused) == "waiting"
         cycle = [{"id": "a", "question": "x", "depends_on": ["a"]}]
         refused = await api.post(f"/threads/{t}/resume", json={"resume": {"plan": cycle}})
         assert refused.status_code == 422 and "cycle: a → a" in refused.json()["detail"]
@@ -199,6 +199,13 @@ async def test_a_plan_under_review_is_edited_through_the_api_and_a_bad_edit_is_a
         )
         [answer] = [d for kind, d in done if kind == "answer"]
         assert "vpn2.fernhill.example" in answer["answer"] and answer["references"]
-        assert done[-1] == ("end", {"status": "done"})
+        assert ended(done) == "done"
         nothing = await api.post(f"/threads/{t}/resume", json={"resume": {"approve": True}})
         assert nothing.status_code == 422 and "nothing on this thread waits" in nothing.text
+
+
+def ended(events: list[tuple[str, dict[str, Any]]]) -> str:
+    """The status of a run's last event, which must be its ``end`` (with the run's usage)."""
+    kind, data = events[-1]
+    assert kind == "end" and data["usage"]["tokens"] >= 0, events[-1]
+    return str(data["status"])
