@@ -1,7 +1,7 @@
 """The long fault campaign and the doors benchmark, as scripted, at a size CI can afford.
 
 ``python -m bench.faults`` with every part (permissions, SIGKILL and pause trials, Redis
-restarted empty, bad input, bad files, load) but fewer trials; the full run's numbers are in
+restarted empty, bad input, the ownership attacks, bad files, load) but fewer trials; the full run's numbers are in
 ``bench/results/faults.json``.
 """
 
@@ -44,6 +44,8 @@ def test_the_fault_campaign_finds_nothing_lost_nothing_leaked_no_500(tmp_path) -
     files = result["bad_files"]
     assert files["bad_files_reported"] == files["bad_files"] and files["exit_code"] == 0
     assert result["load"]["lost"] == 0 and result["load"]["done"] == 12
+    attacks = result["ownership"]["cases"]
+    assert [c["case"] for c in attacks if not c["held"]] == [], attacks
     assert (tmp_path / "faults.md").exists()
 
 
