@@ -1,8 +1,8 @@
 """The long fault campaign and the doors benchmark, as scripted, at a size CI can afford.
 
 ``python -m bench.faults`` with every part (permissions, SIGKILL and pause trials, Redis
-restarted empty, bad input, the ownership attacks, bad files, load) but fewer trials; the full run's numbers are in
-``bench/results/faults.json``.
+restarted empty, bad input, the ownership attacks, bad files, load) but fewer trials; the
+full run's numbers are in ``bench/results/faults.json``.
 """
 
 from __future__ import annotations
