@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,7 +82,7 @@ class AppState:
 
 async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
     """Build the services and open the stores; ``stack`` closes what must be closed."""
-    services, report = await asyncio.to_thread(build_services, settings)
+    services, _ = await asyncio.to_thread(build_services, settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     instance = settings.instance_url or "local"
     redis_client = None
@@ -132,9 +131,6 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
     graphs = flow_graphs(services, saver)
     http = await stack.enter_async_context(httpx.AsyncClient(timeout=None))
     metrics, tracer, prices = Metrics(), tracer_from_env(), prices_of(settings.model_prices)
-    if report is not None:
-        metrics.synced_at.set(time.time())
-        metrics.sync_problems.set(len(report.problems))
 
     def observe(handle: RunHandle, flow: str) -> RunObserver:
         return RunObserver(

@@ -92,12 +92,14 @@ class Metrics:
         )
         self.synced_at = Gauge(
             "seekgraph_index_synced_at_seconds",
-            "When this instance last synced the workspace's folders into the index (epoch).",
+            "When the source's folder was last synced into the index (epoch seconds).",
+            ["source"],
             registry=r,
         )
         self.sync_problems = Gauge(
             "seekgraph_index_sync_problems",
-            "Files the last sync could not read (seekgraph index names them).",
+            "Files the source's last sync could not read (seekgraph index names them).",
+            ["source"],
             registry=r,
         )
 

@@ -121,6 +121,9 @@ def sync_source(
     chunks = index.upsert(changed, progress=embed_progress)
     gone = set(known) - {d.doc_id for d in read.documents}
     index.delete(gone)
+    # the source's sync state, kept with the index (operators read it: GET /metrics)
+    state = {"at": time.time(), "indexed": len(changed), "problems": len(read.problems)}
+    index.set_meta(f"synced:{name}", json.dumps(state))
     return SyncReport(
         indexed=len(changed),
         unchanged=len(read.documents) - len(changed),

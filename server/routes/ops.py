@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hmac
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
@@ -41,6 +42,11 @@ async def metrics(app: AppDep, _: OperatorDep) -> Response:
             documents, chunks = await asyncio.to_thread(index.count, name)
             app.metrics.index_documents.labels(name).set(documents)
             app.metrics.index_chunks.labels(name).set(chunks)
+            synced = await asyncio.to_thread(index.get_meta, f"synced:{name}")
+            if synced:
+                state = json.loads(synced)
+                app.metrics.synced_at.labels(name).set(state["at"])
+                app.metrics.sync_problems.labels(name).set(state["problems"])
     return Response(generate_latest(app.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 

@@ -170,7 +170,8 @@ def test_metrics_are_served_to_the_operator_only_and_count_runs_tokens_and_laten
     assert m["seekgraph_node_seconds_count{node=integrate}"] >= 1
     assert m["seekgraph_source_seconds_count{source=kb}"] >= 1
     assert m["seekgraph_index_documents{source=kb}"] == 5
-    assert time.time() - 3600 < m["seekgraph_index_synced_at_seconds{}"] <= time.time()
+    assert time.time() - 3600 < m["seekgraph_index_synced_at_seconds{source=kb}"] <= time.time()
+    assert m["seekgraph_index_sync_problems{source=chat}"] == 0
     assert m["seekgraph_sse_streams_open{}"] == 0
 
 
