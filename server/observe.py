@@ -11,6 +11,7 @@ exporter; span attributes carry ids and counts, never a question, passage or ans
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import time
@@ -106,8 +107,6 @@ class Metrics:
 
 def prices_of(text: str | None) -> dict[str, float]:
     """``SEEKGRAPH_MODEL_PRICES`` (``{"model": USD per million tokens}``) as a dict."""
-    import json
-
     if not text:
         return {}
     data = json.loads(text)

@@ -25,6 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from server.auth import add_key_to_file
 from tests.integration.conftest import free_port
+from tests.integration.mcp_client import over_mcp
 from tests.integration.processes import (
     Proc,
     auth,
@@ -35,7 +36,6 @@ from tests.integration.processes import (
     start_model_server,
 )
 from tests.integration.sse_client import read
-from tests.integration.test_ownership import over_mcp
 
 VPN = {"question": "How do I connect to the VPN from a new laptop?"}
 NIGHTJAR = {"question": "What did the Nightjar penetration test find?"}

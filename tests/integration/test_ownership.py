@@ -17,17 +17,15 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from server.auth import add_key_to_file
 from tests.integration.conftest import RESTRICTED_MARKERS
+from tests.integration.mcp_client import over_mcp
 from tests.integration.processes import (
     Proc,
     auth,
@@ -520,17 +518,6 @@ def png(size: int, seed: int = 0) -> str:
     buffer = io.BytesIO()
     Image.frombytes("RGB", (side, side), data).save(buffer, format="PNG")
     return base64.b64encode(buffer.getvalue()).decode()
-
-
-@asynccontextmanager
-async def over_mcp(url: str, key: str) -> AsyncIterator[Client]:
-    import httpx as httpx2
-
-    headers = {"Authorization": f"Bearer {key}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
-        transport = streamable_http_client(url + "/mcp", http_client=http)
-        async with Client(transport) as client:
-            yield client
 
 
 def test_a_document_url_that_is_not_a_link_never_reaches_a_client(tmp_path: Path) -> None:
