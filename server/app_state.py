@@ -115,8 +115,9 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
             retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 3),
             **retries,
         )
-        coordinator: Coordinator = RedisCoordinator(redis_client, sync_client=sync_client)
-        limits: Limits = RedisLimits(redis_client)
+        redis_coordinator = RedisCoordinator(redis_client, sync_client=sync_client)
+        coordinator: Coordinator = redis_coordinator
+        limits: Limits = RedisLimits(redis_client, redis_coordinator.lock_prefix)
         audit: AuditLog = RedisAuditLog(redis_client, settings.audit_retention_days)
         backend = "redis"
     else:

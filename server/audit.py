@@ -19,6 +19,8 @@ from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
+from server.caller import CALLER
+
 
 @dataclass(frozen=True)
 class AuditEntry:
@@ -40,6 +42,19 @@ class AuditEntry:
     """Documents named by title only (the run's evidence)."""
     tokens: int = 0
     cost_usd: float = 0.0
+
+    @classmethod
+    def now(cls, user: str, action: str, **fields: Any) -> AuditEntry:
+        """An entry stamped now with the request's caller (its key id and door)."""
+        caller = CALLER.get()
+        return cls(
+            ts=time.time(),
+            user=user,
+            key_id=caller.key_id if caller is not None else "",
+            door=caller.door if caller is not None else "",
+            action=action,
+            **fields,
+        )
 
     def matches(self, user: str | None, doc: str | None, since: float | None) -> bool:
         """Whether the entry passes a query's filters."""

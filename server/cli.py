@@ -299,6 +299,7 @@ def serve(args: argparse.Namespace) -> int:
 async def serve_mcp_stdio(args: argparse.Namespace) -> int:
     """Serve the MCP tools on stdin/stdout as one user (desktop assistants launch this)."""
     from server.app import create_app
+    from server.caller import CALLER, Caller, key_id
     from server.mcp_door import build_mcp_server
 
     settings = settings_of(args)
@@ -316,7 +317,10 @@ async def serve_mcp_stdio(args: argparse.Namespace) -> int:
         except UnknownUserError:
             raise CliError(f"the key's user {name!r} is not known to the workspace") from None
 
+        caller = Caller(user=user.name, key_id=key_id(args.key) if args.key else "", door="mcp")
+
         async def user_of(_ctx: Any) -> Any:
+            CALLER.set(caller)  # its audit entries name the door (and the key, if one)
             return user
 
         server = build_mcp_server(lambda: state, user_of)

@@ -178,7 +178,12 @@ class RedisCoordinator:
 
     def fence_keys(self, thread_id: str) -> tuple[str, str]:
         """The lock key and the fencing-record key of a thread (for fenced scripts)."""
-        return self._k("lock", thread_id), self._k("fence", thread_id)
+        return self.lock_prefix + thread_id, self._k("fence", thread_id)
+
+    @property
+    def lock_prefix(self) -> str:
+        """What a thread's lock key is its id after (the live-run count reads the locks)."""
+        return self._k("lock", "")
 
     def _k(self, *parts: str) -> str:
         return ":".join([self.p, *parts])

@@ -82,13 +82,14 @@ return 1
 class RedisLimits:
     """Limits shared by every instance, in Redis keys under ``prefix``.
 
-    ``prefix`` is the coordinator's too: a live run is one whose ``<prefix>:lock:<thread>``
-    still holds its token.
+    A live run is one whose thread lock (``lock_prefix`` + thread id, the coordinator's
+    ``RedisCoordinator.lock_prefix``) still holds its token.
     """
 
-    def __init__(self, client: aioredis.Redis, prefix: str = "seekgraph") -> None:
+    def __init__(self, client: aioredis.Redis, lock_prefix: str, prefix: str = "seekgraph") -> None:
         self.r = client
         self.p = prefix
+        self.lock_prefix = lock_prefix
 
     async def hit(self, key: str, per_minute: int) -> float | None:
         """``INCR`` the key's counter of this minute."""
@@ -103,8 +104,7 @@ class RedisLimits:
     async def claim_run(self, key: str, thread_id: str, token: str, most: int) -> bool:
         """One atomic script: drop runs whose lock is gone, then count this one if room."""
         member = f"{token}\n{thread_id}"
-        lock_prefix = f"{self.p}:lock:"
-        args = (member, most, int(time.time() * 1000), lock_prefix)
+        args = (member, most, int(time.time() * 1000), self.lock_prefix)
         return bool(await self.r.eval(_CLAIM, 1, f"{self.p}:live-runs:{key}", *args))
 
     async def release_run(self, key: str, thread_id: str, token: str) -> None:

@@ -12,7 +12,6 @@ and each source enforces its own permissions.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
@@ -260,17 +259,7 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
 
 async def audit_shown(state: AppState, user: str, action: str, doc_ids: list[str]) -> None:
     """The audit entry of a tool call that showed documents' content."""
-    caller = CALLER.get()
-    await state.audit.append(
-        AuditEntry(
-            ts=time.time(),
-            user=user,
-            key_id=caller.key_id if caller is not None else "",
-            door=caller.door if caller is not None else "mcp",
-            action=action,
-            shown=list(dict.fromkeys(doc_ids)),
-        )
-    )
+    await state.audit.append(AuditEntry.now(user, action, shown=list(dict.fromkeys(doc_ids))))
 
 
 def bearer_key(headers: Any) -> str | None:

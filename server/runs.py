@@ -27,7 +27,6 @@ from graph.api import empty_fold, fold_event
 from graph.context import Context, context_to_dict
 from graph.run import RESUMABLE_ERRORS, RUN_ERRORS, jsonable, run_config, stream_run
 from server.audit import AuditEntry, AuditLog, shown_by_run
-from server.caller import CALLER
 from server.coordination import Coordinator, Route
 from server.fencing import FENCE, Fence, LostLockError
 from server.limits import Limits
@@ -349,17 +348,13 @@ class RunManager:
         self, handle: RunHandle, flow: str, status: str, usage: dict[str, Any] | None
     ) -> None:
         """The run's audit entry, and its tokens and cost added to its user's day."""
-        caller = CALLER.get()
         if self.audit is not None:
             values = {**(handle.values or {}), **handle.fold}
             shown, listed = shown_by_run(values)
             await self.audit.append(
-                AuditEntry(
-                    ts=time.time(),
-                    user=handle.owner,
-                    key_id=caller.key_id if caller else "",
-                    door=caller.door if caller else "",
-                    action="run",
+                AuditEntry.now(
+                    handle.owner,
+                    "run",
                     flow=flow,
                     run_id=handle.run_id,
                     thread_id=handle.thread_id,
