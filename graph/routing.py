@@ -16,14 +16,43 @@ from state.schemas import SearchBranch, SearchState
 
 
 def fan_out_expand_query(state: SearchState) -> list[Send] | Literal["filter_results"]:
-    """One ``search_source`` branch per (query variant, source); none left → filter directly."""
+    """One ``search_source`` branch per (query variant, source); none left → filter directly.
+
+    Sources whose queries leave the deployment (the web) get this round's ``web_queries``
+    instead, each with the public text it was built from, which the source checks again.
+    """
     round_ = state["budget"]["rounds"]
+    outbound = set(state.get("outbound", []))
     sends = []
     for query in state.get("variants", []):
         for source in state["sources"]:
-            branch: SearchBranch = {"query": query, "source": source, "round": round_}
-            sends.append(Send("search_source", branch))
+            if source not in outbound:
+                branch: SearchBranch = {"query": query, "source": source, "round": round_}
+                sends.append(Send("search_source", branch))
+    if outbound:
+        public = public_text(state)
+        for query in state.get("web_queries", []):
+            for source in state["sources"]:
+                if source in outbound:
+                    out: SearchBranch = {
+                        "query": query,
+                        "source": source,
+                        "round": round_,
+                        "public": public,
+                    }
+                    sends.append(Send("search_source", out))
     return sends or "filter_results"
+
+
+def public_text(state: SearchState) -> str:
+    """What a web query may be made of: the person's words, and text that came from the web."""
+    web = [
+        f"{ev['title']} {ev['snippet']}"
+        for ev in state.get("evidence", [])
+        if ev["source"] in set(state.get("outbound", []))
+    ]
+    asked = state.get("asked")
+    return "\n".join([state["question"] if asked is None else asked, *web])
 
 
 def route_after_evaluate(
@@ -84,7 +113,16 @@ def next_batch(state: Any) -> list[Send] | Literal["write_report"]:
             }
             for d in sub["depends_on"]
         ]
-        payload = {"sub": sub, "depends": depends, "trace_id": state.get("trace_id", "")}
+        # the person's own words: the request, and the sub-question when they wrote the plan
+        asked = state["question"]
+        if state.get("plan_status") == "written":
+            asked = f"{asked}\n{sub['question']}"
+        payload = {
+            "sub": sub,
+            "depends": depends,
+            "trace_id": state.get("trace_id", ""),
+            "asked": asked,
+        }
         sends.append(Send("research_one", payload))
     return sends or "write_report"
 

@@ -24,7 +24,7 @@ from state.schemas import AnswerCheck, SearchState
 
 def citation_of(ev: Evidence) -> Citation:
     """How a piece of evidence is shown as a citation."""
-    return {
+    citation: Citation = {
         "id": ev["source_id"],
         "title": ev["title"],
         "source": ev["source"],
@@ -37,6 +37,9 @@ def citation_of(ev: Evidence) -> Citation:
         "deprecated": ev["deprecated"],
         "superseded_by": ev["superseded_by"],
     }
+    if ev.get("fetched_at"):
+        citation["fetched_at"] = ev["fetched_at"]
+    return citation
 
 
 def strip_unknown(answer: str, known: set[str]) -> str:

@@ -122,6 +122,15 @@ class Context:
         ),
     )
     max_documents_per_read: int = field(default=3, metadata=_d("Documents read whole per step."))
+    web_max_pages: int = field(
+        default=4, metadata=_d("Web pages a question may read (the web source's page budget).")
+    )
+    web_max_bytes: int = field(
+        default=4_000_000, metadata=_d("Bytes of web pages a question may download in all.")
+    )
+    web_max_seconds: float = field(
+        default=30.0, metadata=_d("Seconds a question may spend reading web pages in all.")
+    )
     review_before_answer: bool = field(
         default=False,
         metadata=_d(

@@ -14,12 +14,14 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.decisions import QueryVariants
+from nodes.evaluate import bridge_names
 from nodes.evidence import kept, relevance
 from nodes.llm import decide
 from nodes.prompting import conversation_of
 from nodes.services import Services, chat_model_for, node_name, now
 from providers.embeddings import Embedder, aembed_queries
 from providers.terms import STOPWORDS, display_words, stem, term_set
+from sources.web import outside_words
 from state.budget import spend
 from state.events import node_event
 from state.models import ModelCall
@@ -76,6 +78,42 @@ def extractive_variants(state: SearchState) -> list[str]:
             candidates.append(f"{question} {' '.join(feedback)}")
     candidates.append(question)
     return candidates
+
+
+def web_queries(state: SearchState, limit: int = 2) -> list[str]:
+    """The round's queries for the web, made of the person's words and of web text only.
+
+    First the person's own words, then names found on web pages (the next hop of a
+    multi-hop question) joined to them — never a word of private evidence, whatever the
+    mode (a model's variants have read that evidence).
+    """
+    outbound = set(state.get("outbound", []))
+    if not outbound:
+        return []
+    asked = state.get("asked")
+    if asked is None:  # a search of its own: the question is the person's
+        asked = state["question"]
+    question = state["question"]
+    if outside_words(question, asked):  # a planner's sub-question: keep the person's words
+        core = " ".join(w for w in display_words(question) if not outside_words(w, asked))
+        core = core or asked
+    else:
+        core = question
+    if not core.strip():
+        return []
+    candidates = [core]
+    web = [ev for ev in kept(state.get("evidence", [])) if ev["source"] in outbound]
+    for ev in sorted(web, key=relevance, reverse=True)[:3]:
+        for name in bridge_names(ev):
+            if len(name) >= 3 and not term_set(name) & term_set(asked):
+                candidates.append(f"{name} {core}")
+    tried = {q.strip().lower() for q in state.get("tried_queries", [])}
+    out: list[str] = []
+    for q in candidates:
+        q = " ".join(q.split())
+        if q and q.lower() not in tried and q not in out:
+            out.append(q)
+    return out[:limit]
 
 
 async def pick_variants(
@@ -142,18 +180,30 @@ async def expand_query(
     fresh, dropped = await pick_variants(
         candidates, state["question"], list(state.get("tried_queries", [])), ctx, services.embedder
     )
+    outgoing = web_queries(state)
     budget = spend(state["budget"], now=now(), tokens=tokens, rounds=1)
     summary = (
         f"round {budget['rounds']}: {len(fresh)} queries ({strategy})"
         + (f", {len(dropped)} too close to earlier ones dropped" if dropped else "")
         + (": " + " | ".join(fresh) if fresh else "")
+        + (f"; to the web: {' | '.join(outgoing)}" if outgoing else "")
     )
     runtime.stream_writer(
         node_event(
-            node_name("expand_query"), summary, queries=fresh, dropped=dropped, strategy=strategy
+            node_name("expand_query"),
+            summary,
+            queries=fresh,
+            dropped=dropped,
+            strategy=strategy,
+            web_queries=outgoing,
         )
     )
-    update: dict[str, Any] = {"variants": fresh, "tried_queries": fresh, "budget": budget}
+    update: dict[str, Any] = {
+        "variants": fresh,
+        "tried_queries": [*fresh, *outgoing],
+        "budget": budget,
+        "web_queries": outgoing,
+    }
     if calls:
         update["model_calls"] = calls
     return update

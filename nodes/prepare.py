@@ -44,6 +44,9 @@ async def prepare(
             "gap_questions": [],
         },
         "notes": admitted.notes,
+        "outbound": [n for n in sources if getattr(services.registry.get(n), "outbound", False)],
+        "web_queries": [],
+        "web_spent": {"pages": 0, "bytes": 0, "seconds": 0.0},
     }
     runtime.stream_writer(
         node_event(

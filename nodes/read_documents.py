@@ -5,6 +5,7 @@ Names found in what was read become bridge terms for the next search (multi-hop)
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from typing import Any
 
@@ -47,12 +48,30 @@ async def read_documents(
         if ev["superseded_by"]:
             home.setdefault(ev["superseded_by"], ev["source"])
     allowed_sources = {s.name for s in services.registry.select(ctx.sources)}
+    outbound = set(state.get("outbound", []))
+    spent = dict(state.get("web_spent") or {"pages": 0, "bytes": 0, "seconds": 0.0})
     documents: list[Document] = []
+    unread: list[str] = []
     for doc_id in wanted:
         name = home.get(doc_id)
         if name is None or name not in allowed_sources:
             continue
-        doc = await services.registry.get(name).read(doc_id, user)
+        if name in outbound:
+            over = web_budget_spent(spent, ctx)
+            if over:
+                unread.append(f"{doc_id}: {over}")
+                continue
+            started = time.perf_counter()
+            try:
+                doc = await services.registry.get(name).read(doc_id, user)
+            except (OSError, ValueError) as exc:  # refused (private address, robots), failed
+                unread.append(f"{doc_id}: {exc}"[:300])
+                doc = None
+            spent["pages"] += 1
+            spent["seconds"] += time.perf_counter() - started
+            spent["bytes"] += doc.get("bytes", 0) if doc is not None else 0
+        else:
+            doc = await services.registry.get(name).read(doc_id, user)
         if doc is not None:  # None: gone, or not for this user — say nothing about which
             documents.append(doc)
     evidence: list[Evidence] = []
@@ -95,6 +114,25 @@ async def read_documents(
             f"kept {len(evidence)} passages",
             read=[d["doc_id"] for d in documents],
             bridge_terms=bridges,
+            **({"not_read": unread} if unread else {}),
         )
     )
-    return {"evidence": evidence, "documents_read": list(wanted), "bridge_terms": bridges}
+    update: dict[str, Any] = {
+        "evidence": evidence,
+        "documents_read": list(wanted),
+        "bridge_terms": bridges,
+    }
+    if outbound:
+        update["web_spent"] = spent
+    return update
+
+
+def web_budget_spent(spent: dict[str, float], ctx: Context) -> str | None:
+    """Why no more web pages may be read this question, or ``None``."""
+    if spent["pages"] >= ctx.web_max_pages:
+        return f"web page budget spent ({ctx.web_max_pages} pages)"
+    if spent["bytes"] >= ctx.web_max_bytes:
+        return f"web byte budget spent ({ctx.web_max_bytes} bytes)"
+    if spent["seconds"] >= ctx.web_max_seconds:
+        return f"web time budget spent ({ctx.web_max_seconds:.0f} s)"
+    return None

@@ -110,7 +110,7 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
     else:
         callbacks = [*(callbacks or []), usage]
     out = await search.ainvoke(
-        {"question": question, "turns": turns},
+        {"question": question, "turns": turns, "asked": state.get("asked", "")},
         {"metadata": metadata, "callbacks": callbacks},
         context=context,
     )

@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.services import Services, node_name, user_of
+from sources.web import outgoing_from
 from state.events import ErrorEvent, SourcesEvent
 from state.models import SourceFailure
 from state.schemas import SearchBranch
@@ -25,13 +26,20 @@ async def search_source(
     """Search one source for one query variant, as the run's user."""
     source = services.registry.get(state["source"])
     user = user_of(services, runtime.context)
-    hits = await source.search(state["query"], user, runtime.context.search_k)
+    if getattr(source, "outbound", False):
+        # the query leaves the deployment: the source checks it against this public text
+        with outgoing_from(state.get("public", "")):
+            hits = await source.search(state["query"], user, runtime.context.search_k)
+    else:
+        hits = await source.search(state["query"], user, runtime.context.search_k)
     event: SourcesEvent = {
         "event": "sources",
         "source": source.name,
         "query": state["query"],
         "titles": list(dict.fromkeys(h["title"] for h in hits)),
     }
+    if getattr(source, "outbound", False):
+        event["outbound"] = True  # the person sees every query that went out
     runtime.stream_writer(event)
     return {"hits": hits}
 

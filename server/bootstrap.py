@@ -22,7 +22,15 @@ from server.settings import Settings
 from sources.embedded import EmbeddedIndex
 from sources.index_source import EmbeddedSource
 from sources.index_vectors import reranker_embedder
-from sources.workspace import SyncReport, WorkspaceError, demo_workspace, open_workspace
+from sources.web import WebSource, web_source
+from sources.web_fetch import FetchPolicy, PageFetcher
+from sources.workspace import (
+    SyncReport,
+    WorkspaceError,
+    demo_workspace,
+    load_config,
+    open_workspace,
+)
 
 
 def workspace_of(settings: Settings) -> Path:
@@ -64,6 +72,48 @@ def configured_reranker(settings: Settings, local: Reranker) -> Reranker:
     )
 
 
+def _listed(value: str) -> frozenset[str]:
+    return frozenset(v.strip().lower() for v in value.split(",") if v.strip())
+
+
+def configured_web(settings: Settings, workspace: Path) -> WebSource | None:
+    """The web source when a search API is configured; who may use it from workspace.json."""
+    brave = settings.brave_api_key.get_secret_value() if settings.brave_api_key else None
+    engine = settings.web_engine or (
+        "searxng" if settings.searxng_url else "brave" if brave else None
+    )
+    if engine is None:
+        return None
+    users = load_config(workspace).get("web")
+    if users is not None and (
+        not isinstance(users, list) or not all(isinstance(u, str) for u in users)
+    ):
+        raise WorkspaceError(
+            f"{workspace / 'workspace.json'}: 'web' must be a list of principals "
+            '(e.g. ["group:everyone"] or ["user:alice", "group:research"])'
+        )
+    policy = FetchPolicy(
+        allow_hosts=_listed(settings.web_allow_hosts),
+        allow_domains=_listed(settings.web_allow_domains),
+        deny_domains=_listed(settings.web_deny_domains),
+        max_bytes=settings.web_max_page_bytes,
+        timeout=settings.web_timeout,
+        obey_robots=settings.web_obey_robots,
+    )
+    try:
+        return web_source(
+            engine=engine,
+            searxng_url=settings.searxng_url,
+            brave_api_key=brave,
+            brave_base_url=settings.brave_base_url,
+            users=users,
+            fetcher=PageFetcher(policy),
+            per_second=settings.web_requests_per_second,
+        )
+    except ValueError as exc:
+        raise WorkspaceError(str(exc)) from None
+
+
 def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
     """Open (and sync) the workspace and load the configured models."""
     embedder = load_embedder(settings.embedding_model)
@@ -81,6 +131,9 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
     registry, report = open_workspace(
         workspace, index_path(settings, workspace), embedder, index=shared
     )
+    web = configured_web(settings, workspace)
+    if web is not None:
+        registry.add(web)
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     backup = None
     if settings.backup_llm_model:
@@ -146,3 +199,6 @@ async def close_services(services: Services) -> None:
     close = getattr(services.reranker, "aclose", None)
     if close is not None:
         await close()
+    for source in services.registry.select():
+        if isinstance(source, WebSource):
+            await source.aclose()

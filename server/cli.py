@@ -138,6 +138,11 @@ def _print_event(event: Mapping[str, Any]) -> None:
         print(f"[{event['node']}] {event['summary']}", file=sys.stderr, flush=True)
     elif event.get("event") == "error":
         print(f"[{event['node']}] error: {event['message']}", file=sys.stderr, flush=True)
+    elif event.get("event") == "sources" and event.get("outbound"):  # what left for the web
+        found = len(event["titles"])
+        print(
+            f"→ {event['source']}: {event['query']} ({found} results)", file=sys.stderr, flush=True
+        )
 
 
 async def ask(args: argparse.Namespace) -> int:

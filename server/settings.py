@@ -124,6 +124,38 @@ class Settings(BaseSettings):
         default=False,
         description="Put queries in trace spans (off: spans carry ids and counts only).",
     )
+    searxng_url: str | None = Field(
+        default=None,
+        description="A SearxNG instance's base URL (JSON format enabled): turns the web on.",
+    )
+    web_engine: Literal["searxng", "brave"] | None = Field(
+        default=None,
+        description="Which web search API to use (default: searxng when SEEKGRAPH_SEARXNG_URL "
+        "is set, brave when SEEKGRAPH_BRAVE_API_KEY is).",
+    )
+    brave_api_key: SecretStr | None = Field(
+        default=None, description="Brave Search API subscription token: turns the web on."
+    )
+    brave_base_url: str | None = Field(
+        default=None, description="Brave-compatible endpoint (defaults to Brave's)."
+    )
+    web_allow_hosts: str = Field(
+        default="",
+        description="Comma-separated host names pages may be read from although they resolve "
+        "to private or loopback addresses (an intranet). Nothing else private is ever read.",
+    )
+    web_allow_domains: str = Field(
+        default="", description="Comma-separated domains: when set, only these are read."
+    )
+    web_deny_domains: str = Field(default="", description="Comma-separated domains never read.")
+    web_timeout: float = Field(default=10.0, description="Seconds per web page (a time cap).")
+    web_max_page_bytes: int = Field(
+        default=2_000_000, description="Bytes read of one web page (the rest is cut)."
+    )
+    web_requests_per_second: float = Field(
+        default=1.0, gt=0, description="Requests a second to the web search API."
+    )
+    web_obey_robots: bool = Field(default=True, description="Honour robots.txt (RFC 9309).")
     heartbeat_seconds: float = Field(default=10.0, description="SSE heartbeat comment interval.")
     openai_thinking: Literal["reasoning", "think", "none"] = Field(
         default="reasoning",

@@ -5,9 +5,8 @@ answers ``{"hits": [{"doc_id", "title", "snippet", "score", "acl"?, "url"?, "upd
 "version"?, "deprecated"?, "superseded_by"?, "chunk_id"?}]}``; ``POST {read_url}`` with
 ``{"doc_id", "user"}`` answers a document (``{"doc_id", "title", "text", "acl"?, ...}``) or 404.
 
-Each request has a timeout; 5xx answers and connection failures are retried with backoff
-(tenacity); after repeated failures a circuit breaker stops calling the service for a while,
-so a dead service costs nothing. Permissions fail closed: a hit or document without an
+Requests go through ``ResilientClient`` (timeouts, retries on 5xx with backoff, a circuit
+breaker), so a dead service costs nothing. Permissions fail closed: a hit or document without an
 ``acl`` the user matches is dropped, unless the service is declared to enforce ACLs itself.
 """
 
@@ -16,24 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from circuitbreaker import CircuitBreaker, CircuitBreakerError
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_exponential,
-)
 
 from sources.base import User, hide_unseen_links, link_url
+from sources.resilient import ResilientClient
+from sources.resilient import SourceRequestError as SourceRequestError
+from sources.resilient import SourceUnavailableError as SourceUnavailableError
 from state.models import AUTHORITY_BY_KIND, Document, Hit
-
-
-class SourceUnavailableError(ConnectionError):
-    """The search service failed (5xx, timeout, connection) or its circuit is open."""
-
-
-class SourceRequestError(ValueError):
-    """The search service refused the request (4xx) or answered something unusable."""
 
 
 class HttpSource:
@@ -59,51 +46,20 @@ class HttpSource:
         self.authority = AUTHORITY_BY_KIND.get(kind, 1)
         self.search_url = search_url
         self.read_url = read_url
-        self.headers = headers or {}
-        self.timeout = timeout
-        self.retries = retries
         self.remote_enforces_acl = remote_enforces_acl
-        self.client = client or httpx.AsyncClient()
-        self.breaker = CircuitBreaker(
+        self.http = ResilientClient(
+            name,
+            client=client,
+            headers=headers,
+            timeout=timeout,
+            retries=retries,
             failure_threshold=failure_threshold,
             recovery_timeout=recovery_timeout,
-            expected_exception=SourceUnavailableError,
-            name=f"source {name}",
         )
-        self._post = self.breaker(self._post_with_retries)
-
-    async def _post_once(self, url: str, payload: dict[str, Any]) -> httpx.Response:
-        try:
-            response = await self.client.post(
-                url, json=payload, headers=self.headers, timeout=self.timeout
-            )
-        except httpx.TimeoutException as exc:
-            raise SourceUnavailableError(f"{self.name}: timed out after {self.timeout} s") from exc
-        except httpx.TransportError as exc:
-            raise SourceUnavailableError(f"{self.name}: {type(exc).__name__}") from exc
-        if response.status_code >= 500:
-            raise SourceUnavailableError(f"{self.name}: service answered {response.status_code}")
-        return response
-
-    async def _post_with_retries(self, url: str, payload: dict[str, Any]) -> httpx.Response:
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception_type(SourceUnavailableError),
-            stop=stop_after_attempt(self.retries + 1),
-            wait=wait_exponential(multiplier=0.1, max=2.0),
-            reraise=True,
-        ):
-            with attempt:
-                return await self._post_once(url, payload)
-        raise AssertionError("unreachable")  # pragma: no cover
+        self.breaker = self.http.breaker
 
     async def _call(self, url: str, payload: dict[str, Any]) -> httpx.Response:
-        try:
-            response: httpx.Response = await self._post(url, payload)
-        except CircuitBreakerError:
-            raise SourceUnavailableError(
-                f"{self.name}: circuit open after repeated failures; not calling it for now"
-            ) from None
-        return response
+        return await self.http.request("POST", url, json=payload)
 
     def _allowed(self, item: dict[str, Any], user: User) -> bool:
         if self.remote_enforces_acl:
@@ -199,4 +155,4 @@ class HttpSource:
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
-        await self.client.aclose()
+        await self.http.aclose()

@@ -9,7 +9,7 @@ key naming its type; on the SSE wire the type is the ``event:`` line and the res
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -39,6 +39,8 @@ class SourcesEvent(TypedDict):
     source: str
     query: str
     titles: list[str]
+    outbound: NotRequired[bool]
+    """The query left the deployment (a web search): exactly what was sent is ``query``."""
 
 
 class TokenEvent(TypedDict):

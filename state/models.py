@@ -19,15 +19,20 @@ AUTHORITY_BY_KIND: dict[str, int] = {
     "docs": 2,
     "messages": 1,
     "notes": 1,
-    "web": 1,
+    "web": 0,
     "other": 1,
 }
 
 #: Kinds whose documents are worth reading whole (a chat message's document is the message
-#: and its neighbours, already seen; a web result is a page someone else ranks).
-READ_WHOLE_KINDS = frozenset({"kb", "docs", "notes"})
+#: and its neighbours, already seen; a web result is an engine's snippet of a page).
+READ_WHOLE_KINDS = frozenset({"kb", "docs", "notes", "web"})
 
-AUTHORITY_LABELS: dict[int, str] = {3: "knowledge base", 2: "document", 1: "message or note"}
+AUTHORITY_LABELS: dict[int, str] = {
+    3: "knowledge base",
+    2: "document",
+    1: "message or note",
+    0: "web page",
+}
 
 KIND_LABELS: dict[str, str] = {
     "kb": "knowledge base",
@@ -62,6 +67,10 @@ class Hit(TypedDict):
     query: str
     context: NotRequired[str]
     """Chat messages around this one (same channel and thread): judged with it, not cited."""
+    fetched_at: NotRequired[str]
+    """A web hit: when the engine was asked or the page read (ISO, UTC)."""
+    rank: NotRequired[int]
+    """A web hit: its position in the search engine's answer."""
 
 
 class Evidence(Hit):
@@ -89,6 +98,8 @@ class Citation(TypedDict):
     snippet: str
     deprecated: bool
     superseded_by: str | None
+    fetched_at: NotRequired[str]
+    """A web page: when it was read (shown beside its domain)."""
 
 
 class Conflict(TypedDict):
@@ -128,6 +139,11 @@ class Document(TypedDict):
     deprecated: bool
     superseded_by: str | None
     chunks: list[Chunk]
+    fetched_at: NotRequired[str]
+    """A web page: when it was read."""
+    bytes: NotRequired[int]
+    cut: NotRequired[bool]
+    """A web page cut at the fetcher's byte or time cap."""
 
 
 class SourceFailure(TypedDict):
@@ -181,7 +197,7 @@ def hit_of(
 ) -> Hit:
     """The hit for one chunk of a document (``doc`` holds ``Document``'s metadata fields)."""
     heading = chunk.get("heading", "")
-    return {
+    hit: Hit = {
         "source_id": chunk["chunk_id"],
         "doc_id": doc["doc_id"],
         "source": doc["source"],
@@ -197,3 +213,6 @@ def hit_of(
         "superseded_by": doc["superseded_by"],
         "query": query,
     }
+    if doc.get("fetched_at"):
+        hit["fetched_at"] = doc["fetched_at"]
+    return hit

@@ -136,3 +136,6 @@ class SubRun(TypedDict):
     """The context slice: each dependency's ``id``, ``question``, cited ``answer`` and
     ``lead`` (the title and first sentence of its most relevant passage)."""
     trace_id: str
+    asked: NotRequired[str]
+    """The person's own words (the request; the sub-question too when they wrote the plan):
+    what the sub-question's web queries may be made of."""

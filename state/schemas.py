@@ -43,6 +43,10 @@ class SearchInput(InputState):
     """What a search starts from: the question, and the thread's earlier turns (read only)."""
 
     turns: NotRequired[list[Turn]]
+    asked: NotRequired[str]
+    """The person's own words when ``question`` is not (a research sub-question written by
+    the planner): queries that leave for the web are made of these only. Default: the
+    question."""
 
 
 class AnswerState(TypedDict):
@@ -110,6 +114,13 @@ class SearchState(SearchInput, OutputState):
     """Set when the budget ran out and the answer was written from what was found."""
     model_calls: Annotated[list[ModelCall], add_model_calls]
     """Every chat-model call of the current question: node, model that served, outcome."""
+    outbound: list[str]
+    """Sources whose queries leave the deployment (the web): searched with ``web_queries``."""
+    web_queries: list[str]
+    """This round's queries for outbound sources: the person's words (and names found on
+    web pages), never text of private evidence."""
+    web_spent: dict[str, float]
+    """Web pages read so far this question: ``pages``, ``bytes``, ``seconds``."""
 
 
 class ThreadState(InputState, AnswerState):
@@ -127,3 +138,5 @@ class SearchBranch(TypedDict):
     query: str
     source: str
     round: int
+    public: NotRequired[str]
+    """An outbound branch: the text its query may be made of (checked before it leaves)."""
