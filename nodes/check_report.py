@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from langgraph.runtime import Runtime
 
@@ -143,9 +144,14 @@ async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
                 "snippet": ev["snippet"],
                 "url": ev.get("url"),
                 "updated_at": ev.get("updated_at"),
+                "fetched_at": ev.get("fetched_at"),
             }
         )
-        lines.append(f"[{n}]: {ev['title']} [src:{source_id}]")
+        where = ""
+        if ev["kind"] == "web" and ev.get("url"):  # a page: its address and when it was read
+            host = urlsplit(str(ev["url"])).hostname or ""
+            where = f" — {host}, read {(ev.get('fetched_at') or '')[:10]}, <{ev['url']}>"
+        lines.append(f"[{n}]: {ev['title']}{where} [src:{source_id}]")
     tell(
         runtime,
         state,

@@ -99,8 +99,9 @@ class ReportState(TypedDict):
     answer: str
     """The report (Markdown) with numbered citations ``[1]``."""
     references: list[dict[str, Any]]
-    """``{"n", "id", "title", "source", "doc_id", "kind", "snippet", "url", "updated_at"}``:
-    each ``[n]`` mapped to its ``[src:id]`` and the passage it names."""
+    """``{"n", "id", "title", "source", "doc_id", "kind", "snippet", "url", "updated_at",
+    "fetched_at"}``: each ``[n]`` mapped to its ``[src:id]`` and the passage it names
+    (``fetched_at``: when a web page was read)."""
     unanswered: list[str]
     mode: str
 

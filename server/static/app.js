@@ -652,7 +652,19 @@ function renderOutcome(data) {
 }
 
 function kindLabel(kind) {
-  return { kb: "knowledge base", docs: "document", messages: "message", notes: "meeting note" }[kind] || kind;
+  return {
+    kb: "knowledge base", docs: "document", messages: "message", notes: "meeting note", web: "web page",
+  }[kind] || kind;
+}
+
+function webDomain(citation) {
+  // A web citation's host (www. dropped), or "" for anything else.
+  if (citation.kind !== "web" || typeof citation.url !== "string") return "";
+  try {
+    return new URL(citation.url).hostname.replace(/^www\./, "");
+  } catch {
+    return "";
+  }
 }
 
 const TIERS = { 3: "most authoritative", 2: "authoritative", 1: "informal" };
@@ -684,8 +696,11 @@ function showSource(id) {
   if (!citation) return;
   $("source-title").textContent = citation.title;
   const updated = citation.updated_at ? `updated ${citation.updated_at.slice(0, 10)}` : "no date";
-  $("source-meta").textContent =
-    `${kindLabel(citation.kind)} · ${citation.source} · ${TIERS[citation.authority] || ""} · ${updated}`;
+  const domain = webDomain(citation);
+  $("source-meta").textContent = domain
+    // a web page: where it lives and when it was read, not an authority tier
+    ? `web page · ${domain} · fetched ${(citation.fetched_at || "").slice(0, 10) || "unknown"}`
+    : `${kindLabel(citation.kind)} · ${citation.source} · ${TIERS[citation.authority] || ""} · ${updated}`;
   const badges = $("source-badges");
   badges.replaceChildren();
   if (citation.deprecated) {
@@ -710,6 +725,7 @@ function showSource(id) {
   const openable = typeof citation.url === "string" && /^(https?:|mailto:)/i.test(citation.url);
   link.hidden = !openable;
   if (openable) link.href = citation.url;
+  link.textContent = domain ? `Open ${domain}` : "Open the source";
   $("source-panel").hidden = false;
   $("source-panel").dataset.doc = citation.doc_id;
   $("app").classList.add("has-source");

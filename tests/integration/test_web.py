@@ -20,7 +20,13 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from server.auth import add_key_to_file
 from tests.integration.conftest import REPO, RESTRICTED_MARKERS
-from tests.integration.processes import Proc, start_app, start_model_server, start_redis
+from tests.integration.processes import (
+    Proc,
+    start_app,
+    start_fake,
+    start_model_server,
+    start_redis,
+)
 
 SHOTS = Path(os.environ.get("SEEKGRAPH_SCREENSHOTS") or tempfile.mkdtemp(prefix="seekgraph-shots-"))
 if not SHOTS.is_absolute():
@@ -312,3 +318,45 @@ def test_a_research_report_is_planned_reviewed_read_and_downloaded(page: Page, s
     # bob's plan, report, sources and downloads hold nothing of the security team's
     shown = page.locator("#current").inner_html() + json.dumps(downloads)
     assert not [m for m in RESTRICTED_MARKERS if m in shown]
+
+
+@pytest.fixture(scope="module")
+def web_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """A server whose sources include the web (a SearxNG-compatible engine on loopback)."""
+    tmp = tmp_path_factory.mktemp("web-source")
+    procs: list[Proc] = []
+    try:
+        engine = start_fake(tmp, "web_server", ready="/calls")
+        procs.append(engine)
+        engine_url = engine.url.replace("127.0.0.1", "localhost")
+        keys = tmp / "keys.json"
+        site = {"alice": add_key_to_file(keys, "alice"), "engine": engine_url}
+        app = start_app(
+            tmp,
+            "web-source",
+            {
+                "SEEKGRAPH_API_KEYS_FILE": keys,
+                "SEEKGRAPH_SEARXNG_URL": engine_url,
+                "SEEKGRAPH_WEB_ALLOW_HOSTS": "localhost",
+            },
+        )
+        procs.append(app)
+        site["url"] = app.url
+        yield site
+    finally:
+        for p in reversed(procs):
+            p.stop()
+
+
+def test_a_web_citation_shows_its_domain_and_when_it_was_read(page: Page, web_site: dict) -> None:
+    sign_in(page, web_site, "alice")
+    ask(page, "How often does WireGuard complete a handshake?")
+    wait_done(page)
+    web_cite = page.locator('#answer .cite[data-cite^="web%3A"]').first
+    expect(web_cite).to_be_visible()
+    web_cite.click()
+    expect(page.locator("#source-meta")).to_contain_text("web page · localhost · fetched 20")
+    link = page.locator("#source-link")
+    expect(link).to_have_text("Open localhost")
+    assert (link.get_attribute("href") or "").startswith(web_site["engine"] + "/p/")
+    page.screenshot(path=str(SHOTS / "web-citation.png"))
