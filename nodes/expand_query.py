@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.decisions import QueryVariants
-from nodes.evaluate import bridge_names
+from nodes.evaluate import bridge_questions
 from nodes.evidence import kept, relevance
 from nodes.llm import decide
 from nodes.prompting import conversation_of
@@ -80,7 +80,7 @@ def extractive_variants(state: SearchState) -> list[str]:
     return candidates
 
 
-def web_queries(state: SearchState, limit: int = 2) -> list[str]:
+def web_queries(state: SearchState, limit: int = 3) -> list[str]:
     """The round's queries for the web, made of the person's words and of web text only.
 
     First the person's own words, then names found on web pages (the next hop of a
@@ -103,10 +103,20 @@ def web_queries(state: SearchState, limit: int = 2) -> list[str]:
         return []
     candidates = [core]
     web = [ev for ev in kept(state.get("evidence", [])) if ev["source"] in outbound]
-    for ev in sorted(web, key=relevance, reverse=True)[:3]:
-        for name in bridge_names(ev):
-            if len(name) >= 3 and not term_set(name) & term_set(asked):
-                candidates.append(f"{name} {core}")
+    if web:
+        # the private search's multi-hop bridges and feedback, over public text only: the
+        # person's words as the question, the web's passages as the evidence, the last
+        # round's web queries as the hops followed
+        public: SearchState = {
+            **state,
+            "question": core,
+            "evidence": web,
+            "verdict": {**state["verdict"], "gap_questions": state.get("web_queries", [])},
+        }
+        candidates += bridge_questions(public, web)
+        feedback = feedback_terms(public)
+        if feedback:
+            candidates.append(f"{core} {' '.join(feedback)}")
     tried = {q.strip().lower() for q in state.get("tried_queries", [])}
     out: list[str] = []
     for q in candidates:

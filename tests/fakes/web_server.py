@@ -95,6 +95,13 @@ class Bm25:
         return scored[:k]
 
 
+def snippet(text: str, limit: int = 240) -> str:
+    """The start of a page's text, cut at a word boundary as engines do."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0] + " …"
+
+
 def page_html(page: dict[str, Any], base: str) -> str:
     """A page as a site serves it: navigation, the article, links, a footer."""
     paragraphs = "".join(f"<p>{html.escape(p)}</p>" for p in page["text"].split("\n\n"))
@@ -124,7 +131,7 @@ def create_app(pages: list[dict[str, Any]]) -> FastAPI:
             {
                 "url": f"{base}p/{page['slug']}",
                 "title": page["title"],
-                "content": page["text"][:240],
+                "content": snippet(page["text"]),
                 "engines": ["bm25"],
                 "score": round(score, 3),
             }

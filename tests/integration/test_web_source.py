@@ -7,11 +7,15 @@ loopback — so a redirect to ``127.0.0.1`` is a redirect to a private address l
 
 from __future__ import annotations
 
+import itertools
+import json
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
@@ -246,3 +250,32 @@ def test_settings_turn_the_web_on_and_a_bad_workspace_entry_says_what_to_fix(tmp
     (tmp_path / "ws" / "workspace.json").write_text('{"sources": [], "users": {}, "web": "all"}')
     with pytest.raises(WorkspaceError, match="'web' must be a list of principals"):
         configured_web(Settings(data_dir=tmp_path, searxng_url="http://x"), tmp_path / "ws")
+
+
+async def test_a_model_that_copies_private_evidence_into_its_queries_cannot_send_it(
+    web, embedder
+) -> None:
+    """LLM mode: the model's variants and gap questions quote the restricted passage."""
+    leaky = json.dumps(
+        {
+            "queries": ["Nightjar console password orchid-42"],
+            "grades": [],
+            "action": "search",
+            "reason": "more",
+            "read_doc_ids": [],
+            "gap_questions": ["orchid-42 console password rotation"],
+            "supported": True,
+            "definitive": True,
+            "problems": [],
+        }
+    )
+    model = GenericFakeChatModel(messages=itertools.cycle([AIMessage(content=leaky)]))
+    services = make_services(
+        embedder, [InMemorySource("kb", "kb", kb_docs()), source(web)], chat_model=model
+    )
+    question = "What is the Nightjar console password?"
+    done = await run_graph(services, question, Context(user="alice", max_rounds=3, mode="llm"))
+    variants = [q for e in done.node_events("expand_query") for q in e["detail"]["queries"]]
+    assert any("orchid-42" in v for v in variants)  # the private search did use them
+    assert sent(web) and not any("orchid" in q or "42" in q for q in sent(web)), sent(web)
+    await services.registry.get("web").aclose()  # type: ignore[attr-defined]
