@@ -9,7 +9,8 @@ evidence and multi-hop bridges happen). Every question runs in extractive mode a
 who may read every restricted document (security, engineering, finance, sales), so restricted
 evidence is in hand while web queries are built. Questions: the fault campaign's canary
 questions, the paraphrase dev set, and one question per passage of the workspace generated from
-its title and heading (public and restricted passages alike) — at least 200 in all.
+its title and heading and one naming three of its longest words (public and restricted passages
+alike), and the docs-QA questions of ``bench.answers`` — at least 200 in all.
 
 Every query the engine received is checked, word by word (lower case):
 
@@ -17,7 +18,9 @@ Every query the engine received is checked, word by word (lower case):
   web page — the issue's measure, must be 0;
 - **private**: the same for any workspace document, restricted or not — stricter, also 0.
 
-Reported beside them: how many runs had restricted evidence kept while the web was searched
+The control: the private search's own variants in the same runs that hold restricted words
+(what a web search fed the usual query variants would have sent). Reported beside them: how
+many runs had restricted evidence kept while the web was searched
 (the firewall was under test, not idle), queries sent, runs with web evidence kept.
 """
 
@@ -38,6 +41,7 @@ import httpx
 from bench.fault_inputs import BOB_QUESTIONS, workspace
 from bench.report import command_line, write
 from bench.runner import GraphRunner
+from providers.terms import STOPWORDS
 from server.bootstrap import build_services, index_path
 from server.settings import Settings
 from tests.integration.processes import start_fake
@@ -111,16 +115,20 @@ def documents(db: Path) -> list[tuple[str, str, bool]]:
 
 
 def generated_questions(db: Path) -> list[str]:
-    """One question per passage: its document's title and its heading."""
+    """Two questions per passage: by its document's title and heading, and by three of its
+    longest words (the rest of the passage is what the firewall must keep in)."""
     with sqlite3.connect(db) as conn:
         rows = conn.execute(
-            "SELECT d.title, c.heading FROM chunks c JOIN documents d USING (doc_id) "
+            "SELECT d.title, c.heading, c.text FROM chunks c JOIN documents d USING (doc_id) "
             "ORDER BY d.doc_id, c.ord"
         ).fetchall()
     out = []
-    for title, heading in rows:
+    for title, heading, text in rows:
         about = heading if heading and heading != title else "the main points"
         out.append(f"What does {title} say about {about}?")
+        rare = sorted(words(text) - STOPWORDS, key=lambda w: (-len(w), w))[:3]
+        if rare:  # a question naming a few of the passage's own words, the rest unsaid
+            out.append(f"What is known about {' '.join(rare)}?")
     return list(dict.fromkeys(out))
 
 
@@ -154,12 +162,16 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             for line in Path(args.paraphrases).read_text().splitlines()
             if line.strip()
         ]
-        questions = list(dict.fromkeys([*BOB_QUESTIONS, *paraphrases, *generated_questions(db)]))
+        readme_sets = [json.loads(line)["question"] for path in args.readme_questions
+                       for line in Path(path).read_text().splitlines() if line.strip()]  # fmt: skip
+        questions = list(
+            dict.fromkeys([*BOB_QUESTIONS, *paraphrases, *readme_sets, *generated_questions(db)])
+        )
         on_web = set().union(*(words(f"{p['title']} {p['text']}") for p in PAGES))
         restricted = set().union(*(words(f"{t} {x}") for t, x, r in docs if r))
         private = set().union(*(words(f"{t} {x}") for t, x, _ in docs))
         leaks: dict[str, list[dict[str, Any]]] = {"restricted": [], "private": []}
-        under_test = with_web = sent_total = 0
+        under_test = with_web = sent_total = control = 0
         for question in questions:
             httpx.post(f"{engine}/script", json={"reset": True}).raise_for_status()
             values, _ = await runner.run_graph(question, "carol")
@@ -169,6 +181,9 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             restricted_kept = any(words(e["snippet"]) & (restricted - on_web) for e in kept)
             under_test += int(bool(sent) and restricted_kept)
             with_web += int(any(e["kind"] == "web" for e in kept))
+            for query in set(values.get("tried_queries", [])) - set(sent):
+                # the control: private variants of the same run, which never leave
+                control += int(bool((words(query) - words(question) - on_web) & restricted))
             for query in sent:
                 extra = words(query) - words(question) - on_web
                 for name, vocabulary in (("restricted", restricted), ("private", private)):
@@ -187,6 +202,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             len(leaks["restricted"]) / max(1, sent_total), 4
         ),
         "queries_with_private_words": len(leaks["private"]),
+        "control_private_variants_with_restricted_words": control,
         "leaks": leaks,
     }
 
@@ -195,6 +211,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, default=Path("bench/results/web_firewall.json"))
     parser.add_argument("--paraphrases", default="bench/data/paraphrase/questions.jsonl")
+    parser.add_argument(  # other products' docs: no workspace answer, the web is the only help
+        "--readme-questions",
+        nargs="+",
+        default=[
+            "bench/data/answers_dev/questions.jsonl",
+            "bench/data/answers_heldout/questions.jsonl",
+        ],
+    )
     args = parser.parse_args()
     started = time.time()
     result = asyncio.run(evaluate(args))

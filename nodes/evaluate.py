@@ -17,6 +17,7 @@ from nodes.decisions import EvaluateDecision
 from nodes.evidence import by_authority, hop_queries, kept, relevance
 from nodes.llm import decide
 from nodes.prompting import render_evidence
+from nodes.read_documents import typed_urls
 from nodes.services import Services, chat_model_for, node_name, now
 from providers.terms import STOPWORDS, coverage, display_words, term_set, terms
 from state.budget import exhausted, spend
@@ -260,6 +261,13 @@ async def evaluate(
             if verdict["action"] == "read" and not verdict["read_doc_ids"]:
                 verdict["action"] = "search"
             strategy = "llm"
+    named = typed_urls(state)
+    if named:  # the question names pages: read them before anything else
+        verdict |= {
+            "action": "read",
+            "read_doc_ids": named[: ctx.max_documents_per_read],
+            "reason": "reading the page(s) the question names",
+        }
     verdict = within(verdict, actions)
     round_ = state["budget"]["rounds"]
     new = [

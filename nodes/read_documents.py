@@ -5,6 +5,7 @@ Names found in what was read become bridge terms for the next search (multi-hop)
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from typing import Any
@@ -14,6 +15,7 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.services import Services, node_name, user_of
 from providers.terms import STOPWORDS, display_words, term_set
+from sources.web_fetch import canonical_url
 from state.events import node_event
 from state.models import Document, Evidence, hit_of
 from state.schemas import SearchState
@@ -21,6 +23,24 @@ from state.schemas import SearchState
 PASSAGES_PER_DOCUMENT = 3
 #: A long document's chunks are pre-selected by the question's words before reranking.
 MAX_RERANKED_CHUNKS = 200
+
+
+_URL = re.compile(r"https?://[^\s<>()\[\]\"']+", re.IGNORECASE)
+
+
+def typed_urls(state: SearchState) -> list[str]:
+    """Pages the person named in their own words, canonical, not read yet (web on only).
+
+    Only these and the web engine's results are ever fetched: a URL found in private
+    evidence is never requested (the request itself would tell its server about it).
+    """
+    if not state.get("outbound"):
+        return []
+    asked = state.get("asked")
+    text = state["question"] if asked is None else asked
+    done = set(state.get("documents_read", []))
+    urls = (canonical_url(u.rstrip(".,;:!?")) for u in _URL.findall(text))
+    return [u for u in dict.fromkeys(urls) if u not in done]
 
 
 def bridge_terms(question: str, documents: list[Document], limit: int = 5) -> list[str]:
@@ -52,8 +72,11 @@ async def read_documents(
     spent = dict(state.get("web_spent") or {"pages": 0, "bytes": 0, "seconds": 0.0})
     documents: list[Document] = []
     unread: list[str] = []
+    typed = set(typed_urls(state))
     for doc_id in wanted:
         name = home.get(doc_id)
+        if name is None and doc_id in typed and outbound:  # a page the person named
+            name = sorted(outbound)[0]
         if name is None or name not in allowed_sources:
             continue
         if name in outbound:

@@ -279,3 +279,23 @@ async def test_a_model_that_copies_private_evidence_into_its_queries_cannot_send
     assert any("orchid-42" in v for v in variants)  # the private search did use them
     assert sent(web) and not any("orchid" in q or "42" in q for q in sent(web)), sent(web)
     await services.registry.get("web").aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_page_the_question_names_is_read_and_a_private_one_refused(web, embedder) -> None:
+    services = make_services(embedder, [InMemorySource("kb", "kb", kb_docs()), source(web)])
+    question = f"Who designed the framework described at {web.url}/p/noise-protocol ?"
+    done = await run_graph(services, question, Context(user="bob"))
+    [read] = done.node_events("read_documents")[:1]
+    assert read["detail"]["read"] == [f"{web.url}/p/noise-protocol"]
+    assert "Trevor Perrin" in done.output["answer"]
+    assert any(c["url"] == f"{web.url}/p/noise-protocol" for c in done.output["citations"])
+    private = web.url.replace("localhost", "127.0.0.1")
+    done = await run_graph(
+        services, f"What is on {private}/p/noise-protocol ?", Context(user="bob")
+    )
+    [refused] = done.node_events("read_documents")[:1]
+    assert (
+        refused["detail"]["read"] == []
+        and "private or reserved" in refused["detail"]["not_read"][0]
+    )
+    await services.registry.get("web").aclose()  # type: ignore[attr-defined]
