@@ -7,6 +7,7 @@ more round while budget lasts; in LLM mode the model also checks that claims are
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from langgraph.runtime import Runtime
 
@@ -39,7 +40,16 @@ def citation_of(ev: Evidence) -> Citation:
     }
     if ev.get("fetched_at"):
         citation["fetched_at"] = ev["fetched_at"]
+    if ev["kind"] == "web" and ev["url"] and "#" not in ev["url"]:
+        citation["url"] = ev["url"] + text_fragment(ev["snippet"])
     return citation
+
+
+def text_fragment(passage: str, words: int = 8) -> str:
+    """A URL text fragment (``#:~:text=…``) that scrolls a browser to the passage's start."""
+    lines = [ln for ln in passage.splitlines() if ln.strip() and not ln.startswith("#")]
+    start = " ".join(" ".join(lines).split()[:words]).rstrip(" …")
+    return f"#:~:text={quote(start, safe='')}" if start else ""
 
 
 def strip_unknown(answer: str, known: set[str]) -> str:
