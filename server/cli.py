@@ -68,7 +68,11 @@ def _parser() -> argparse.ArgumentParser:
     add_knobs(research, skip=("review_before_answer",))
     sub.add_parser("diagram", help="print the search graph as a Mermaid diagram")
     index = sub.add_parser("index", help="index a folder as a source (only what changed)")
-    index.add_argument("path", help="folder of Markdown/HTML/text/PDF, chat exports or transcripts")
+    index.add_argument(
+        "path",
+        help="a folder (Markdown, HTML, text, PDF, Word, PowerPoint, Excel, CSV, e-mail, chat "
+        "exports, transcripts) or a Slack export (folder or .zip)",
+    )
     index.add_argument("--source", required=True, help="name of the source")
     index.add_argument("--kind", required=True, choices=["kb", "docs", "messages", "notes"])
     index.add_argument(

@@ -22,13 +22,15 @@ def index_folder(args: argparse.Namespace) -> int:
     from providers.embeddings import load_embedder
     from server.bootstrap import index_path, workspace_of
     from sources.embedded import EmbeddedIndex
-    from sources.workspace import load_config, register_source, sync_source
+    from sources.slack_export import is_slack_export
+    from sources.workspace import load_config, people_of, register_source, sync_source
 
     settings = settings_of(args)
     folder = Path(args.path).expanduser().resolve()
-    if not folder.is_dir():
-        raise CliError(f"{args.path} is not a folder")
-    if not args.acl:
+    zipped = folder.is_file() and folder.suffix.lower() == ".zip"
+    if not folder.is_dir() and not zipped:
+        raise CliError(f"{args.path} is not a folder or a .zip export")
+    if not args.acl and not zipped and not is_slack_export(folder):
         raise CliError("say who may read it: --acl group:everyone, --acl user:NAME, …")
     try:
         workspace = workspace_of(settings)
@@ -39,7 +41,7 @@ def index_folder(args: argparse.Namespace) -> int:
     # export's own channels.json); --acl only covers channels that neither lists.
     channels = dict(config.get("channels", {})) if args.kind == "messages" else None
     index = EmbeddedIndex(index_path(settings, workspace), load_embedder(settings.embedding_model))
-    files = sum(1 for p in folder.rglob("*") if p.is_file())
+    files = 0 if zipped else sum(1 for p in folder.rglob("*") if p.is_file())
     bar = {"file": sys.stderr, "disable": None}  # no bars when stderr is not a terminal
     reading = tqdm(total=files, unit="file", desc=f"reading {args.source}", **bar)
     embedding = tqdm(total=0, unit="chunk", desc=f"embedding {args.source}", **bar)
@@ -58,6 +60,7 @@ def index_folder(args: argparse.Namespace) -> int:
             channels,
             progress=lambda _path: reading.update(1),
             embed_progress=embedded,
+            people=people_of(config),
         )
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None

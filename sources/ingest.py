@@ -1,7 +1,7 @@
-"""Turn files into indexed documents: Markdown, text, HTML, PDF, chats and transcripts.
+"""Turn files into indexed documents: Markdown, text, HTML, PDF, Office, chats, transcripts.
 
-Folders of Markdown, text, HTML and PDF; chat exports (JSONL or JSON); meeting transcripts
-(VTT, SRT) and minutes.
+Folders of Markdown, text, HTML, PDF, Word, PowerPoint, Excel and CSV (``sources.office``);
+chat exports (JSONL or JSON); meeting transcripts (VTT, SRT) and minutes.
 
 A file that cannot be read is reported by path (and line, when known) and skipped; the rest
 of the folder is still indexed.
@@ -40,7 +40,9 @@ from sources.conversations import (
     with_context,
 )
 from sources.index_source import IndexedDocument
+from sources.mail import MAIL, mail_documents
 from sources.markdown_text import readable_markdown
+from sources.slack_export import is_slack_export, slack_documents
 
 __all__ = [
     "HARD_CHUNK_CHARS",
@@ -58,6 +60,7 @@ HTML = {".html", ".htm"}
 PDF = {".pdf"}
 CHAT = {".jsonl", ".json"}
 TRANSCRIPT = {".vtt", ".srt"}
+OFFICE = {".docx", ".pptx", ".xlsx", ".csv"}
 
 
 @dataclass
@@ -206,6 +209,25 @@ def pdf_document(
     ]
 
 
+def office_document(
+    root: Path, path: Path, source: str, kind: str, default_acl: list[str], problems: list[str]
+) -> list[IndexedDocument]:
+    """A Word, PowerPoint, Excel or CSV file (``sources.office``), under the source's ACL."""
+    from sources import office
+
+    suffix = path.suffix.lower()
+    if suffix == ".docx":
+        body, title = office.docx_markdown(path)
+    elif suffix == ".pptx":
+        body, title = office.pptx_markdown(path)
+    elif suffix == ".xlsx":
+        body, title = office.xlsx_markdown(path, problems)
+    else:
+        body, title = office.csv_markdown(path, problems)
+    doc_id = doc_id_of(root, path, source)
+    return [_document(doc_id, source, kind, path, {}, body, default_acl, title)]
+
+
 def files_under(root: Path) -> tuple[list[Path], list[Path]]:
     """The files of the folder ``root`` (sorted), and the links in it that lead outside it.
 
@@ -223,6 +245,37 @@ def files_under(root: Path) -> tuple[list[Path], list[Path]]:
     return inside, outside
 
 
+def read_file(
+    root: Path,
+    path: Path,
+    source: str,
+    kind: str,
+    default_acl: list[str],
+    problems: list[str],
+    people: dict[str, str],
+) -> list[IndexedDocument] | None:
+    """One file by its type (``None``: a type no reader handles)."""
+    suffix = path.suffix.lower()
+    readers = {
+        **dict.fromkeys(MARKDOWN, markdown_document),
+        **dict.fromkeys(HTML, html_document),
+        **dict.fromkeys(PDF, pdf_document),
+    }
+    if suffix in TRANSCRIPT:
+        return transcript_document(root, path, source, kind, default_acl, problems)
+    if suffix in OFFICE:
+        return office_document(root, path, source, kind, default_acl, problems)
+    if suffix in MAIL:
+
+        def attachment(folder: Path, file: Path, notes: list[str]) -> list[IndexedDocument]:
+            return read_file(folder, file, source, kind, [], notes, people) or []
+
+        return mail_documents(root, path, source, kind, problems, people, attachment)
+    if suffix in readers:
+        return readers[suffix](root, path, source, kind, default_acl)
+    return None
+
+
 def read_folder(
     root: Path,
     source: str,
@@ -230,20 +283,29 @@ def read_folder(
     default_acl: list[str],
     channels: dict[str, list[str]] | None = None,
     progress: Callable[[Path], None] | None = None,
+    people: dict[str, str] | None = None,
 ) -> Ingested:
     """Every readable file under ``root``; problems are collected, never fatal.
 
     Chat messages are readable by their channel's members: ``channels`` (the workspace's
     list) first, then the export's own ``channels.json``; ``default_acl`` only for a
     channel neither lists. ``Ingested.channel_acls`` says which ACL each channel got.
+    A Slack export (``users.json`` and ``channels.json``) is read as one: its conversations'
+    members are the ACL. E-mail is readable by its sender and recipients. ``people`` maps an
+    e-mail address or a chat handle (lower case) to the workspace user it is.
     """
-    readers = {
-        **dict.fromkeys(MARKDOWN, markdown_document),
-        **dict.fromkeys(HTML, html_document),
-        **dict.fromkeys(PDF, pdf_document),
-    }
+    people = people or {}
     out = Ingested()
     chat = kind == "messages" or channels is not None
+    if chat and is_slack_export(root):
+        notes: list[str] = []
+        try:
+            out.documents, out.channel_acls = slack_documents(root, source, kind, people, notes)
+        except IngestError as exc:
+            notes.append(str(exc))
+        out.problems += notes
+        out.files = sum(1 for _ in root.rglob("*.json"))
+        return out
     members: dict[str, list[str]] = {}
     if chat:
         try:
@@ -265,13 +327,12 @@ def read_folder(
         try:
             if suffix in CHAT and chat:
                 docs = chat_documents(root, path, source, kind, members, default_acl, problems)
-            elif suffix in TRANSCRIPT:
-                docs = transcript_document(root, path, source, kind, default_acl, problems)
-            elif suffix in readers:
-                docs = readers[suffix](root, path, source, kind, default_acl)
             else:
-                out.unsupported.append(str(path.relative_to(root)))
-                continue
+                found = read_file(root, path, source, kind, default_acl, problems, people)
+                if found is None:
+                    out.unsupported.append(str(path.relative_to(root)))
+                    continue
+                docs = found
         except IngestError as exc:
             out.problems.append(f"{exc}; file skipped")
             continue

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from providers.embeddings import Embedder
+from sources.archives import unzipped
 from sources.base import User
+from sources.chunking import IngestError
 from sources.embedded import EmbeddedIndex
 from sources.errors import WorkspaceError as WorkspaceError
 from sources.index_source import EmbeddedSource
@@ -99,6 +101,25 @@ def _fingerprint(root: Path) -> str:
 KINDS = ("kb", "docs", "messages", "notes")
 
 
+def people_of(config: dict[str, Any]) -> dict[str, str]:
+    """Who an e-mail address or a chat handle is (keys in lower case).
+
+    From ``users.<name>.email`` (a string or a list) and ``users.<name>.slack`` (a handle);
+    the user's own name counts as a handle.
+    """
+    out: dict[str, str] = {}
+    for name, info in config.get("users", {}).items():
+        out[name.lower()] = name
+        if not isinstance(info, dict):
+            continue
+        emails = info.get("email") or []
+        for value in [emails] if isinstance(emails, str) else emails:
+            out[str(value).lower()] = name
+        if isinstance(info.get("slack"), str):
+            out[info["slack"].lower()] = name
+    return out
+
+
 def sync_source(
     index: EmbeddedIndex,
     folder: Path,
@@ -108,14 +129,22 @@ def sync_source(
     channels: dict[str, list[str]] | None = None,
     progress: Callable[[Path], None] | None = None,
     embed_progress: Callable[[int, int], None] | None = None,
+    people: dict[str, str] | None = None,
 ) -> SyncReport:
-    """Index what changed in one source folder (by content hash); remove what disappeared."""
+    """Index what changed in one source folder or zip (by content hash); remove what is gone."""
     started = time.perf_counter()
-    if not folder.is_dir():
-        raise WorkspaceError(f"source {name!r}: folder {folder} does not exist")
     if kind not in KINDS:
         raise WorkspaceError(f"source {name!r}: kind must be one of {', '.join(KINDS)}")
-    read = read_folder(folder, name, kind, acl, channels, progress)
+    if folder.is_file() and folder.suffix.lower() == ".zip":
+        try:
+            with unzipped(folder) as root:
+                read = read_folder(root, name, kind, acl, channels, progress, people)
+        except IngestError as exc:
+            raise WorkspaceError(f"source {name!r}: {exc}") from None
+    elif folder.is_dir():
+        read = read_folder(folder, name, kind, acl, channels, progress, people)
+    else:
+        raise WorkspaceError(f"source {name!r}: folder {folder} does not exist")
     known = index.document_hashes(name)
     changed = [d for d in read.documents if known.get(d.doc_id) != d.content_hash]
     chunks = index.upsert(changed, progress=embed_progress)
@@ -151,6 +180,7 @@ def sync_workspace(root: Path, index: EmbeddedIndex) -> SyncReport:
             spec["kind"],
             spec.get("acl", []),
             channels,
+            people=people_of(config),
         )
         total = total.plus(report)
     index.set_meta("fingerprint", _fingerprint(root))

@@ -1,0 +1,211 @@
+"""Office files, e-mail and Slack exports, made by the libraries that write them for real.
+
+Each file has the hard parts: a nested list and a merged table cell (Word), speaker notes
+(PowerPoint), merged cells under a title row (Excel), an HTML reply quoting its history with
+a signature and an attachment (e-mail), a private channel and a thread (Slack, zipped).
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from email.message import EmailMessage
+from pathlib import Path
+
+from sources.base import User
+from sources.embedded import EmbeddedIndex
+from sources.ingest import read_folder
+from sources.workspace import sync_source
+from tests.integration.conftest import cli
+
+PEOPLE = {"alice@fernhill.example": "alice", "bob@fernhill.example": "bob", "carol": "carol"}
+ALICE = User("alice", frozenset({"everyone"}))
+BOB = User("bob", frozenset({"everyone"}))
+CAROL = User("carol", frozenset({"everyone"}))
+
+
+def office_files(folder: Path) -> None:
+    import docx
+    from openpyxl import Workbook
+    from pptx import Presentation
+
+    d = docx.Document()
+    d.core_properties.title = "Employee handbook"
+    d.add_heading("Travel", level=1)
+    d.add_paragraph("Before you travel:", style="List Bullet")
+    d.add_paragraph("book through Navan", style="List Bullet 2")
+    d.add_heading("Allowances", level=2)
+    table = d.add_table(rows=3, cols=3)
+    for c, text in enumerate(["Region", "Hotel cap", "Meals"]):
+        table.cell(0, c).text = text
+    for c, text in enumerate(["Europe", "180 EUR", "60 EUR"]):
+        table.cell(1, c).text = text
+    table.cell(2, 0).merge(table.cell(2, 1)).text = "Elsewhere: ask finance"
+    table.cell(2, 2).text = "50 USD"
+    d.save(folder / "handbook.docx")
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Q3 results"
+    frame = slide.placeholders[1].text_frame
+    frame.text = "Revenue grew 12%"
+    sub = frame.add_paragraph()
+    sub.text, sub.level = "Driven by EMEA", 1
+    slide.notes_slide.notes_text_frame.text = "Churn fell to 3% this quarter."
+    deck.save(folder / "q3.pptx")
+
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Prices"
+    sheet.append(["Price list 2026"])
+    sheet.append(["Product", "Tier", "Price"])
+    sheet.append(["Kestrel", "Basic", 100])
+    sheet.append([None, "Pro", 250])
+    sheet.merge_cells("A3:A4")
+    book.save(folder / "prices.xlsx")
+
+
+def test_office_files_keep_their_structure(tmp_path: Path) -> None:
+    office_files(tmp_path)
+    read = read_folder(tmp_path, "files", "docs", ["group:everyone"])
+    assert read.problems == [] and read.unsupported == []
+    docs = {d.doc_id: d for d in read.documents}
+    handbook = docs["files/handbook"]
+    assert handbook.title == "Employee handbook"
+    assert "- Before you travel:\n  - book through Navan" in handbook.text  # nested list
+    # the merged cell is named once, under both of its headers; Meals stays Meals
+    assert "- Region / Hotel cap: Elsewhere: ask finance; Meals: 50 USD" in handbook.text
+    assert [c["heading"] for c in handbook.chunks] == ["Travel", "Allowances"]
+    q3 = docs["files/q3"]
+    assert q3.chunks[0]["heading"] == "Slide 1: Q3 results"
+    assert "  - Driven by EMEA" in q3.text and "Speaker notes: Churn fell to 3%" in q3.text
+    prices = docs["files/prices"].text
+    assert "- Product: Kestrel; Tier: Pro; Price: 250" in prices  # the merged cell filled down
+
+
+def mail(folder: Path) -> None:
+    msg = EmailMessage()
+    msg["From"] = "Alice Chen <alice@fernhill.example>"
+    msg["To"] = "Bob Okafor <bob@fernhill.example>"
+    msg["Subject"] = "Re: Kestrel budget"
+    msg["Date"] = "Tue, 03 Nov 2026 10:00:00 +0000"
+    msg["Message-ID"] = "<2@fernhill.example>"
+    msg["In-Reply-To"] = "<1@fernhill.example>"
+    msg.set_content("The Kestrel budget is approved at 40k.\n\nBest,\nAlice\n")
+    msg.add_alternative(
+        "<html><body><p>The Kestrel budget is approved at 40k.</p><p>Best,<br>Alice</p>"
+        '<div class="gmail_quote"><p>On Mon, Bob wrote:</p><blockquote>Can we spend '
+        "95k on the Moorhen offsite?</blockquote></div></body></html>",
+        subtype="html",
+    )
+    msg.add_attachment(
+        b"# Budget lines\n\nTravel: 12k. Hardware: 28k.\n",
+        maintype="text",
+        subtype="markdown",
+        filename="budget.md",
+    )
+    (folder / "budget.eml").write_bytes(bytes(msg))
+
+
+def test_a_mail_is_its_own_words_for_its_people_and_its_attachment_too(tmp_path: Path) -> None:
+    mail(tmp_path)
+    read = read_folder(tmp_path, "mail", "messages", ["group:everyone"], people=PEOPLE)
+    assert read.problems == []
+    docs = {d.doc_id: d for d in read.documents}
+    message = docs["mail/budget"]
+    assert "approved at 40k" in message.text and "From: Alice Chen" in message.text
+    assert "Moorhen" not in message.text and "95k" not in message.text  # quoted history gone
+    assert sorted(message.acl) == ["user:alice", "user:bob"]  # not the source's everyone
+    attachment = docs["mail/budget/attachments/budget"]
+    assert "Hardware: 28k" in attachment.text and attachment.acl == message.acl
+    assert attachment.title.endswith("(attached to: Re: Kestrel budget)")
+
+
+async def test_indexed_mail_is_found_by_its_recipients_only(tmp_path: Path, embedder) -> None:
+    mail(tmp_path)
+    index = EmbeddedIndex(tmp_path / "index.sqlite", embedder)
+    sync_source(index, tmp_path, "mail", "messages", [], people=PEOPLE)
+    found = lambda user: index.search("mail", "Kestrel budget approved", user, 5, "hybrid")  # noqa: E731
+    assert found(ALICE) and found(BOB)
+    assert found(CAROL) == []  # not a recipient: nothing, attachment included
+    index.close()
+
+
+def slack_export(folder: Path) -> Path:
+    root = folder / "export"
+    (root / "general").mkdir(parents=True)
+    (root / "leads").mkdir()
+    users = [
+        {
+            "id": "U1",
+            "name": "alice",
+            "profile": {"email": "alice@fernhill.example", "display_name": "Alice"},
+        },  # fmt: skip
+        {"id": "U2", "name": "bob.okafor", "profile": {"email": "bob@fernhill.example"}},
+        {"id": "U3", "name": "carol", "profile": {"display_name": "Carol"}},
+    ]
+    (root / "users.json").write_text(json.dumps(users))
+    (root / "channels.json").write_text(
+        json.dumps([{"id": "C1", "name": "general", "members": ["U1", "U2", "U3"]}])
+    )
+    (root / "groups.json").write_text(
+        json.dumps([{"id": "G1", "name": "leads", "members": ["U1", "U3"]}])
+    )
+    (root / "general" / "2026-11-03.json").write_text(json.dumps([
+        {"type": "message", "user": "U2", "text": "Where is the offsite?",
+         "ts": "1762164000.000100"},
+        {"type": "message", "subtype": "channel_join", "user": "U3", "text": "joined",
+         "ts": "1762164001.000100"},
+    ]))  # fmt: skip
+    (root / "leads" / "2026-11-04.json").write_text(json.dumps([
+        {"type": "message", "user": "U1", "ts": "1762250400.000100",
+         "thread_ts": "1762250400.000100", "text": "<@U3> the Moorhen deal closes Friday"},
+        {"type": "message", "user": "U3", "ts": "1762250500.000200",
+         "thread_ts": "1762250400.000100", "text": "Great, price is 48 million euros",
+         "edited": {"user": "U3", "ts": "1762250600.000000"}},
+    ]))  # fmt: skip
+    archive = folder / "export.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in root.rglob("*"):
+            z.write(path, path.relative_to(folder))
+    return archive
+
+
+def test_a_slack_export_zip_keeps_private_channels_to_their_members(tmp_path: Path) -> None:
+    archive = slack_export(tmp_path)
+    data = tmp_path / "data"
+    workspace = tmp_path / "ws"
+    (workspace / "kb").mkdir(parents=True)
+    (workspace / "kb" / "a.md").write_text("# A\n\nNothing here.\n")
+    (workspace / "workspace.json").write_text(json.dumps({
+        "sources": [{"name": "kb", "kind": "kb", "acl": ["group:everyone"]}],
+        "users": {"alice": {"groups": ["everyone"], "email": "alice@fernhill.example"},
+                  "bob": {"groups": ["everyone"], "email": "bob@fernhill.example"},
+                  "carol": {"groups": ["everyone"]}},
+    }))  # fmt: skip
+    done = cli("index", str(archive), "--source", "slack", "--kind", "messages",
+               "--workspace", str(workspace), data_dir=data)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "#leads: readable by user:alice, user:carol (private channel members)" in done.stdout
+    # bob (matched by e-mail) reads #general, not #leads; carol (by handle) reads #leads
+    asked = "What is the Moorhen price?"
+    bob = cli("ask", asked, "--user", "bob", "--source", "slack", "--workspace", str(workspace),
+              "--json", data_dir=data)  # fmt: skip
+    carol = cli("ask", asked, "--user", "carol", "--source", "slack", "--workspace",
+                str(workspace), "--json", data_dir=data)  # fmt: skip
+    assert "48 million" not in bob.stdout and "Moorhen" not in bob.stdout
+    answer = json.loads(carol.stdout)
+    assert "48 million euros (edited)" in answer["answer"]
+    assert "@Carol" in carol.stdout or "Alice" in carol.stdout  # names, not user ids
+    assert "U3" not in answer["answer"]
+
+
+def test_a_zip_that_points_outside_itself_is_refused(tmp_path: Path) -> None:
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("../outside.txt", "x")
+    data = tmp_path / "data"
+    done = cli("index", str(archive), "--source", "x", "--kind", "messages", data_dir=data)
+    assert done.returncode != 0 and "points outside the zip" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path.parent / "outside.txt").exists()
