@@ -39,6 +39,7 @@ from sources.conversations import (
     transcript_document,
     with_context,
 )
+from sources.exports import confluence_page, is_notion_export, notion_tidy
 from sources.index_source import IndexedDocument
 from sources.mail import MAIL, mail_documents
 from sources.markdown_text import readable_markdown
@@ -168,9 +169,15 @@ def html_document(
         name, content = tag.get("name"), tag.get("content")
         if isinstance(name, str) and isinstance(content, str):
             meta[name] = content.split() if name == "acl" else content
+    title = soup.title.get_text(strip=True) if soup.title else None
+    lines: list[str] = []
+    page = confluence_page(soup)
+    if page is not None:  # a Confluence export: the page's own content, under its trail
+        soup, title, trail, updated = page
+        meta.setdefault("updated_at", updated)
+        lines.append(f"# {' › '.join([*trail, title or path.stem])}")
     for tag in soup(["script", "style", "nav", "footer", "header"]):
         tag.decompose()
-    lines: list[str] = []
     for tag in soup.find_all(["h1", "h2", "h3", "h4", "p", "li", "pre", "td"]):
         text = " ".join(tag.get_text(" ", strip=True).split())
         if not text:
@@ -178,7 +185,6 @@ def html_document(
         level = int(tag.name[1]) if tag.name.startswith("h") else 0
         lines.append(f"{'#' * level} {text}" if level else text)
     body = "\n\n".join(lines)
-    title = soup.title.get_text(strip=True) if soup.title else None
     return [
         _document(doc_id_of(root, path, source), source, kind, path, meta, body, default_acl, title)
     ]
@@ -314,6 +320,7 @@ def read_folder(
             out.problems.append(f"{exc}; its channels get the source's ACL")
     seen: dict[str, Path] = {}
     files, outside = files_under(root)
+    notion = is_notion_export([f.relative_to(root) for f in files])
     out.problems += [
         f"{path}: a link to a file outside the indexed folder; skipped" for path in outside
     ]
@@ -344,6 +351,8 @@ def read_folder(
             continue
         finally:
             out.problems += problems
+        if notion:
+            docs = notion_tidy(docs, files, root)
         kept = []
         for doc in docs:
             if doc.doc_id in seen:  # x.md beside x.txt, or a message id in two exports

@@ -209,3 +209,37 @@ def test_a_zip_that_points_outside_itself_is_refused(tmp_path: Path) -> None:
     assert done.returncode != 0 and "points outside the zip" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path.parent / "outside.txt").exists()
+
+
+def test_a_notion_export_reads_pages_sub_pages_and_a_database_once(tmp_path: Path) -> None:
+    page = "Roadmap 0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+    (tmp_path / page).mkdir()
+    (tmp_path / f"{page}.md").write_text("# Roadmap\n\nWe ship Pathfinder v2 in March.\n")
+    (tmp_path / page / "Launch plan 11112222333344445555666677778888.md").write_text(
+        "# Launch plan\n\nStatus: In progress\n\nThe launch review is on 3 March.\n"
+    )
+    db = "Tasks aaaabbbbccccddddeeeeffff00001111"
+    (tmp_path / f"{db}.csv").write_text("Name,Owner\nWrite spec,Ana\n")
+    (tmp_path / f"{db}_all.csv").write_text("Name,Owner,Due\nWrite spec,Ana,2026-02-01\nTest,Li,\n")
+    read = read_folder(tmp_path, "notion", "docs", ["group:everyone"])
+    docs = {d.doc_id: d for d in read.documents}
+    assert set(docs) == {"notion/Roadmap", "notion/Roadmap/Launch plan", "notion/Tasks"}
+    assert docs["notion/Roadmap/Launch plan"].title == "Launch plan (in Roadmap)"
+    assert "- Name: Test; Owner: Li" in docs["notion/Tasks"].text  # every row, read once
+
+
+def test_a_confluence_page_is_its_content_under_its_breadcrumbs(tmp_path: Path) -> None:
+    (tmp_path / "VPN-setup_98304.html").write_text(
+        "<html><head><title>IT Space : VPN setup</title></head><body>"
+        "<div id='breadcrumb-section'><ol id='breadcrumbs'><li><a>IT Space</a></li>"
+        "<li><a>Remote work</a></li></ol></div>"
+        "<div id='main-header'><h1>IT Space : VPN setup</h1></div>"
+        "<div class='page-metadata'>Created by Sam, last modified on Nov 03, 2026</div>"
+        "<div id='main-content' class='wiki-content'><p>Install WireGuard, then import the "
+        "profile from the IT portal.</p></div>"
+        "<div id='footer'>Powered by Confluence</div></body></html>"
+    )
+    [doc] = read_folder(tmp_path, "confluence", "kb", ["group:everyone"]).documents
+    assert doc.title == "VPN setup" and doc.updated_at.startswith("2026-11-03")
+    assert doc.chunks[0]["heading"] == "IT Space › Remote work › VPN setup"
+    assert "Install WireGuard" in doc.text and "Powered by" not in doc.text
