@@ -2,13 +2,15 @@
 
 The server imports the engine through ``graph/`` only (its composition root,
 ``server/bootstrap.py``, is the one exception): the admission rule, the people a source
-knows, the errors a door turns into messages, and the events and their fold. Importing this
-module is cheap (no models, no LangGraph), so the CLI can check input before loading them.
+knows, a live connector's sync, the errors a door turns into messages, and the events and
+their fold. Importing this module is cheap (no models, no LangGraph), so the CLI can check
+input before loading them.
 """
 
 from nodes.admission import Admission, AdmissionError, admit, check_question
 from nodes.plan_checks import PlanError, checked_plan
 from sources.base import User
+from sources.connector import sync_connector
 from sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
 from sources.registry import MAX_SOURCES
 from state.events import ANSWER_KEYS, checkpoint_events, empty_fold, fold_event
@@ -32,4 +34,5 @@ __all__ = [
     "checkpoint_events",
     "empty_fold",
     "fold_event",
+    "sync_connector",
 ]

@@ -61,6 +61,8 @@ class AppState:
     saver: Any = None
     graphs: dict[str, CompiledStateGraph[Any, Any, Any, Any]] = field(default_factory=dict)
     """Every flow served, by name (``graph`` is the default one, ``search``)."""
+    background: list[asyncio.Task[None]] = field(default_factory=list)
+    """Tasks that live as long as the server (the connectors' sync loop)."""
 
     async def flow_of(self, thread_id: str) -> str:
         """The flow the thread runs (its runs' checkpoints say; a new thread: the default)."""
@@ -149,7 +151,12 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
     runs = RunManager(
         coordinator, instance, settings.lock_ttl_ms, limits=limits, audit=audit, observe=observe
     )
+    background = []
+    if services.registry.connectors:
+        minutes = settings.connector_sync_minutes
+        background.append(asyncio.create_task(sync_loop(services.registry.connectors, minutes)))
     return AppState(
+        background=background,
         settings=settings,
         services=services,
         graph=graphs[DEFAULT_FLOW],
@@ -168,8 +175,25 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
     )
 
 
+async def sync_loop(connectors: list[tuple[Any, Any]], minutes: float) -> None:
+    """Sync each live connector now, then every ``minutes`` (a failure keeps the last state)."""
+    from graph.api import sync_connector
+
+    while True:
+        for connector, index in connectors:
+            done = await asyncio.to_thread(sync_connector, index, connector)
+            if done.error:
+                log.warning("connector %s: %s; the last good sync stays", done.source, done.error)
+            else:
+                log.info("connector %s: %d indexed, %d removed", done.source, done.indexed,
+                         done.removed)  # fmt: skip
+        await asyncio.sleep(minutes * 60)
+
+
 async def close_app_state(state: AppState) -> None:
     """Stop the live runs (their checkpoints stay) and close what the state opened."""
+    for task in state.background:
+        task.cancel()
     await state.runs.shutdown()
     await state.coordinator.close()
     await close_services(state.services)

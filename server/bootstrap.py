@@ -19,9 +19,11 @@ from providers.embeddings import load_embedder
 from providers.rerank import LocalReranker, Reranker
 from server.images import load_image
 from server.settings import Settings
+from sources.connector import Connector, member_groups
 from sources.embedded import EmbeddedIndex
 from sources.index_source import EmbeddedSource
 from sources.index_vectors import reranker_embedder
+from sources.registry import SourceRegistry
 from sources.web import WebSource, web_source
 from sources.web_fetch import FetchPolicy, PageFetcher
 from sources.workspace import (
@@ -30,6 +32,7 @@ from sources.workspace import (
     demo_workspace,
     load_config,
     open_workspace,
+    people_of,
 )
 
 
@@ -114,6 +117,30 @@ def configured_web(settings: Settings, workspace: Path) -> WebSource | None:
         raise WorkspaceError(str(exc)) from None
 
 
+def configured_connectors(settings: Settings, workspace: Path) -> list[Connector]:
+    """The live connectors the settings turn on (Slack with ``SEEKGRAPH_SLACK_TOKEN``)."""
+    out: list[Connector] = []
+    if settings.slack_token is not None:
+        from sources.slack_connector import SlackConnector
+
+        people = people_of(load_config(workspace))
+        token = settings.slack_token.get_secret_value()
+        out.append(SlackConnector(token, people, base_url=settings.slack_base_url))
+    return out
+
+
+def connect(registry: SourceRegistry, connectors: list[Connector]) -> None:
+    """Search each connector's documents in the workspace's index; resolve its groups."""
+    if not connectors:
+        return
+    index = next(s.index for s in registry.select() if isinstance(s, EmbeddedSource))
+    for connector in connectors:
+        registry.add(EmbeddedSource(index, connector.name, connector.kind))
+        registry.connectors.append((connector, index))
+    names = [c.name for c in connectors]
+    registry.memberships = lambda user: member_groups(index, names, user)
+
+
 def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
     """Open (and sync) the workspace and load the configured models."""
     embedder = load_embedder(settings.embedding_model)
@@ -134,6 +161,7 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
     web = configured_web(settings, workspace)
     if web is not None:
         registry.add(web)
+    connect(registry, configured_connectors(settings, workspace))
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     backup = None
     if settings.backup_llm_model:

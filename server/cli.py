@@ -104,6 +104,8 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--limit", type=int, default=1000, help="the newest N (default 1000)")
     audit.add_argument("--usage", action="store_true", help="runs, tokens, cost per user a day")
     audit.add_argument("--json", action="store_true")
+    sync = sub.add_parser("sync", help="sync the live connectors now (documents, permissions)")
+    sync.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
     runs = sub.add_parser("runs", help="server runs, from the audit trail")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)
     show = runs_sub.add_parser("show", help="a run's user, door, status, documents and cost")
@@ -359,6 +361,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return serve(args)
         if args.command == "keys":
             return add_key(args)
+        if args.command == "sync":
+            from server.cli_admin import sync_connectors
+
+            return sync_connectors(args)
         if args.command in ("audit", "runs"):
             from server.cli_ops import audit_command, runs_show
 

@@ -149,3 +149,28 @@ def add_key(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def sync_connectors(args: argparse.Namespace) -> int:
+    """Sync every configured connector once; print what each did (exit 1 when one failed)."""
+    from graph.api import sync_connector
+    from server.bootstrap import build_services
+
+    services, _ = build_services(settings_of(args))
+    connectors = services.registry.connectors
+    if not connectors:
+        raise CliError("no live connector is configured (set SEEKGRAPH_SLACK_TOKEN)")
+    failed = 0
+    for connector, index in connectors:
+        done = sync_connector(index, connector)
+        if done.error:
+            failed += 1
+            print(
+                f"{done.source}: failed — {done.error}; the last good sync stays", file=sys.stderr
+            )
+            continue
+        print(
+            f"{done.source}: {done.indexed} documents indexed, {done.unchanged} unchanged, "
+            f"{done.removed} removed, {done.groups} groups, {done.seconds:.1f} s"
+        )
+    return 1 if failed else 0

@@ -156,6 +156,20 @@ class Settings(BaseSettings):
         default=1.0, gt=0, description="Requests a second to the web search API."
     )
     web_obey_robots: bool = Field(default=True, description="Honour robots.txt (RFC 9309).")
+    slack_token: SecretStr | None = Field(
+        default=None,
+        description="A Slack bot token (xoxb-…): adds the live `slack` source, synced with "
+        "`seekgraph sync` and by the server every SEEKGRAPH_CONNECTOR_SYNC_MINUTES.",
+    )
+    slack_base_url: str | None = Field(
+        default=None, description="Slack Web API base URL (defaults to Slack's)."
+    )
+    connector_sync_minutes: float = Field(
+        default=5.0,
+        gt=0,
+        description="How often the server syncs live connectors (documents, deletions, "
+        "permissions); a permission change in the source takes effect within it.",
+    )
     heartbeat_seconds: float = Field(default=10.0, description="SSE heartbeat comment interval.")
     openai_thinking: Literal["reasoning", "think", "none"] = Field(
         default="reasoning",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any
 
 from sources.base import Source, User
 from sources.errors import UnknownSourceError as UnknownSourceError
@@ -19,6 +21,11 @@ class SourceRegistry:
     def __init__(self, sources: Iterable[Source] = (), users: Iterable[User] = ()) -> None:
         self._sources: dict[str, Source] = {}
         self._users: dict[str, User] = {}
+        self.connectors: list[tuple[Any, Any]] = []
+        """Live connectors and the index each syncs into (``sources.connector``)."""
+        self.memberships: Callable[[str], frozenset[str]] | None = None
+        """Groups a user is in *now* in connected systems (``sources.connector``), read at
+        each question so a membership change needs no re-indexing."""
         for source in sources:
             self.add(source)
         for user in users:
@@ -59,9 +66,12 @@ class SourceRegistry:
     def user(self, name: str) -> User:
         """The user called ``name``; unknown names are refused (fail closed)."""
         try:
-            return self._users[name]
+            user = self._users[name]
         except KeyError:
             raise UnknownUserError(f"unknown user {name!r}") from None
+        if self.memberships is None:
+            return user
+        return replace(user, groups=user.groups | self.memberships(name))
 
     def users(self) -> list[User]:
         """Every known user."""

@@ -1,0 +1,198 @@
+"""Live connectors through their vendors' client libraries, against local servers.
+
+The Slack connector uses the real ``slack_sdk`` pointed at ``tests/fakes/slack_server.py``
+(Slack's documented Web API methods and payloads) — the edge that cannot run here.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from sources.base import User
+from sources.connector import connector_state, member_groups, sync_connector
+from sources.embedded import EmbeddedIndex
+from sources.index_source import EmbeddedSource
+from sources.registry import SourceRegistry
+from sources.slack_connector import SlackConnector
+from tests.integration.conftest import cli
+from tests.integration.processes import Proc, start_fake
+
+PEOPLE = {"alice@fernhill.example": "alice", "bob@fernhill.example": "bob", "carol": "carol",
+          "alice": "alice", "bob": "bob"}  # fmt: skip
+WORLD: dict[str, Any] = {
+    "users": [
+        {"id": "U1", "name": "alice.chen", "profile": {"email": "alice@fernhill.example"}},
+        {"id": "U2", "name": "bob.o", "profile": {"email": "bob@fernhill.example"}},
+        {"id": "U3", "name": "carol", "profile": {"display_name": "Carol"}},
+        {"id": "U9", "name": "outsider", "profile": {}},
+    ],
+    "channels": [
+        {"id": "C1", "name": "general", "is_member": True, "members": ["U1", "U2", "U3"]},
+        {
+            "id": "C2",
+            "name": "leads",
+            "is_private": True,
+            "is_member": True,
+            "members": ["U1", "U3", "U9"],
+        },
+        {"id": "C3", "name": "board", "is_private": True, "is_member": False, "members": ["U1"]},
+    ],  # fmt: skip
+    "messages": {
+        "C1": [
+            {
+                "type": "message",
+                "user": "U2",
+                "ts": "1762164000.000100",
+                "text": "The offsite is in Lisbon this year.",
+            }
+        ],
+        "C2": [
+            {
+                "type": "message",
+                "user": "U1",
+                "ts": "1762250400.000100",
+                "thread_ts": "1762250400.000100",
+                "reply_count": 1,
+                "text": "<@U3> the Moorhen acquisition closes Friday",
+            },
+            {
+                "type": "message",
+                "user": "U3",
+                "ts": "1762250500.000200",
+                "thread_ts": "1762250400.000100",
+                "text": "The Moorhen price is 48 million euros.",
+            },
+        ],
+        "C3": [
+            {
+                "type": "message",
+                "user": "U1",
+                "ts": "1762250600.000100",
+                "text": "Board minutes: Moorhen valuation 52 million.",
+            }
+        ],
+    },  # fmt: skip
+}
+
+
+@pytest.fixture(scope="module")
+def slack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proc]:
+    proc = start_fake(tmp_path_factory.mktemp("slack"), "slack_server", ready="/calls")
+    yield proc
+    proc.stop()
+
+
+def world(slack: Proc, value: dict[str, Any]) -> None:
+    httpx.post(f"{slack.url}/world", json=value).raise_for_status()
+
+
+def script(slack: Proc, **body: Any) -> None:
+    httpx.post(f"{slack.url}/script", json=body).raise_for_status()
+
+
+class Searcher:
+    """The index behind a registry that resolves memberships at each question, as served."""
+
+    def __init__(self, index: EmbeddedIndex) -> None:
+        self.index = index
+        users = [User(n, frozenset({"everyone"})) for n in ("alice", "bob", "carol")]
+        self.registry = SourceRegistry([EmbeddedSource(index, "slack", "messages")], users)
+        self.registry.memberships = lambda name: member_groups(index, ["slack"], name)
+
+    async def finds(self, name: str, text: str) -> bool:
+        hits = await self.registry.get("slack").search(
+            "Moorhen price acquisition", self.registry.user(name), 10
+        )
+        return any(text in h["snippet"] for h in hits)
+
+
+async def test_slack_sync_follows_edits_deletions_and_membership(slack, tmp_path, embedder) -> None:
+    script(slack, token="xoxb-test")
+    w = copy.deepcopy(WORLD)
+    world(slack, w)
+    index = EmbeddedIndex(tmp_path / "index.sqlite", embedder)
+    connector = SlackConnector("xoxb-test", PEOPLE, base_url=f"{slack.url}/api/")
+    search = Searcher(index)
+
+    first = sync_connector(index, connector)
+    assert first.error is None and first.indexed == 3 and first.groups == 2
+    assert await search.finds("carol", "48 million") and await search.finds("alice", "48 million")
+    assert not await search.finds("bob", "48 million")  # not in #leads
+    assert not await search.finds("alice", "52 million")  # the bot is not in #board: not read
+
+    w["messages"]["C2"][1]["text"] = "The Moorhen price is 45 million euros."  # an edit
+    world(slack, w)
+    edited = sync_connector(index, connector)
+    # the reply, and its thread parent that reads it as context; #general untouched
+    assert (edited.indexed, edited.unchanged, edited.removed) == (2, 1, 0)
+    assert await search.finds("carol", "45 million")
+
+    w["channels"][1]["members"].remove("U3")  # carol leaves #leads
+    w["channels"][1]["members"].append("U2")  # bob joins it
+    world(slack, w)
+    moved = sync_connector(index, connector)
+    assert moved.indexed == 0 and moved.removed == 0  # nothing re-read or re-embedded
+    assert not await search.finds("carol", "45 million")
+    assert await search.finds("bob", "45 million")
+
+    del w["messages"]["C2"][1]  # deleted in Slack: deleted here
+    world(slack, w)
+    assert sync_connector(index, connector).removed == 1
+    assert not await search.finds("bob", "45 million")
+
+    script(slack, fail=[429])  # rate limited once: retried after Retry-After
+    assert sync_connector(index, connector).error is None
+
+    script(slack, token="xoxb-rotated")  # our token is now expired
+    failed = sync_connector(index, connector)
+    assert (
+        failed.error and "SEEKGRAPH_SLACK_TOKEN" in failed.error and "token_expired" in failed.error
+    )
+    assert await search.finds("bob", "acquisition closes")  # the last good state stays
+    assert not await search.finds("carol", "acquisition closes")  # and is never widened
+    state = connector_state(index, "slack")
+    assert state["error"] == failed.error and state["at"] < state["failed_at"]
+    index.close()
+
+
+def test_seekgraph_sync_then_ask_as_the_people_slack_says(slack, tmp_path) -> None:
+    """The CLI end to end: sync, ask as a member and as someone removed from the channel."""
+    script(slack, token="xoxb-test")
+    w = copy.deepcopy(WORLD)
+    world(slack, w)
+    workspace = tmp_path / "ws"
+    (workspace / "kb").mkdir(parents=True)
+    (workspace / "kb" / "a.md").write_text("# A\n\nNothing here.\n")
+    (workspace / "workspace.json").write_text(json.dumps({
+        "sources": [{"name": "kb", "kind": "kb", "acl": ["group:everyone"]}],
+        "users": {"alice": {"groups": ["everyone"], "email": "alice@fernhill.example"},
+                  "carol": {"groups": ["everyone"]}},
+    }))  # fmt: skip
+    env = ["--workspace", str(workspace)]
+    data = tmp_path / "data"
+    os.environ["SEEKGRAPH_SLACK_TOKEN"] = "xoxb-test"
+    os.environ["SEEKGRAPH_SLACK_BASE_URL"] = f"{slack.url}/api/"
+    try:
+        done = cli("sync", *env, data_dir=data)
+        assert done.returncode == 0 and "slack: 3 documents indexed" in done.stdout, done.stderr
+        asked = ["ask", "What is the Moorhen price?", "--source", "slack", "--json", *env]
+        carol = json.loads(cli(*asked, "--user", "carol", data_dir=data).stdout)
+        assert "48 million" in carol["answer"]
+        w["channels"][1]["members"].remove("U3")
+        world(slack, w)
+        assert "0 documents indexed" in cli("sync", *env, data_dir=data).stdout
+        carol = cli(*asked, "--user", "carol", data_dir=data)
+        assert "48 million" not in carol.stdout and "Moorhen" not in carol.stdout
+        script(slack, token="xoxb-rotated")
+        failed = cli("sync", *env, data_dir=data)
+        assert failed.returncode == 1 and "SEEKGRAPH_SLACK_TOKEN" in failed.stderr
+        assert "xoxb-test" not in failed.stderr + failed.stdout  # the token is never shown
+    finally:
+        del os.environ["SEEKGRAPH_SLACK_TOKEN"], os.environ["SEEKGRAPH_SLACK_BASE_URL"]
