@@ -103,3 +103,15 @@ def write_chat_export(
         )
     )
     return folder
+
+
+def people_workspace(root: Path, users: dict[str, dict[str, Any]]) -> Path:
+    """A workspace with one tiny public knowledge base and these ``users`` (their e-mails…)."""
+    (root / "kb").mkdir(parents=True)
+    (root / "kb" / "a.md").write_text("# A\n\nNothing here.\n")
+    config = {
+        "sources": [{"name": "kb", "kind": "kb", "acl": ["group:everyone"]}],
+        "users": {n: {"groups": ["everyone"], **info} for n, info in users.items()},
+    }
+    (root / "workspace.json").write_text(json.dumps(config))
+    return root

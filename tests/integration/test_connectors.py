@@ -21,6 +21,7 @@ from sources.embedded import EmbeddedIndex
 from sources.index_source import EmbeddedSource
 from sources.registry import SourceRegistry
 from sources.slack_connector import SlackConnector
+from tests.factories import people_workspace
 from tests.integration.conftest import cli
 from tests.integration.processes import Proc, start_fake
 
@@ -167,14 +168,9 @@ def test_seekgraph_sync_then_ask_as_the_people_slack_says(slack, tmp_path) -> No
     script(slack, token="xoxb-test")
     w = copy.deepcopy(WORLD)
     world(slack, w)
-    workspace = tmp_path / "ws"
-    (workspace / "kb").mkdir(parents=True)
-    (workspace / "kb" / "a.md").write_text("# A\n\nNothing here.\n")
-    (workspace / "workspace.json").write_text(json.dumps({
-        "sources": [{"name": "kb", "kind": "kb", "acl": ["group:everyone"]}],
-        "users": {"alice": {"groups": ["everyone"], "email": "alice@fernhill.example"},
-                  "carol": {"groups": ["everyone"]}},
-    }))  # fmt: skip
+    workspace = people_workspace(
+        tmp_path / "ws", {"alice": {"email": "alice@fernhill.example"}, "carol": {}}
+    )
     env = ["--workspace", str(workspace)]
     data = tmp_path / "data"
     os.environ["SEEKGRAPH_SLACK_TOKEN"] = "xoxb-test"

@@ -16,6 +16,7 @@ from sources.base import User
 from sources.embedded import EmbeddedIndex
 from sources.ingest import read_folder
 from sources.workspace import sync_source
+from tests.factories import people_workspace
 from tests.integration.conftest import cli
 
 PEOPLE = {"alice@fernhill.example": "alice", "bob@fernhill.example": "bob", "carol": "carol"}
@@ -174,15 +175,11 @@ def slack_export(folder: Path) -> Path:
 def test_a_slack_export_zip_keeps_private_channels_to_their_members(tmp_path: Path) -> None:
     archive = slack_export(tmp_path)
     data = tmp_path / "data"
-    workspace = tmp_path / "ws"
-    (workspace / "kb").mkdir(parents=True)
-    (workspace / "kb" / "a.md").write_text("# A\n\nNothing here.\n")
-    (workspace / "workspace.json").write_text(json.dumps({
-        "sources": [{"name": "kb", "kind": "kb", "acl": ["group:everyone"]}],
-        "users": {"alice": {"groups": ["everyone"], "email": "alice@fernhill.example"},
-                  "bob": {"groups": ["everyone"], "email": "bob@fernhill.example"},
-                  "carol": {"groups": ["everyone"]}},
-    }))  # fmt: skip
+    workspace = people_workspace(
+        tmp_path / "ws",
+        {"alice": {"email": "alice@fernhill.example"}, "bob": {"email": "bob@fernhill.example"},
+         "carol": {}},
+    )  # fmt: skip
     done = cli("index", str(archive), "--source", "slack", "--kind", "messages",
                "--workspace", str(workspace), data_dir=data)  # fmt: skip
     assert done.returncode == 0, done.stderr
