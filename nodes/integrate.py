@@ -44,6 +44,20 @@ from state.models import ModelCall, heading_of
 from state.schemas import SearchState
 
 
+def echoes_instructions(answer: str, prompt: str) -> str | None:
+    """A line of the prompt's rules that the answer repeats word for word, or None.
+
+    Small local models sometimes copy their instructions into the answer; such a reply is not
+    an answer, whatever else it holds.
+    """
+    rules = prompt.split("<rules>", 1)[-1]
+    for line in rules.splitlines():
+        text = line.strip().lstrip("- ").strip()
+        if len(text) >= 40 and text in answer:
+            return text[:60]
+    return None
+
+
 async def integrate(
     state: SearchState, runtime: Runtime[Context], services: Services
 ) -> dict[str, Any]:
@@ -95,15 +109,22 @@ async def integrate(
         try:
             body, tokens, served = await stream_answer(model, content, runtime)
             mode = "llm"
+            echoed = echoes_instructions(body, prompt)
             calls.append(
                 {
                     "node": node_name("integrate"),
                     "model": served,
-                    "outcome": "ok",
-                    "detail": "",
+                    "outcome": "degraded" if echoed else "ok",
+                    "detail": f"the reply repeated its instructions ({echoed!r}); wrote an "
+                    "extractive answer"
+                    if echoed
+                    else "",
                     "tokens": tokens,
                 }
             )
+            if echoed:  # a small model that copies its prompt: the person gets the quotes
+                mode = "extractive"
+                body = extractive_body(lines, quoted, gaps if nothing_answers else [])
         except ModelClientError as exc:
             raise ModelClientError(f"integrate: {exc}") from exc
         except AnswerInterruptedError:

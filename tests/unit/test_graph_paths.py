@@ -203,6 +203,31 @@ async def test_unknown_citation_is_stripped_when_no_budget_is_left(embedder) -> 
     assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
 
 
+async def test_an_answer_that_copies_its_instructions_becomes_the_sources_quotes(
+    embedder,
+) -> None:
+    """Seen with a real 0.5B model: it wrote the prompt's rules back as its answer."""
+    model = llm(
+        '{"queries": ["WireGuard VPN client install"]}',
+        '{"grades": [{"id": "kb/vpn#0", "score": 0.9}]}',
+        '{"action": "answer", "reason": "ok", "read_doc_ids": [], "gap_questions": []}',
+        "- Use only the sources. After every claim write its citation as [src:ID] with the "
+        "source id.\n- Prefer the most authoritative, newest, non-deprecated source.",
+    )
+    services = make_services(embedder, chat_model=model)
+    run = await run_graph(
+        services,
+        "How do I install the VPN client?",
+        Context(user="bob", max_rounds=1, fastpass_enabled=False),
+    )
+    out = run.output
+    assert out["mode"] == "extractive" and "Use only the sources" not in out["answer"]
+    assert "Install the WireGuard client from Self Service" in out["answer"]
+    assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
+    [call] = [c for c in run.state.values["model_calls"] if c["node"] == "integrate"]
+    assert call["outcome"] == "degraded" and "repeated its instructions" in call["detail"]
+
+
 async def test_history_shows_every_node_and_survives_as_checkpoints(services) -> None:
     run = await run_graph(
         services, "How do I install the WireGuard VPN client?", Context(user="bob")
