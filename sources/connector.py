@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sources.index_source import IndexedDocument
+from sources.index_source import IndexedDocument, apply_documents
 
 
 class ConnectorError(RuntimeError):
@@ -84,14 +84,9 @@ def sync_connector(index: Any, connector: Connector) -> SyncResult:
         index.set_meta(_state_key(connector.name), json.dumps(failed))
         result.seconds = time.perf_counter() - started
         return result
-    known = index.document_hashes(connector.name)
-    changed = [d for d in snap.documents if known.get(d.doc_id) != d.content_hash]
-    index.upsert(changed)
-    gone = set(known) - {d.doc_id for d in snap.documents}
-    index.delete(gone)
+    result.indexed, result.removed, _ = apply_documents(index, connector.name, snap.documents)
     set_groups(index, connector.name, snap.groups)
-    result.indexed, result.removed = len(changed), len(gone)
-    result.unchanged = len(snap.documents) - len(changed)
+    result.unchanged = len(snap.documents) - result.indexed
     result.groups = len(snap.groups)
     result.seconds = time.perf_counter() - started
     index.set_meta(

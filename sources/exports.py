@@ -68,9 +68,8 @@ def notion_tidy(
         stem = path.with_suffix("").as_posix()
         if path.suffix == ".csv" and not stem.endswith("_all") and f"{stem}_all" in stems:
             continue  # the view's rows; the _all file has every row
-        rename(doc, "/".join(NOTION_ID.sub("", part) for part in doc.doc_id.split("/")))
-        doc.doc_id = doc.doc_id.removesuffix("_all")
-        rename(doc, doc.doc_id)
+        clean = "/".join(NOTION_ID.sub("", part) for part in doc.doc_id.split("/"))
+        rename(doc, clean.removesuffix("_all"))
         doc.title = NOTION_ID.sub("", doc.title).removesuffix("_all")
         try:
             parent = path.parent.relative_to(root)

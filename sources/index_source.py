@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -119,3 +120,22 @@ class EmbeddedSource:
 
     async def _visible(self, doc_id: str, user: User) -> bool:
         return await asyncio.to_thread(self.index.read, self.name, doc_id, user) is not None
+
+
+def apply_documents(
+    index: Any,
+    source: str,
+    documents: list[IndexedDocument],
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[int, int, int]:
+    """Make the index hold exactly ``documents`` for ``source``: (re-indexed, deleted, chunks).
+
+    Changed documents (by content hash) are re-indexed, unchanged ones kept, missing ones
+    deleted — what a folder sync and a connector sync both do.
+    """
+    known = index.document_hashes(source)
+    changed = [d for d in documents if known.get(d.doc_id) != d.content_hash]
+    chunks = int(index.upsert(changed, progress=progress) or 0)
+    gone = set(known) - {d.doc_id for d in documents}
+    index.delete(gone)
+    return len(changed), len(gone), chunks

@@ -18,7 +18,7 @@ from typing import Any
 from sources.connector import ConnectorError, Snapshot
 from sources.conversations import with_context
 from sources.index_source import IndexedDocument
-from sources.slack_export import _message
+from sources.slack_export import slack_message
 
 #: Messages read per channel at most (newest first), so one huge channel cannot stall a sync.
 MAX_MESSAGES = 20_000
@@ -115,7 +115,9 @@ class SlackConnector:
                     messages += [r for r in replies if r.get("ts") != msg["ts"]]
             shown = {k: (v[0], "") for k, v in users.items()}
             for msg in messages:
-                doc = _message(msg, channel["name"], self.name, self.kind, acl, shown, names, cid)
+                doc = slack_message(
+                    msg, channel["name"], self.name, self.kind, acl, shown, names, cid
+                )
                 if doc is not None:
                     docs.append(doc)
                     thread = str(msg.get("thread_ts") or msg["ts"])

@@ -115,7 +115,7 @@ def slack_documents(
                     problems.append(f"{day}: expected a list of messages; skipped")
                 continue
             for n, msg in enumerate(messages, start=1):
-                doc = _message(msg, folder, source, kind, acl, users, names, f"{day}:{n}")
+                doc = slack_message(msg, folder, source, kind, acl, users, names, f"{day}:{n}")
                 if doc is None:
                     continue
                 docs.append(doc)
@@ -127,7 +127,7 @@ def slack_documents(
     return docs, acls
 
 
-def _message(
+def slack_message(
     msg: Any,
     folder: str,
     source: str,
@@ -137,6 +137,7 @@ def _message(
     channels: dict[str, str],
     where: str,
 ) -> IndexedDocument | None:
+    """One Slack message as a document of its conversation (``None``: not something said)."""
     if not isinstance(msg, dict) or msg.get("type") != "message" or "ts" not in msg:
         return None
     if msg.get("subtype") in SKIPPED:

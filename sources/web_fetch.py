@@ -255,6 +255,9 @@ class PageFetcher:
         if not await self.allowed_by_robots(key):
             raise FetchRefusedError(f"robots.txt of {urlsplit(key).netloc} disallows {key}")
         cached = self._cache.get(key)
+        if cached is not None and not cached.etag:  # nothing to revalidate with: reuse it
+            self._cache.move_to_end(key)
+            return cached
         headers = {"If-None-Match": cached.etag} if cached and cached.etag else {}
         started = time.perf_counter()
         self.fetches += 1
@@ -263,9 +266,6 @@ class PageFetcher:
             async with asyncio.timeout(self.policy.timeout + 2.0):
                 async with self.client.stream("GET", key, headers=headers) as response:
                     if response.status_code == 304 and cached is not None:
-                        self._cache.move_to_end(key)
-                        return cached
-                    if cached is not None and not cached.etag:
                         self._cache.move_to_end(key)
                         return cached
                     if response.status_code >= 400:

@@ -21,7 +21,7 @@ from sources.base import User
 from sources.chunking import IngestError
 from sources.embedded import EmbeddedIndex
 from sources.errors import WorkspaceError as WorkspaceError
-from sources.index_source import EmbeddedSource
+from sources.index_source import EmbeddedSource, apply_documents
 from sources.ingest import files_under, read_folder
 from sources.registry import SourceRegistry
 
@@ -145,18 +145,14 @@ def sync_source(
         read = read_folder(folder, name, kind, acl, channels, progress, people)
     else:
         raise WorkspaceError(f"source {name!r}: folder {folder} does not exist")
-    known = index.document_hashes(name)
-    changed = [d for d in read.documents if known.get(d.doc_id) != d.content_hash]
-    chunks = index.upsert(changed, progress=embed_progress)
-    gone = set(known) - {d.doc_id for d in read.documents}
-    index.delete(gone)
+    changed, gone, chunks = apply_documents(index, name, read.documents, embed_progress)
     # the source's sync state, kept with the index (operators read it: GET /metrics)
-    state = {"at": time.time(), "indexed": len(changed), "problems": len(read.problems)}
+    state = {"at": time.time(), "indexed": changed, "problems": len(read.problems)}
     index.set_meta(f"synced:{name}", json.dumps(state))
     return SyncReport(
-        indexed=len(changed),
-        unchanged=len(read.documents) - len(changed),
-        removed=len(gone),
+        indexed=changed,
+        unchanged=len(read.documents) - changed,
+        removed=gone,
         chunks=chunks,
         seconds=time.perf_counter() - started,
         problems=read.problems,
