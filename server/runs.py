@@ -332,17 +332,22 @@ class RunManager:
             usage = observer.usage() if observer is not None else None
             if observer is not None:
                 observer.finish(status)
-            handle.emit_protocol("end", {"status": status})
-            handle.emit("end", {"status": status, **({"usage": usage} if usage else {})})
-            handle.finish()
-            with contextlib.suppress(Exception):
-                await self._account(handle, flow, status, usage)
-            with contextlib.suppress(Exception):
-                await self.coordinator.clear_route(handle.thread_id, handle.run_id)
-                await self.coordinator.release(handle.thread_id, token)
-            if self.limits is not None:
+            # usage counted and the lock released *before* the client hears ``end``: a client
+            # that asks again as soon as it has its answer finds the thread free and the
+            # day's tokens already spent
+            try:
                 with contextlib.suppress(Exception):
-                    await self.limits.release_run(handle.limit_key, handle.thread_id, token)
+                    await self._account(handle, flow, status, usage)
+                with contextlib.suppress(Exception):
+                    await self.coordinator.clear_route(handle.thread_id, handle.run_id)
+                    await self.coordinator.release(handle.thread_id, token)
+                if self.limits is not None:
+                    with contextlib.suppress(Exception):
+                        await self.limits.release_run(handle.limit_key, handle.thread_id, token)
+            finally:  # cancelled again while releasing: the followers still hear the end
+                handle.emit_protocol("end", {"status": status})
+                handle.emit("end", {"status": status, **({"usage": usage} if usage else {})})
+                handle.finish()
 
     async def _account(
         self, handle: RunHandle, flow: str, status: str, usage: dict[str, Any] | None

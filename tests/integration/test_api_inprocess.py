@@ -209,3 +209,16 @@ def ended(events: list[tuple[str, dict[str, Any]]]) -> str:
     kind, data = events[-1]
     assert kind == "end" and data["usage"]["tokens"] >= 0, events[-1]
     return str(data["status"])
+
+
+async def test_a_follow_up_asked_the_moment_an_answer_ends_is_taken_not_refused_as_busy(
+    workdir,
+) -> None:
+    """A client that asks again right after ``end`` finds the thread free (no 409)."""
+    async with serving(workdir) as api:
+        t = await thread(api)
+        for question in ("How do I connect to the VPN?", "Which VPN host?", "And the VPN port?"):
+            body = {"question": question, "flow": "quick"}
+            response = await api.post(f"/threads/{t}/runs", json=body)
+            assert response.status_code == 200, response.text
+            assert ended(frames(response.text)) == "done"
