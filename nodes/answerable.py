@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from nodes.needs import NEED_NAMES, carries, needs_of
 from providers.terms import display_words, stem, term_set
 from state.models import Evidence
 
@@ -50,6 +51,9 @@ _VERSION = re.compile(r"\b(?:[A-Z][\w-]*|v|version)\s*\d+(?:\.\d+)+\+?|\bv\d+\b"
 #: A quote scoring at least this answers as a whole, even without one of the question's words.
 STRONG_MATCH = 0.8
 DOCUMENT_KINDS = frozenset({"kb", "docs", "notes"})
+#: Needs that are named by their missing words ("do not mention YAML"); the typed ones are
+#: named by their type ("a person or role (sign, cut)").
+WORD_KINDS = frozenset({"thing", "steps", "yesno", "reason"})
 
 
 def required_words(question: str) -> list[str]:
@@ -76,18 +80,6 @@ def mentions(word: str, seen: set[str]) -> bool:
     )
 
 
-#: Where a question asks a second thing: "How do I install it, and what is the rule?"
-_PARTS = re.compile(
-    r"\?\s+|[,;]?\s+and\s+(?=(?:what|how|when|where|who|which|why|is|are|does|do|can)\b)",
-    re.I,
-)
-
-
-def question_parts(question: str) -> list[str]:
-    """The separate things a question asks (one part for most questions)."""
-    return [p for p in _PARTS.split(question) if term_set(p)] or [question]
-
-
 def bridged(question: str, quoted: list[tuple[str, Evidence]]) -> bool:
     """The quotes chain through a name the question does not say (multi-hop).
 
@@ -109,15 +101,29 @@ def bridged(question: str, quoted: list[tuple[str, Evidence]]) -> bool:
 
 
 def not_answered(
-    question: str, quoted: list[tuple[str, Evidence]], scores: list[float], section: dict[str, str]
+    question: str,
+    quoted: list[tuple[str, Evidence]],
+    scores: list[float],
+    section: dict[str, str],
+    meaning: list[float] | None = None,
+    meaning_floor: float = 1.01,
 ) -> tuple[list[str], bool]:
     """What the quoted documents leave out, and whether they answer nothing at all.
 
-    ``quoted`` is best first, ``scores`` the quotes' relevance, ``section`` maps a quote's
-    source id to the heading it sits under. Each part of a question ("…, and what is …") is
-    judged on its own: the answer quotes what answers some part and names what no source
-    says. Only judged when the best quote is from a document, and not when the quotes chain
-    through a name the question does not say (``bridged``).
+    ``quoted`` is best first, ``scores`` the quotes' relevance, ``meaning`` their closeness
+    to the question in meaning (``providers.rerank.meaning_scores``), ``section`` maps a
+    quote's source id to the heading it sits under. Each need of the question (``needs``:
+    one per part, typed) is judged on its own; it is answered when
+
+    - a quote means what it asks (meaning at least ``meaning_floor``) *and* carries what its
+      type asks for (an amount question needs a quote with an amount, a "who" question a
+      person or role) — the way a question in other words than the documents' is answered;
+    - or the quotes name every word that names its subject (or one quote is a strong match
+      as a whole) and, for an amount, the best quotes hold a number.
+
+    The answer quotes what answers some need and names the needs no source answers. Only
+    judged when the best quote is from a document, and not when the quotes chain through a
+    name the question does not say (``bridged``).
     """
     if not quoted or quoted[0][1]["kind"] not in DOCUMENT_KINDS or bridged(question, quoted):
         return [], False
@@ -126,15 +132,26 @@ def not_answered(
         seen |= term_set(f"{ev['title']} {section.get(ev['source_id'], '')} {sentence}")
     strong = max(scores, default=0.0) >= STRONG_MATCH
     best = _VERSION.sub(" ", " ".join(sentence for sentence, _ in quoted[:2]))
+    close = meaning or [0.0] * len(quoted)
     gaps: list[str] = []
     unanswered_parts = 0
-    parts = question_parts(question)
-    for part in parts:
-        missing = [w for w in required_words(part) if not mentions(w, seen)]
-        if missing and (not strong or len(parts) > 1):
-            gaps += [w for w in missing if w not in gaps]
+    needs = needs_of(question)
+    for need in needs:
+        if any(
+            m >= meaning_floor and carries(need.kind, _VERSION.sub(" ", sentence))
+            for (sentence, _), m in zip(quoted, close, strict=False)
+        ):
+            continue  # a quote means it and carries what it asks for
+        missing = [w for w in required_words(need.part) if not mentions(w, seen)]
+        if missing and (not strong or len(needs) > 1):
+            named = [w for w in missing if w not in gaps]
+            gaps += (
+                named
+                if need.kind in WORD_KINDS
+                else [f"{NEED_NAMES[need.kind]} ({', '.join(missing)})"]
+            )
             unanswered_parts += 1
-        elif _AMOUNT.search(part) and not _NUMBER.search(best):
+        elif _AMOUNT.search(need.part) and not _NUMBER.search(best):
             gaps.append("an amount")
             unanswered_parts += 1
-    return gaps, unanswered_parts == len(parts)
+    return gaps, unanswered_parts == len(needs)

@@ -74,6 +74,14 @@ class Context:
     rerank_min_score: float = field(
         default=0.3, metadata=_d("Rerank keeps hits scoring at least this.")
     )
+    meaning_min_score: float = field(
+        default=0.3,
+        metadata=_d(
+            "A passage or sentence this close to the question in meaning (calibrated cosine "
+            "of the embedding model, 0-1) is kept and may answer though it shares no word "
+            "with the question (a paraphrase)."
+        ),
+    )
     context_weight: float = field(
         default=0.8,
         metadata=_d(

@@ -13,8 +13,10 @@ import re
 from nodes.attribution import author_of
 from nodes.context import Context
 from nodes.evidence import lifted
+from nodes.needs import Need, carries, needs_of
 from nodes.question_kind import extra_units, kind_bonus
 from nodes.services import Services
+from providers.rerank import meaning_beyond_subject
 from providers.sentences import sentences
 from providers.terms import coverage, term_set, terms
 from state.models import Evidence, heading_of
@@ -33,10 +35,10 @@ STRONG_SENTENCE_SCORE = 0.35
 
 async def extractive_answer(
     state: SearchState, ctx: Context, pool: list[Evidence], services: Services
-) -> tuple[list[str], list[tuple[str, Evidence]], list[tuple[str, Evidence, float]]]:
+) -> tuple[list[str], list[tuple[str, Evidence]], list[tuple[str, Evidence, float, float]]]:
     """Answer lines quoted from the evidence, the relevant sentences, the quoted ones.
 
-    The quoted ones come best first, each with its score.
+    The quoted ones come best first, each with its score and its meaning score.
     """
     wants_code = bool(_ASKS_FOR_CODE.search(state["question"]))
     candidates = [
@@ -54,6 +56,15 @@ async def extractive_answer(
     scores = await services.reranker.rerank(
         state["question"], [f"{ev['title']}. {section_of(ev)}{s}" for s, ev in candidates]
     )
+    meaning = await meaning_beyond_subject(
+        services.embedder, state["question"], [(s, ev["title"]) for s, ev in candidates]
+    )
+    # A sentence that means what is asked, in other words, counts by its meaning: its blend
+    # with the question's words is low only because the person used their own.
+    scores = [
+        max(score, close) if close >= ctx.meaning_min_score else score
+        for score, close in zip(scores, meaning, strict=True)
+    ]
     # A chat message's sentence is judged with the messages around it, as its passage was.
     scores = [
         lifted(score, ev["scores"].get("context", 0.0), ctx.quote_context_weight)
@@ -62,8 +73,13 @@ async def extractive_answer(
     # What the kind of question asks for (steps, a value, a definition) ranks first; the
     # score kept is the sentence's own.
     steps = frozenset(unit for unit, _ in procedures)
-    bonus = [kind_bonus(state["question"], unit, steps) for unit, _ in candidates]
+    needs = needs_of(state["question"])
+    bonus = [
+        kind_bonus(state["question"], unit, steps) + need_bonus(needs, unit)
+        for unit, _ in candidates
+    ]
     order = sorted(range(len(candidates)), key=lambda i: -(scores[i] + bonus[i]))
+    close = {(id(ev), s): m for (s, ev), m in zip(candidates, meaning, strict=True)}
     ranked = [(candidates[i], scores[i]) for i in order]
     qterms = terms(state["question"])
     covered: set[str] = set()
@@ -89,11 +105,21 @@ async def extractive_answer(
     if not chosen:
         # The evidence passed the filter, so quote its best sentence rather than nothing.
         chosen = [(s, ev, score) for (s, ev), score in ranked[:1]]
-    quoted = list(chosen)  # best first
+    quoted = [(s, ev, score, close[id(ev), s]) for s, ev, score in chosen]  # best first
     chosen.sort(key=lambda c: -c[1]["authority"])  # stable: best first within an authority
     lines = [quote_line(named(s, ev), ev["source_id"]) for s, ev, _ in chosen]
     relevant = [(s, ev) for (s, ev), score in ranked if score >= MIN_SENTENCE_SCORE][:16]
     return lines, relevant, quoted
+
+
+#: Added to a sentence's score when it carries what a typed need asks (an amount, a date…).
+NEED_BONUS = 0.1
+_TYPED = frozenset({"amount", "time", "person", "place"})
+
+
+def need_bonus(needs: list[Need], unit: str) -> float:
+    """A bonus for carrying what one of the question's typed needs asks for."""
+    return NEED_BONUS if any(n.kind in _TYPED and carries(n.kind, unit) for n in needs) else 0.0
 
 
 def extractive_body(lines: list[str], quoted: list[tuple[str, Evidence]], gaps: list[str]) -> str:

@@ -18,7 +18,7 @@ from nodes.evidence import hop_queries, lifted
 from nodes.llm import Decision, decide
 from nodes.services import Services, chat_model_for, node_name
 from providers.chat import ChatModel
-from providers.rerank import Reranker, rerank_detailed
+from providers.rerank import Reranker, rerank_with_meaning
 from state.models import Evidence, Hit, ModelCall
 from state.schemas import SearchState
 
@@ -167,9 +167,12 @@ async def rerank_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
     if not ctx.rerank_enabled or not pool:
         return pool
     texts = [f"{ev['title']}. {ev['snippet']}" for ev in pool]
-    scores, served_by = await rerank_detailed(services.reranker, state["question"], texts)
-    for ev, score in zip(pool, scores, strict=True):
+    scores, meaning, served_by = await rerank_with_meaning(
+        services.reranker, services.embedder, state["question"], texts
+    )
+    for ev, score, close in zip(pool, scores, meaning, strict=True):
         ev["scores"]["rerank"] = score
+        ev["scores"]["meaning"] = close
     # A hit found by a bridge question answers part of the question that the question's
     # own wording may not show (the second hop, through a name the question does not
     # say): judge it by that query too. Paraphrase and feedback variants are the question
@@ -192,8 +195,15 @@ async def rerank_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
         ev["scores"]["reranker"] = ev["scores"]["rerank"]
         weight = retrieval_weight(ctx, ev)
         ev["scores"]["rerank"] = blended(ev["scores"]["rerank"], r.shares[ev["source_id"]], weight)
+    # Words are one signal: a passage that means what the question asks, in other words, is
+    # kept too (its blend is low because it shares no word with the question).
     pool = sorted(
-        (ev for ev in pool if ev["scores"]["rerank"] >= ctx.rerank_min_score),
+        (
+            ev
+            for ev in pool
+            if ev["scores"]["rerank"] >= ctx.rerank_min_score
+            or ev["scores"]["meaning"] >= ctx.meaning_min_score
+        ),
         key=lambda ev: -ev["scores"]["rerank"],
     )[: ctx.rerank_top_k]
     for ev in pool:

@@ -75,7 +75,7 @@ async def integrate(
     ):
         notes = [*notes, TOKENS_SPENT.format(used=budget["tokens_used"], most=budget["max_tokens"])]
     lines, relevant, scored = await extractive_answer(state, ctx, pool, services)
-    quoted = [(s, ev) for s, ev, _ in scored]
+    quoted = [(s, ev) for s, ev, _, _ in scored]
     # With bridge rounds on, questions are multi-hop: the answer's words are not the
     # question's, so quotes are not judged by them.
     gaps, nothing_answers = (
@@ -84,12 +84,16 @@ async def integrate(
         else not_answered(
             state["question"],
             quoted,
-            [score for _, _, score in scored],
+            [score for _, _, score, _ in scored],
             {ev["source_id"]: heading_of(ev) for _, ev in quoted},
+            [close for _, _, _, close in scored],
+            ctx.meaning_min_score,
         )
     )
     today = dt.datetime.fromtimestamp(now(), dt.UTC).date()
     conflicts = find_conflicts(relevant, today)
+    if conflicts and nothing_answers:  # sources disagree on what was asked: that is the answer
+        gaps, nothing_answers = [], False
     lines = current_first(lines, conflicts)
     tokens = 0
     calls: list[ModelCall] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -36,6 +37,14 @@ async def rerank_detailed(reranker: Reranker, query: str, passages: list[str]) -
     return Reranked(await reranker.rerank(query, passages), reranker.name)
 
 
+class ScoredByMeaning(NamedTuple):
+    """Scores of one rerank call, each passage's meaning score, and who served the scores."""
+
+    scores: list[float]
+    meaning: list[float]
+    served_by: str
+
+
 class LocalReranker:
     """Bi-encoder cosine (calibrated) blended with the share of query terms a passage contains.
 
@@ -51,12 +60,85 @@ class LocalReranker:
 
     async def rerank(self, query: str, passages: list[str]) -> list[float]:
         """Blend calibrated cosine and term coverage."""
+        return (await self.score_parts(query, passages))[0]
+
+    async def score_parts(self, query: str, passages: list[str]) -> tuple[list[float], list[float]]:
+        """The blended scores and their meaning part (calibrated cosine) from one embedding."""
         if not passages:
-            return []
+            return [], []
         qv = await aembed_queries(self.embedder, [query])
         pv = await aembed_passages(self.embedder, passages)
         dense = calibrate_cosine(pv @ qv[0], self.embedder.cosine_low, self.embedder.cosine_high)
         qterms = terms(query)
         lexical = np.array([coverage(qterms, term_set(p)) for p in passages], dtype=np.float32)
         blended = self.dense_weight * dense + (1 - self.dense_weight) * lexical
-        return [round(float(x), 4) for x in blended]
+        return [round(float(x), 4) for x in blended], [round(float(x), 4) for x in dense]
+
+
+async def meaning_scores(embedder: Embedder, query: str, passages: list[str]) -> list[float]:
+    """How close each passage is to the query in meaning: calibrated cosine, in [0, 1].
+
+    The embedding model's own calibration (``cosine_low``/``cosine_high``) puts every model
+    on one scale, so one threshold (``Context.meaning_min_score``) serves them all.
+    """
+    if not passages:
+        return []
+    qv = await aembed_queries(embedder, [query])
+    pv = await aembed_passages(embedder, passages)
+    dense = calibrate_cosine(pv @ qv[0], embedder.cosine_low, embedder.cosine_high)
+    return [round(float(x), 4) for x in dense]
+
+
+_TOKEN = re.compile(r"[\w.-]+|[^\w\s]", re.UNICODE)
+
+
+def without_subject(text: str, subject: str) -> str:
+    """``text`` without the words naming ``subject`` (a document's title).
+
+    Every sentence of a document is about its subject: the question that names it is close
+    to all of them ("…httpx…" to every line of httpx's README). What is asked *about* the
+    subject is what a sentence must mean. The text is kept whole when too little would stay.
+    """
+    named = term_set(subject)
+    if not named:
+        return text
+    kept = [t for t in _TOKEN.findall(text) if not (term_set(t) and term_set(t) <= named)]
+    rest = " ".join(kept)
+    return rest if len(term_set(rest)) >= 2 else text
+
+
+async def meaning_beyond_subject(
+    embedder: Embedder, question: str, units: list[tuple[str, str]]
+) -> list[float]:
+    """How close each ``(sentence, its document's title)`` is in meaning to the question.
+
+    What the question asks about a document's subject, against what the sentence says: both
+    are read without the title's words (``without_subject``).
+    """
+    if not units:
+        return []
+    cores = list(dict.fromkeys(without_subject(question, title) for _, title in units))
+    qv = await aembed_queries(embedder, cores)
+    row = {core: i for i, core in enumerate(cores)}
+    pv = await aembed_passages(embedder, [without_subject(s, title) for s, title in units])
+    cos = np.array(
+        [
+            float(pv[i] @ qv[row[without_subject(question, title)]])
+            for i, (_, title) in enumerate(units)
+        ],
+        dtype=np.float32,
+    )
+    dense = calibrate_cosine(cos, embedder.cosine_low, embedder.cosine_high)
+    return [round(float(x), 4) for x in dense]
+
+
+async def rerank_with_meaning(
+    reranker: Reranker, embedder: Embedder, query: str, passages: list[str]
+) -> ScoredByMeaning:
+    """The reranker's scores and each passage's meaning score (one embedding when local)."""
+    parts = getattr(reranker, "score_parts", None)
+    if parts is not None:
+        scores, meaning = await parts(query, passages)
+        return ScoredByMeaning(scores, meaning, reranker.name)
+    scores, served_by = await rerank_detailed(reranker, query, passages)
+    return ScoredByMeaning(scores, await meaning_scores(embedder, query, passages), served_by)

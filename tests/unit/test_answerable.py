@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from nodes.answerable import not_answered, question_parts, required_words
+from nodes.answerable import not_answered, required_words
+from nodes.needs import question_parts
 from nodes.question_kind import extra_units, kind_bonus, kind_of
 from tests.factories import make_evidence
 

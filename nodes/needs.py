@@ -1,0 +1,187 @@
+"""What a question asks for — its information needs, typed — and whether a sentence carries one.
+
+A person asks "Who has to sign off on a bigger price cut?" in their own words; the passage
+says "larger discounts need the sales director". No word is shared, but the question's
+*form* says what an answer must carry (a person or a role) and the sentence's *meaning*
+(embedding similarity, ``providers.rerank.meaning_scores``) says whether it is about the
+thing asked. The search loop and the extractive answer decide on both; shared words are one
+more signal, not the gate.
+
+Types come from the question's form in English and Chinese (interrogatives and the nouns
+that ask for a quantity or a date), never from a workspace's vocabulary:
+
+- ``amount`` — how many / how much / how long / what is the price, fee, limit…; 多少, 几;
+- ``time`` — when, by when, what date or day; 什么时候, 何时;
+- ``person`` — who, whom, which team or role; 谁;
+- ``place`` — where, which host, server, folder or city; 哪里, 在哪;
+- ``reason`` — why; 为什么;
+- ``steps`` — how do I…; 如何, 怎么;
+- ``yesno`` — is / can / does / will…; 吗, 是否;
+- ``thing`` — anything else (what, which): any sentence about it may answer.
+
+A two-part question ("…, and what is …") has one need per part.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from providers.terms import term_set
+
+#: What each type of need is called when the answer says it is missing.
+NEED_NAMES = {
+    "amount": "an amount",
+    "time": "a date or time",
+    "person": "a person or role",
+    "place": "a place",
+    "reason": "a reason",
+    "steps": "the steps",
+    "yesno": "a yes or no",
+    "thing": "an answer",
+}
+
+_QUANTITY_NOUNS = (
+    r"price|cost|costs|fee|fees|charge|rate|cap|limit|maximum|minimum|max|min|amount|number|"
+    r"count|size|budget|allowance|percentage|percent|share|discount|salary|total|sum|"
+    r"port|version|duration|length|age|speed|timeout|threshold|quota|capacity"
+)
+_AMOUNT = re.compile(
+    rf"\bhow\s+(?:many|much|long|often|big|large|far|old|quickly|soon|deep(?:ly)?|high|"
+    rf"low|fast|frequently)\b|\b(?:what|which)\s+(?:is|are|was|were)?\s*(?:the\s+|a\s+|an\s+)?"
+    rf"(?:\w+\s+){{0,3}}(?:{_QUANTITY_NOUNS})\b|\b(?:{_QUANTITY_NOUNS})\s+(?:is|of|for)\b|"
+    r"\binto how many\b|\b(?:cost|costs|charge|pay)\s*[?？]?\s*$|"
+    r"\b(?:largest|smallest|highest|lowest|biggest|longest|shortest|oldest)\b|\bwhat\s+(?:port|version)\b|多少|几[个天次年月号点岁]?|多久|多长|多大|多高",
+    re.I,
+)
+_TIME = re.compile(
+    r"^\s*(?:and\s+)?when\b|\bby when\b|\buntil when\b|\bwhat\s+(?:date|day|time|year|month|"
+    r"week|hour)\b|\bwhich\s+(?:date|day|year|month|week)\b|\bhow soon\b|"
+    r"什么时候|何时|哪天|哪一天|几号|几点|哪年|截止",
+    re.I,
+)
+_PERSON = re.compile(
+    r"^\s*(?:and\s+|so\s+|then\s+)?(?:who|whom|whose)\b|\b(?:to|with|by|from)\s+whom\b|"
+    r"\b(?:which|what)\s+(?:person|people|team|teams|group|role|department|manager|"
+    r"owner|contact|colleague)\b|谁|哪位|哪个人|哪个团队|负责人",
+    re.I,
+)
+_PLACE = re.compile(
+    r"^\s*(?:and\s+|so\s+|then\s+)?where\b|\b(?:which|what)\s+(?:place|city|country|office|"
+    r"building|floor|room|site|location|address|host|hostname|host\s+name|server|folder|"
+    r"directory|file|url|path)\b|哪里|哪儿|在哪|什么地方|哪个城市|地址",
+    re.I,
+)
+_REASON = re.compile(r"^\s*(?:and\s+)?why\b|\bfor what reason\b|为什么|为何|原因", re.I)
+_STEPS = re.compile(
+    r"^\s*(?:and\s+)?how\s+(?:do|can|should|would|to|does\s+one|could)\b|"
+    r"\bwhat\s+are\s+the\s+steps\b|\bsteps?\s+(?:to|for)\b|\bwhat\s+should\s+I\s+do\b|"
+    r"如何|怎么|怎样|步骤",
+    re.I,
+)
+_YESNO = re.compile(
+    r"^\s*(?:and\s+)?(?:is|are|can|could|does|do|did|will|would|should|must|may|has|have|"
+    r"was|were)\b|吗\s*[?？]?\s*$|是否|能否|可否|有没有",
+    re.I,
+)
+
+_MONTHS = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+_NUMBER_WORDS = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+    r"forty|fifty|sixty|hundred|thousand|million|billion|dozen|half|once|twice|single|"
+    r"unlimited|no limit|daily|weekly|monthly|yearly|annually"
+)
+CARRIES: dict[str, re.Pattern[str]] = {
+    "amount": re.compile(
+        rf"(?<![A-Za-z/_.-])\d|[$€£¥%]|\b(?:{_NUMBER_WORDS})\b|[一二三四五六七八九十百千万亿两半]",
+        re.I,
+    ),
+    "time": re.compile(
+        rf"\b(?:{_MONTHS})\b|\b(?:19|20)\d\d\b|\d{{1,2}}[:.]\d\d|\b\d{{1,2}}\s*(?:am|pm)\b|"
+        r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|"
+        r"tonight|yesterday|week|weeks|month|months|year|years|day|days|hour|hours|minute|"
+        r"minutes|quarter|q[1-4]|noon|midnight|morning|evening|night|daily|weekly|monthly|"
+        r"annually|before|after|until|within|by|since|every)\b|[年月日号点周天]",
+        re.I,
+    ),
+    # a name (a capitalised word inside the sentence), an @handle, or a role
+    "person": re.compile(
+        r"(?<=[\w,;:]\s)[A-Z][a-z]+|@\w|\b(?:[a-z]+(?:er|or|ist|ant|ent|ian)s?|team|teams|"
+        r"lead|leads|head|heads|staff|desk|on-call|admin|admins|administrator|owner|owners|"
+        r"director|manager|officer|board|department|committee|HR|IT|support|security|"
+        r"finance|legal|sales|ops|someone|anyone|nobody|everyone)\b|[人部组长员师]",
+    ),
+    "place": re.compile(
+        r"(?<=[\w,;:]\s)[A-Z][a-z]+|\b(?:in|at|on|from|to|into|under|near|inside|via)\s+"
+        r"(?:the\s+|a\s+|your\s+|our\s+)?\w|[\w-]+\.[a-z]{2,}\b|/[\w.-]+|`[^`]+`|"
+        r"[在于到从]",
+    ),
+    "reason": re.compile(
+        r"\b(?:because|since|as|so|so that|due to|owing to|in order|to avoid|to prevent|"
+        r"otherwise|therefore|thus|hence|reason|risk|allows?|lets?|means?|for)\b|"
+        r"因为|由于|所以|为了|以免|原因",
+        re.I,
+    ),
+}
+
+
+#: Where a question asks a second thing: "How do I install it, and what is the rule?"
+_PARTS = re.compile(
+    r"\?\s+|[,;]?\s+and\s+(?=(?:what|how|when|where|who|which|why|is|are|does|do|can)\b)",
+    re.I,
+)
+
+
+def question_parts(question: str) -> list[str]:
+    """The separate things a question asks (one part for most questions)."""
+    return [p for p in _PARTS.split(question) if term_set(p)] or [question]
+
+
+@dataclass(frozen=True)
+class Need:
+    """One thing the question asks: its words (a part of the question) and its type."""
+
+    part: str
+    kind: str
+
+    @property
+    def name(self) -> str:
+        """How the answer names it when it is missing: "an amount (nightly cap …)"."""
+        asked = self.part.strip().rstrip("?？").strip()
+        return f"{NEED_NAMES[self.kind]} ({asked})" if asked else NEED_NAMES[self.kind]
+
+
+def need_kind(part: str) -> str:
+    """The type of answer one part of a question asks for (see the module's list)."""
+    if _REASON.search(part):
+        return "reason"
+    if _TIME.search(part):
+        return "time"
+    if _PERSON.search(part):
+        return "person"
+    if _AMOUNT.search(part):
+        return "amount"
+    if _PLACE.search(part):
+        return "place"
+    if _STEPS.search(part):
+        return "steps"
+    if _YESNO.search(part):
+        return "yesno"
+    return "thing"
+
+
+def needs_of(question: str) -> list[Need]:
+    """The question's needs, one per part."""
+    return [Need(part, need_kind(part)) for part in question_parts(question)]
+
+
+def carries(kind: str, sentence: str) -> bool:
+    """Whether ``sentence`` holds something of the type ``kind`` asks for.
+
+    Types without a form of their own (steps, yes/no, thing) are carried by any sentence.
+    """
+    pattern = CARRIES.get(kind)
+    return pattern is None or pattern.search(sentence) is not None
