@@ -100,26 +100,50 @@ def bridged(question: str, quoted: list[tuple[str, Evidence]]) -> bool:
     return False
 
 
+def names_in_question(part: str) -> set[str]:
+    """The words of ``part`` that name something.
+
+    Capitalised inside it (not its first word), all capitals, or code-like
+    (``load_dotenv``, ``os.environ``, ``HTTP/2``).
+
+    A person can put a question in their own words, but not a name: meaning never stands in
+    for a name the quotes do not hold.
+    """
+    words = display_words(part)
+    first = part.strip().split(" ", 1)[0].strip("¿¡\"'“")
+    return {
+        w
+        for w in words
+        if (w[0].isupper() and w != first)
+        or (len(w) > 1 and w.isupper())
+        or re.search(r"[_./\d]|[a-z][A-Z]", w)
+    }
+
+
 def not_answered(
     question: str,
     quoted: list[tuple[str, Evidence]],
     scores: list[float],
     section: dict[str, str],
     meaning: list[float] | None = None,
+    pulled: list[bool] | None = None,
     meaning_floor: float = 1.01,
 ) -> tuple[list[str], bool]:
     """What the quoted documents leave out, and whether they answer nothing at all.
 
     ``quoted`` is best first, ``scores`` the quotes' relevance, ``meaning`` their closeness
-    to the question in meaning (``providers.rerank.meaning_scores``), ``section`` maps a
-    quote's source id to the heading it sits under. Each need of the question (``needs``:
-    one per part, typed) is judged on its own; it is answered when
+    to what the question asks (``providers.rerank.meaning_beyond_subject``), ``pulled``
+    whether the question's words each quote lacks pull toward it
+    (``providers.rerank.words_pull``); ``section`` maps a quote's source id to the heading it
+    sits under. Each need of the question (``nodes.needs``: one per part, typed) is judged
+    on its own. It is answered
 
-    - a quote means what it asks (meaning at least ``meaning_floor``) *and* carries what its
-      type asks for (an amount question needs a quote with an amount, a "who" question a
-      person or role) — the way a question in other words than the documents' is answered;
-    - or the quotes name every word that names its subject (or one quote is a strong match
-      as a whole) and, for an amount, the best quotes hold a number.
+    - **by meaning**, when a quote means what it asks (``meaning`` at least
+      ``meaning_floor``), the question's own words it lacks pull toward it, and it carries
+      what the need's type asks for (an amount question needs a quote with an amount, a
+      "who" question a person or role). Never when a name the need says is in no quote;
+    - **by words**, when the quotes name every word that names its subject (or one quote
+      is a strong match as a whole) and, for an amount, the best quotes hold a number.
 
     The answer quotes what answers some need and names the needs no source answers. Only
     judged when the best quote is from a document, and not when the quotes chain through a
@@ -133,23 +157,23 @@ def not_answered(
     strong = max(scores, default=0.0) >= STRONG_MATCH
     best = _VERSION.sub(" ", " ".join(sentence for sentence, _ in quoted[:2]))
     close = meaning or [0.0] * len(quoted)
+    pulls = pulled or [False] * len(quoted)
     gaps: list[str] = []
     unanswered_parts = 0
     needs = needs_of(question)
     for need in needs:
-        if any(
-            m >= meaning_floor and carries(need.kind, _VERSION.sub(" ", sentence))
-            for (sentence, _), m in zip(quoted, close, strict=False)
+        missing = [w for w in required_words(need.part) if not mentions(w, seen)]
+        typed = need.kind not in WORD_KINDS
+        if not set(missing) & names_in_question(need.part) and any(
+            m >= meaning_floor
+            and pull
+            and (not typed or carries(need.kind, _VERSION.sub(" ", sentence)))
+            for (sentence, _), m, pull in zip(quoted, close, pulls, strict=False)
         ):
             continue  # a quote means it and carries what it asks for
-        missing = [w for w in required_words(need.part) if not mentions(w, seen)]
         if missing and (not strong or len(needs) > 1):
             named = [w for w in missing if w not in gaps]
-            gaps += (
-                named
-                if need.kind in WORD_KINDS
-                else [f"{NEED_NAMES[need.kind]} ({', '.join(missing)})"]
-            )
+            gaps += [f"{NEED_NAMES[need.kind]} ({', '.join(missing)})"] if typed else named
             unanswered_parts += 1
         elif _AMOUNT.search(need.part) and not _NUMBER.search(best):
             gaps.append("an amount")

@@ -9,6 +9,7 @@ keeps its author and an API section's sentence its name. When the quotes do not 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from nodes.attribution import author_of
 from nodes.context import Context
@@ -16,7 +17,7 @@ from nodes.evidence import lifted
 from nodes.needs import Need, carries, needs_of
 from nodes.question_kind import extra_units, kind_bonus
 from nodes.services import Services
-from providers.rerank import meaning_beyond_subject
+from providers.rerank import meaning_beyond_subject, words_pull
 from providers.sentences import sentences
 from providers.terms import coverage, term_set, terms
 from state.models import Evidence, heading_of
@@ -35,10 +36,10 @@ STRONG_SENTENCE_SCORE = 0.35
 
 async def extractive_answer(
     state: SearchState, ctx: Context, pool: list[Evidence], services: Services
-) -> tuple[list[str], list[tuple[str, Evidence]], list[tuple[str, Evidence, float, float]]]:
+) -> tuple[list[str], list[tuple[str, Evidence]], list[Quote]]:
     """Answer lines quoted from the evidence, the relevant sentences, the quoted ones.
 
-    The quoted ones come best first, each with its score and its meaning score.
+    The quoted ones come best first, each with its scores (``Quote``).
     """
     wants_code = bool(_ASKS_FOR_CODE.search(state["question"]))
     candidates = [
@@ -59,12 +60,6 @@ async def extractive_answer(
     meaning = await meaning_beyond_subject(
         services.embedder, state["question"], [(s, ev["title"]) for s, ev in candidates]
     )
-    # A sentence that means what is asked, in other words, counts by its meaning: its blend
-    # with the question's words is low only because the person used their own.
-    scores = [
-        max(score, close) if close >= ctx.meaning_min_score else score
-        for score, close in zip(scores, meaning, strict=True)
-    ]
     # A chat message's sentence is judged with the messages around it, as its passage was.
     scores = [
         lifted(score, ev["scores"].get("context", 0.0), ctx.quote_context_weight)
@@ -78,40 +73,74 @@ async def extractive_answer(
         kind_bonus(state["question"], unit, steps) + need_bonus(needs, unit)
         for unit, _ in candidates
     ]
+    # A sentence close in meaning to what is asked ranks higher, by how far it clears the
+    # floor: in a person's own words the blend's shared-word half says little.
+    bonus = [
+        b + MEANING_WEIGHT * max(0.0, m - ctx.meaning_min_score)
+        for b, m in zip(bonus, meaning, strict=True)
+    ]
     order = sorted(range(len(candidates)), key=lambda i: -(scores[i] + bonus[i]))
-    close = {(id(ev), s): m for (s, ev), m in zip(candidates, meaning, strict=True)}
     ranked = [(candidates[i], scores[i]) for i in order]
     qterms = terms(state["question"])
     covered: set[str] = set()
     chosen: list[tuple[str, Evidence, float]] = []
+    close: dict[tuple[int, str], float] = {}
     per_doc: dict[str, int] = {}
     for i in order:
         (sentence, ev), score = candidates[i], scores[i]
         if len(chosen) >= ctx.max_answer_sentences:
             break
-        if score + bonus[i] < MIN_SENTENCE_SCORE:
+        # a sentence that means what is asked in other words is quoted though it shares
+        # few of the question's words (its blend is low only for that)
+        means = meaning[i] >= ctx.meaning_min_score
+        if score + bonus[i] < MIN_SENTENCE_SCORE and not means:
             continue
         sterms = term_set(sentence)
         adds = coverage(qterms, sterms | covered) > coverage(qterms, covered)
-        if per_doc.get(ev["doc_id"], 0) >= 3 or (not adds and score < STRONG_SENTENCE_SCORE):
+        if per_doc.get(ev["doc_id"], 0) >= 3 or (
+            not adds and score < STRONG_SENTENCE_SCORE and not means
+        ):
             continue
         if sentence.rstrip().endswith(("?", "？")):  # a question asks; it answers nothing
             continue
         if any(sentence in unit or unit in sentence for unit, _, _ in chosen):
             continue  # already quoted as part of steps (or holds a quoted sentence)
         chosen.append((sentence, ev, score))
+        close[id(ev), sentence] = meaning[i]
         covered |= sterms
         per_doc[ev["doc_id"]] = per_doc.get(ev["doc_id"], 0) + 1
     if not chosen:
         # The evidence passed the filter, so quote its best sentence rather than nothing.
         chosen = [(s, ev, score) for (s, ev), score in ranked[:1]]
-    quoted = [(s, ev, score, close[id(ev), s]) for s, ev, score in chosen]  # best first
+        close[id(chosen[0][1]), chosen[0][0]] = meaning[order[0]]
+    pulls = await words_pull(
+        services.embedder, state["question"], [(s, ev["title"]) for s, ev, _ in chosen]
+    )
+    quoted = [  # best first
+        Quote(s, ev, score, close[id(ev), s], pull)
+        for (s, ev, score), pull in zip(chosen, pulls, strict=True)
+    ]
     chosen.sort(key=lambda c: -c[1]["authority"])  # stable: best first within an authority
     lines = [quote_line(named(s, ev), ev["source_id"]) for s, ev, _ in chosen]
     relevant = [(s, ev) for (s, ev), score in ranked if score >= MIN_SENTENCE_SCORE][:16]
     return lines, relevant, quoted
 
 
+class Quote(NamedTuple):
+    """A quoted sentence and what judges whether it answers (``nodes.answerable``)."""
+
+    sentence: str
+    evidence: Evidence
+    #: relevance (the reranker's blend of meaning and shared words)
+    score: float
+    #: closeness in meaning to what the question asks, its subject set aside
+    meaning: float
+    #: whether the question's words the sentence lacks pull toward it (``words_pull``)
+    pulled: bool
+
+
+#: How much a sentence's meaning above ``Context.meaning_min_score`` adds to its rank.
+MEANING_WEIGHT = 0.5
 #: Added to a sentence's score when it carries what a typed need asks (an amount, a date…).
 NEED_BONUS = 0.1
 _TYPED = frozenset({"amount", "time", "person", "place"})

@@ -75,7 +75,7 @@ async def integrate(
     ):
         notes = [*notes, TOKENS_SPENT.format(used=budget["tokens_used"], most=budget["max_tokens"])]
     lines, relevant, scored = await extractive_answer(state, ctx, pool, services)
-    quoted = [(s, ev) for s, ev, _, _ in scored]
+    quoted = [(q.sentence, q.evidence) for q in scored]
     # With bridge rounds on, questions are multi-hop: the answer's words are not the
     # question's, so quotes are not judged by them.
     gaps, nothing_answers = (
@@ -84,15 +84,21 @@ async def integrate(
         else not_answered(
             state["question"],
             quoted,
-            [score for _, _, score, _ in scored],
+            [q.score for q in scored],
             {ev["source_id"]: heading_of(ev) for _, ev in quoted},
-            [close for _, _, _, close in scored],
+            [q.meaning for q in scored],
+            [q.pulled for q in scored],
             ctx.meaning_min_score,
         )
     )
     today = dt.datetime.fromtimestamp(now(), dt.UTC).date()
     conflicts = find_conflicts(relevant, today)
-    if conflicts and nothing_answers:  # sources disagree on what was asked: that is the answer
+    # Sources that disagree on what was asked: that is the answer (newest fact first), not
+    # "found nothing" beside it. On what was asked: a quote that answers by meaning is in it.
+    answering = {q.sentence for q in scored if q.pulled and q.meaning >= ctx.meaning_min_score}
+    if nothing_answers and any(
+        claim["text"] in answering for c in conflicts for claim in c["claims"]
+    ):
         gaps, nothing_answers = [], False
     lines = current_first(lines, conflicts)
     tokens = 0

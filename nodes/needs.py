@@ -99,20 +99,22 @@ CARRIES: dict[str, re.Pattern[str]] = {
         rf"(?<![A-Za-z/_.-])\d|[$€£¥%]|\b(?:{_NUMBER_WORDS})\b|[一二三四五六七八九十百千万亿两半]",
         re.I,
     ),
+    # a date, a day, a time of day, or a span counted in time units ("within 30 days")
     "time": re.compile(
-        rf"\b(?:{_MONTHS})\b|\b(?:19|20)\d\d\b|\d{{1,2}}[:.]\d\d|\b\d{{1,2}}\s*(?:am|pm)\b|"
+        rf"\b(?:{_MONTHS})\b|\b(?:19|20)\d\d\b|\b\d{{1,2}}[:.]\d\d\b|\b\d{{1,2}}\s*(?:am|pm)\b|"
         r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|"
-        r"tonight|yesterday|week|weeks|month|months|year|years|day|days|hour|hours|minute|"
-        r"minutes|quarter|q[1-4]|noon|midnight|morning|evening|night|daily|weekly|monthly|"
-        r"annually|before|after|until|within|by|since|every)\b|[年月日号点周天]",
+        r"tonight|yesterday|noon|midnight|weekend|q[1-4])\b|"
+        rf"\b(?:\d+|{_NUMBER_WORDS}|a|an|next|last|this|every|each)\s+(?:\w+\s+)?(?:second|"
+        r"minute|hour|day|week|month|quarter|year)s?\b|\b\d{4}-\d\d-\d\d\b|"
+        r"[0-9一二三四五六七八九十]+\s*(?:年|月|日|号|点|周|天|小时|分钟)",
         re.I,
     ),
-    # a name (a capitalised word inside the sentence), an @handle, or a role
+    # a name (two capitalised words, "Dana Smith"), a chat handle, a speaker, or a role
     "person": re.compile(
-        r"(?<=[\w,;:]\s)[A-Z][a-z]+|@\w|\b(?:[a-z]+(?:er|or|ist|ant|ent|ian)s?|team|teams|"
-        r"lead|leads|head|heads|staff|desk|on-call|admin|admins|administrator|owner|owners|"
+        r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b|@\w|^\s*\w+:\s|\b(?:[a-z]+(?:er|or|ist|ant|ian)s?|"
+        r"team|teams|lead|leads|head|heads|staff|desk|on-call|admin|admins|owner|owners|"
         r"director|manager|officer|board|department|committee|HR|IT|support|security|"
-        r"finance|legal|sales|ops|someone|anyone|nobody|everyone)\b|[人部组长员师]",
+        r"finance|legal|sales|ops|nobody|everyone)\b|[人部组长员师]",
     ),
     "place": re.compile(
         r"(?<=[\w,;:]\s)[A-Z][a-z]+|\b(?:in|at|on|from|to|into|under|near|inside|via)\s+"
@@ -154,8 +156,16 @@ class Need:
         return f"{NEED_NAMES[self.kind]} ({asked})" if asked else NEED_NAMES[self.kind]
 
 
+#: A condition that opens a question ("When a key has no value, what …?"): the type is
+#: the main clause's.
+_CONDITION = re.compile(r"^\s*(?:when|if|once|after|before|while|whenever)\b[^,，]*[,，]\s*", re.I)
+
+
 def need_kind(part: str) -> str:
     """The type of answer one part of a question asks for (see the module's list)."""
+    main = _CONDITION.sub("", part)
+    if main != part and main.strip():
+        part = main
     if _REASON.search(part):
         return "reason"
     if _TIME.search(part):

@@ -8,7 +8,7 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from providers.embeddings import Embedder, aembed_passages, aembed_queries, calibrate_cosine
-from providers.terms import coverage, term_set, terms
+from providers.terms import coverage, display_words, term_set, terms
 
 
 class Reranker(Protocol):
@@ -130,6 +130,32 @@ async def meaning_beyond_subject(
     )
     dense = calibrate_cosine(cos, embedder.cosine_low, embedder.cosine_high)
     return [round(float(x), 4) for x in dense]
+
+
+async def words_pull(embedder: Embedder, question: str, units: list[tuple[str, str]]) -> list[bool]:
+    """For each ``(sentence, its document's title)``: do the words it lacks pull toward it.
+
+    Those are the question's words that neither the sentence nor its title holds.
+
+    A sentence that answers in other words is closer to the whole question than to the
+    question without those words ("cap for accommodation" pulls toward "the nightly limit
+    for hotels"); a sentence close to the question only through the words they share is
+    closer without them ("encrypt secrets" pulls away from "reads key-value pairs from a
+    .env file"). A sentence that lacks none of the question's words is pulled.
+    """
+    if not units:
+        return []
+    variants: list[str] = []
+    for sentence, title in units:
+        seen = term_set(f"{title} {sentence}")
+        lacked = {w for w in display_words(question) if not term_set(w) <= seen}
+        kept = [t for t in _TOKEN.findall(question) if t not in lacked]
+        variants.append(" ".join(kept) if lacked else question)
+    queries = list(dict.fromkeys([question, *variants]))
+    qv = await aembed_queries(embedder, queries)
+    row = {q: i for i, q in enumerate(queries)}
+    pv = await aembed_passages(embedder, [f"{title}. {sentence}" for sentence, title in units])
+    return [bool(pv[i] @ qv[0] >= pv[i] @ qv[row[variant]]) for i, variant in enumerate(variants)]
 
 
 async def rerank_with_meaning(
