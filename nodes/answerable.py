@@ -35,6 +35,11 @@ FRAME_WORDS = frozenset(
 _SET_ASIDE = re.compile(
     r"\b(?:instead of|rather than|other than|apart from|except)\s+([^,?.;]+)", re.I
 )
+#: "How long", "how often": the word after "how" asks for a type of answer (``needs``).
+_HOW_WHAT = re.compile(
+    r"\bhow\s+(long|much|many|often|far|big|large|old|soon|quickly|deeply|deep|high|fast)\b",
+    re.I,
+)
 #: The question asks for an amount.
 _AMOUNT = re.compile(
     r"\bhow (?:many|much|long|often|big|large|far|old)\b|\b(?:maximum|minimum|max|min|limit|"
@@ -60,6 +65,8 @@ def required_words(question: str) -> list[str]:
     """The question's words that name what it is about (original case, in order)."""
     aside: set[str] = set()
     for match in _SET_ASIDE.finditer(question):
+        aside |= term_set(match.group(1))
+    for match in _HOW_WHAT.finditer(question):  # "how long": the need's type, not its subject
         aside |= term_set(match.group(1))
     out = []
     for word in display_words(question):

@@ -23,6 +23,7 @@ from nodes.extractive import (
     extractive_answer,
     extractive_body,
 )
+from nodes.needs import carries, needs_of
 from nodes.prompting import conversation_of, render_evidence
 from nodes.prompts import FORCED_NOTE, TOKENS_SPENT
 from nodes.services import Services, chat_model_for, node_name, now
@@ -94,10 +95,14 @@ async def integrate(
     today = dt.datetime.fromtimestamp(now(), dt.UTC).date()
     conflicts = find_conflicts(relevant, today)
     # Sources that disagree on what was asked: that is the answer (newest fact first), not
-    # "found nothing" beside it. On what was asked: a quote that answers by meaning is in it.
-    answering = {q.sentence for q in scored if q.pulled and q.meaning >= ctx.meaning_min_score}
+    # "found nothing" beside it. On what was asked: one side is among the best quotes and
+    # carries what the question's typed needs ask for (an amount, a date…).
+    needs = needs_of(state["question"])
+    best = {q.sentence for q in scored}
     if nothing_answers and any(
-        claim["text"] in answering for c in conflicts for claim in c["claims"]
+        claim["text"] in best and all(carries(n.kind, claim["text"]) for n in needs)
+        for c in conflicts
+        for claim in c["claims"]
     ):
         gaps, nothing_answers = [], False
     lines = current_first(lines, conflicts)

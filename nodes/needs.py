@@ -111,10 +111,13 @@ CARRIES: dict[str, re.Pattern[str]] = {
     ),
     # a name (two capitalised words, "Dana Smith"), a chat handle, a speaker, or a role
     "person": re.compile(
-        r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b|@\w|^\s*\w+:\s|\b(?:[a-z]+(?:er|or|ist|ant|ian)s?|"
-        r"team|teams|lead|leads|head|heads|staff|desk|on-call|admin|admins|owner|owners|"
-        r"director|manager|officer|board|department|committee|HR|IT|support|security|"
-        r"finance|legal|sales|ops|nobody|everyone)\b|[人部组长员师]",
+        r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b|@\w|^\s*\w+:\s|\b(?i:director|manager|lead|head|"
+        r"owner|admin|administrator|engineer|developer|officer|team|staff|desk|on-call|chair|"
+        r"president|ceo|cto|cfo|vp|executive|supervisor|coordinator|architect|analyst|"
+        r"specialist|consultant|contractor|employee|member|representative|rep|agent|operator|"
+        r"maintainer|author|reviewer|approver|assistant|secretary|committee|board|department|"
+        r"HR|IT|security|finance|legal|sales|ops|person|colleague|customer|vendor|supplier|"
+        r"partner|nobody|everyone|anyone|someone)s?\b|[人部组长员师]",
     ),
     "place": re.compile(
         r"(?<=[\w,;:]\s)[A-Z][a-z]+|\b(?:in|at|on|from|to|into|under|near|inside|via)\s+"

@@ -1,0 +1,77 @@
+"""Questions in a person's own words over the bundled demo, through the real embedded index.
+
+None of these questions uses the words of the sentence that answers it (or only a name).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graph.context import Context
+from nodes.extractive import NOTHING_FOUND
+from tests.conftest import run_graph
+from tests.integration.conftest import RESTRICTED_MARKERS
+
+
+@pytest.mark.parametrize(
+    ("question", "fact", "doc"),
+    [
+        # an amount
+        ("How much is the yearly charge for the fleet software on one robot?", "$3,600",
+         "docs/sales/pricing-2026"),
+        # who
+        ("Who approves a larger discount?", "sales director", "docs/sales/pricing-2026"),
+        # when
+        ("When do my remote-access profiles run out?", "every 90 days", "kb/vpn-access"),
+        # how soon
+        ("How soon will I get admin rights for Okta apps?", "one business day",
+         "kb/sso-setup-okta"),
+    ],
+)  # fmt: skip
+async def test_a_question_in_other_words_is_answered_from_the_right_passage(
+    demo, question: str, fact: str, doc: str
+) -> None:
+    run = await run_graph(demo, question, Context(user="bob"))
+    answer = run.output["answer"]
+    assert not answer.startswith(NOTHING_FOUND), answer
+    assert fact in answer.split("\n\nMissing:")[0]
+    assert doc in {c["doc_id"] for c in run.output["citations"]}
+
+
+async def test_a_question_nothing_answers_is_refused_naming_the_missing_need(demo) -> None:
+    run = await run_graph(demo, "How many vacation days do new hires get?", Context(user="bob"))
+    answer = run.output["answer"]
+    assert answer.startswith(NOTHING_FOUND) and not run.output["citations"]
+    assert "an amount (vacation, hires)" in answer
+
+
+async def test_sources_that_disagree_on_what_was_asked_are_the_answer_not_found_nothing(
+    demo,
+) -> None:
+    question = "How much can I spend on meals per day while travelling for work?"
+    run = await run_graph(demo, question, Context(user="bob"))
+    answer = run.output["answer"]
+    assert not answer.startswith(NOTHING_FOUND), answer
+    assert answer.index("$75") < answer.index("$50")  # the current fact first
+    assert run.output["conflicts"]
+
+
+@pytest.mark.parametrize(
+    ("question", "fact"),
+    [
+        ("Who may take the code-signing key out of its hardware module?", "platform lead"),
+        ("When will the pen-test findings be looked at again?", "1 December"),
+    ],
+)
+async def test_a_restricted_answer_in_other_words_only_for_who_may_read_it(
+    demo, question: str, fact: str
+) -> None:
+    alice = await run_graph(demo, question, Context(user="alice"))  # in the security group
+    assert fact in alice.output["answer"]
+    bob = await run_graph(demo, question, Context(user="bob"))
+    assert bob.output["answer"].startswith(NOTHING_FOUND) and not bob.output["citations"]
+    seen = json.dumps([bob.output, bob.events], default=str)
+    assert not [m for m in RESTRICTED_MARKERS if m in seen]
+    assert fact not in seen

@@ -1,0 +1,83 @@
+"""What a question asks for (typed needs), and when a quote in other words answers it."""
+
+from __future__ import annotations
+
+import pytest
+
+from nodes.answerable import not_answered
+from nodes.needs import carries, need_kind, needs_of
+from tests.factories import make_evidence
+
+DOC = make_evidence("kb/travel#0", kind="kb", title="Travel policy")
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What is the nightly cap for accommodation in most cities?", "amount"),
+        ("How long before I get admin rights?", "amount"),
+        ("What does a single unit cost?", "amount"),
+        ("By when must the software reach the machines?", "time"),
+        ("When does the old server get shut down?", "time"),
+        ("Who has to sign off on a bigger price cut?", "person"),
+        ("Whom do I alert when I fell for a suspicious email?", "person"),
+        ("Where can I get a hot drink?", "place"),
+        ("Which host name should my tunnel point at?", "place"),
+        ("Why was the gateway moved?", "reason"),
+        ("How do I hook a new tool into our login?", "steps"),
+        ("Can I use orjson on PyPy?", "yesno"),
+        ("What kind of object comes out of dumps?", "thing"),
+        # a condition that opens the question does not set its type
+        ("When a key has nothing after it, what does dotenv_values give back?", "thing"),
+        # Chinese: the question's form, not its words
+        ("报销需要在多少天内提交？", "amount"),
+        ("旧网关什么时候关闭？", "time"),
+        ("谁负责审批折扣？", "person"),
+        ("咖啡在哪里？", "place"),
+        ("为什么要换网关？", "reason"),
+        ("如何连接公司网络？", "steps"),
+    ],
+)
+def test_a_need_is_typed_by_the_questions_form(question: str, kind: str) -> None:
+    assert need_kind(question) == kind
+
+
+def test_a_two_part_question_has_two_needs() -> None:
+    needs = needs_of("How long is the on-call shift, and when does it rotate?")
+    assert [n.kind for n in needs] == ["amount", "time"]
+
+
+def test_what_carries_a_type() -> None:
+    assert carries("amount", "The nightly limit is $180 in most cities.")
+    assert not carries("amount", "Use urllib3 and HTTP/2 for hotels.")  # names, not amounts
+    assert carries("time", "Submit claims within 30 days of your return.")
+    assert carries("time", "The old gateway is switched off on 30 November.")
+    assert not carries("time", "The licence is $3,600 per robot per year.")
+    assert carries("person", "Larger discounts need the sales director.")
+    assert not carries("person", "Fernhill uses WireGuard for remote access.")
+
+
+HOTEL = "The nightly limit is $180 in most cities."
+MEALS = "Hotels should be booked through the travel portal early."
+
+
+def test_a_quote_in_other_words_answers_when_it_means_it_and_carries_the_type() -> None:
+    question = "What is the nightly cap for accommodation in most cities?"
+    # by words alone, "cap" and "accommodation" are missing
+    gaps, nothing = not_answered(question, [(HOTEL, DOC)], [0.4], {})
+    assert nothing and gaps == ["an amount (cap, accommodation)"]
+    # the same quote, close in meaning and pulled by the asker's words: it answers
+    assert not_answered(question, [(HOTEL, DOC)], [0.4], {}, [0.6], [True], 0.3) == ([], False)
+    # as close in meaning, but with no amount in it: an amount question is not answered
+    gaps, nothing = not_answered(question, [(MEALS, DOC)], [0.4], {}, [0.6], [True], 0.3)
+    assert nothing and gaps[0].startswith("an amount")
+    # close, but the asker's own words pull away from it: near only through shared words
+    assert not_answered(question, [(HOTEL, DOC)], [0.4], {}, [0.6], [False], 0.3)[1]
+    # or not close enough in meaning
+    assert not_answered(question, [(HOTEL, DOC)], [0.4], {}, [0.2], [True], 0.3)[1]
+
+
+def test_meaning_never_stands_in_for_a_name() -> None:
+    question = "What is the nightly cap for accommodation in Zanzibar?"
+    gaps, nothing = not_answered(question, [(HOTEL, DOC)], [0.4], {}, [0.9], [True], 0.3)
+    assert nothing and "Zanzibar" in gaps[0]
