@@ -17,10 +17,12 @@ name the question does not say): their words are, by design, not the question's.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
+from nodes.extractive import Quote
 from nodes.needs import NEED_NAMES, carries, needs_of
 from providers.terms import display_words, stem, term_set
-from state.models import Evidence
+from state.models import Evidence, heading_of
 
 #: Words that name the kind of answer wanted, not what it is about.
 FRAME_WORDS = frozenset(
@@ -186,3 +188,36 @@ def not_answered(
             gaps.append("an amount")
             unanswered_parts += 1
     return gaps, unanswered_parts == len(needs)
+
+
+class Judgement(NamedTuple):
+    """Whether the quotes answer: the needs they leave out, and how they answer."""
+
+    gaps: list[str]
+    #: no need at all is answered (the answer is "found nothing")
+    nothing: bool
+    #: a quote answers in other words than the question's (by meaning)
+    by_meaning: bool
+
+
+def judge_quotes(question: str, scored: list[Quote], meaning_floor: float) -> Judgement:
+    """``not_answered`` over ``extractive_answer``'s quotes."""
+    quoted = [(q.sentence, q.evidence) for q in scored]
+    gaps, nothing = not_answered(
+        question,
+        quoted,
+        [q.score for q in scored],
+        {ev["source_id"]: heading_of(ev) for _, ev in quoted},
+        [q.meaning for q in scored],
+        [q.pulled for q in scored],
+        meaning_floor,
+    )
+    kinds = [n.kind for n in needs_of(question)]
+    by_meaning = any(
+        q.pulled
+        and q.meaning >= meaning_floor
+        and q.evidence["kind"] in DOCUMENT_KINDS
+        and all(k in WORD_KINDS or carries(k, q.sentence) for k in kinds)
+        for q in scored
+    )
+    return Judgement(gaps, nothing, by_meaning and not nothing)

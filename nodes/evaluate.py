@@ -11,14 +11,16 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.answerable import mentions, required_words
+from nodes.answerable import judge_quotes, mentions, required_words
 from nodes.context import Context
 from nodes.decisions import EvaluateDecision
 from nodes.evidence import by_authority, hop_queries, kept, relevance
+from nodes.extractive import extractive_answer
 from nodes.llm import decide
 from nodes.prompting import render_evidence
 from nodes.read_documents import typed_urls
 from nodes.services import Services, chat_model_for, node_name, now
+from nodes.writing import resolve_versions
 from providers.terms import STOPWORDS, coverage, display_words, term_set, terms
 from state.budget import exhausted, spend
 from state.events import node_event
@@ -200,6 +202,31 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
     return verdict
 
 
+async def answered_in_other_words(
+    state: SearchState, ctx: Context, services: Services, verdict: Verdict
+) -> Verdict:
+    """Answer now when the evidence answers every need in other words than the question's.
+
+    Word coverage says what the evidence does not *say*; a person's own words are rarely
+    the documents'. Searching again for the leftover words ("reach", "home") finds nothing
+    new; the quotes the answer would give are judged as the answer judges them.
+    """
+    pool, _ = resolve_versions(by_authority(kept(state.get("evidence", []))))
+    if not pool:
+        return verdict
+    _, _, scored = await extractive_answer(state, ctx, pool, services)
+    judged = judge_quotes(state["question"], scored, ctx.meaning_min_score)
+    if judged.gaps or not judged.by_meaning:
+        return verdict
+    return {
+        **verdict,
+        "action": "answer",
+        "gap_questions": [],
+        "reason": f"evidence covers {verdict['coverage']:.0%} of the question's words and "
+        "answers what it asks in other words",
+    }
+
+
 ACTIONS = frozenset({"answer", "read", "search"})
 """What ``evaluate`` may decide; a flow without a step leaves its action out."""
 
@@ -227,6 +254,8 @@ async def evaluate(
     ctx = runtime.context
     model = chat_model_for(services, state)
     verdict = coverage_verdict(state, ctx)
+    if model is None and verdict["action"] == "search" and ctx.bridge_rounds == 0:
+        verdict = await answered_in_other_words(state, ctx, services, verdict)
     tokens = 0
     calls: list[ModelCall] = []
     strategy = "coverage"

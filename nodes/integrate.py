@@ -13,7 +13,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.answerable import not_answered
+from nodes.answerable import Judgement, judge_quotes
 from nodes.attribution import wrong_person
 from nodes.conflicts import conflict_lines, current_first, find_conflicts
 from nodes.context import Context
@@ -41,7 +41,7 @@ from providers.chat import (
 )
 from state.budget import exhausted, spend
 from state.events import node_event
-from state.models import ModelCall, heading_of
+from state.models import ModelCall
 from state.schemas import SearchState
 
 
@@ -79,19 +79,12 @@ async def integrate(
     quoted = [(q.sentence, q.evidence) for q in scored]
     # With bridge rounds on, questions are multi-hop: the answer's words are not the
     # question's, so quotes are not judged by them.
-    gaps, nothing_answers = (
-        ([], False)
+    judged = (
+        Judgement([], False, False)
         if ctx.bridge_rounds > 0
-        else not_answered(
-            state["question"],
-            quoted,
-            [q.score for q in scored],
-            {ev["source_id"]: heading_of(ev) for _, ev in quoted},
-            [q.meaning for q in scored],
-            [q.pulled for q in scored],
-            ctx.meaning_min_score,
-        )
+        else judge_quotes(state["question"], scored, ctx.meaning_min_score)
     )
+    gaps, nothing_answers = judged.gaps, judged.nothing
     today = dt.datetime.fromtimestamp(now(), dt.UTC).date()
     conflicts = find_conflicts(relevant, today)
     # Sources that disagree on what was asked: that is the answer (newest fact first), not
@@ -160,8 +153,9 @@ async def integrate(
     if mode == "extractive" and notes and not nothing_answers:  # conflicts travel apart, shown once
         body += "\n\n" + "\n".join(notes)
     unanswered = unanswered_of(state, ctx, forced, pool)
-    if mode == "extractive" and gaps:  # says it more precisely than word coverage does
+    if mode == "extractive" and (gaps or judged.by_meaning):  # more precise than word coverage
         unanswered = [u for u in unanswered if not u.startswith("No source found mentions")]
+    if mode == "extractive" and gaps:
         unanswered.insert(0, f"No source found says: {', '.join(gaps)}.")
     if mode == "extractive" and (
         someone_else := await wrong_person(state["question"], pool, services.reranker)
