@@ -17,6 +17,7 @@ from nodes.decisions import EvaluateDecision
 from nodes.evidence import by_authority, hop_queries, kept, relevance
 from nodes.extractive import extractive_answer
 from nodes.llm import decide
+from nodes.needs import describe_needs
 from nodes.prompting import render_evidence
 from nodes.read_documents import typed_urls
 from nodes.services import Services, chat_model_for, node_name, now
@@ -267,6 +268,7 @@ async def evaluate(
         evidence = by_authority(kept(state.get("evidence", [])))[:12]
         prompt = ctx.evaluate_prompt.format(
             question=state["question"],
+            needs=describe_needs(state["question"]),
             evidence=render_evidence(evidence, 600) or "none",
             read=", ".join(state.get("documents_read", [])) or "none",
             max_read=ctx.max_documents_per_read,

@@ -23,7 +23,7 @@ from nodes.extractive import (
     extractive_answer,
     extractive_body,
 )
-from nodes.needs import carries, needs_of
+from nodes.needs import REFUSAL, carries, describe_needs, needs_of
 from nodes.prompting import conversation_of, render_evidence
 from nodes.prompts import FORCED_NOTE, TOKENS_SPENT
 from nodes.services import Services, chat_model_for, node_name, now
@@ -56,6 +56,17 @@ def echoes_instructions(answer: str, prompt: str) -> str | None:
         text = line.strip().lstrip("- ").strip()
         if len(text) >= 40 and text in answer:
             return text[:60]
+    return None
+
+
+def refuses_wrongly(answer: str, judged: Judgement) -> str | None:
+    """Why a model's "not found" does not stand, or None.
+
+    A model's refusal is held to the rule the extractive answer follows: it stands only when
+    some need of the question is answered by no quote.
+    """
+    if REFUSAL.search(answer.strip()) and not judged.gaps and not judged.nothing:
+        return "said the sources do not answer, while quotes answer every need"
     return None
 
 
@@ -108,6 +119,7 @@ async def integrate(
         prompt = ctx.integrate_prompt.format(
             today=today.isoformat(),
             question=state["question"],
+            needs=describe_needs(state["question"]),
             conversation=conversation_of(state) or "none",
             sources=render_evidence(pool[:12]),
             notes="\n".join(notes + conflict_lines(conflicts)) or "none",
@@ -117,16 +129,16 @@ async def integrate(
         try:
             body, tokens, served = await stream_answer(model, content, runtime)
             mode = "llm"
-            echoed = echoes_instructions(body, prompt)
+            copied = echoes_instructions(body, prompt)
+            echoed = (
+                f"repeated its instructions ({copied!r})" if copied else None
+            ) or refuses_wrongly(body, judged)
             calls.append(
                 {
                     "node": node_name("integrate"),
                     "model": served,
                     "outcome": "degraded" if echoed else "ok",
-                    "detail": f"the reply repeated its instructions ({echoed!r}); wrote an "
-                    "extractive answer"
-                    if echoed
-                    else "",
+                    "detail": f"the reply {echoed}; wrote an extractive answer" if echoed else "",
                     "tokens": tokens,
                 }
             )

@@ -198,3 +198,18 @@ def carries(kind: str, sentence: str) -> bool:
     """
     pattern = CARRIES.get(kind)
     return pattern is None or pattern.search(sentence) is not None
+
+
+def describe_needs(question: str) -> str:
+    """The needs as a model is shown them: one line each, its type and its words."""
+    return "\n".join(f"- {NEED_NAMES[n.kind]}: {n.part.strip()}" for n in needs_of(question))
+
+
+#: A reply that says the sources do not answer ("I could not find…", "The sources do not
+#: mention…"), in its first sentence.
+REFUSAL = re.compile(
+    r"^[^.!?\n]{0,80}\b(?:(?:could|can)(?:\s+not|not|n't)\s+find|(?:found|find)\s+nothing|"
+    r"no\s+(?:information|source|mention|answer)|(?:do|does)(?:\s+not|n't)\s+(?:say|mention|"
+    r"contain|state|include|cover|answer)|not\s+(?:found|in\s+the\s+sources|mentioned))",
+    re.I,
+)

@@ -19,18 +19,26 @@ answers part of the question, 0 means it is unrelated.</task>"""
 
 EVALUATE_PROMPT = """<role>You decide whether the evidence is enough to answer a question.</role>
 <question>{question}</question>
+<needs>
+{needs}
+</needs>
 <evidence>
 {evidence}
 </evidence>
 <documents_already_read>{read}</documents_already_read>
-<task>Judge relevance, completeness and freshness. Choose one action:
-"answer" when the evidence answers the question; "read" with the doc ids of at most
+<task>Judge relevance, completeness and freshness. The question may use other words than the
+evidence: a need is answered when a passage states what it asks (of its type: an amount, a
+date, a person…), whatever its words. Choose one action:
+"answer" when the evidence answers every need; "read" with the doc ids of at most
 {max_read} documents whose full text would likely hold the rest; "search" with gap questions
 for what is missing. Say briefly why.</task>"""
 
 INTEGRATE_PROMPT = """<role>You answer questions from company sources, citing every claim.</role>
 <today>{today}</today>
 <question>{question}</question>
+<needs>
+{needs}
+</needs>
 <conversation>{conversation}</conversation>
 <sources>
 {sources}
@@ -38,6 +46,8 @@ INTEGRATE_PROMPT = """<role>You answer questions from company sources, citing ev
 <notes>{notes}</notes>
 <rules>
 - Use only the sources. After every claim write its citation as [src:ID] with the source id.
+- Answer every need. The sources may say it in other words than the question: say that
+  something is not in the sources only when no source states it.
 - Sources are listed by authority: knowledge base, then documents, then messages and notes.
   Prefer the most authoritative, newest, non-deprecated source.
 - A deprecated source was replaced by a newer version: use the newer one and say so.

@@ -5,9 +5,13 @@ None of these questions uses the words of the sentence that answers it (or only 
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 
 import pytest
+from langchain_core.language_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
 
 from graph.context import Context
 from nodes.extractive import NOTHING_FOUND
@@ -75,3 +79,35 @@ async def test_a_restricted_answer_in_other_words_only_for_who_may_read_it(
     seen = json.dumps([bob.output, bob.events], default=str)
     assert not [m for m in RESTRICTED_MARKERS if m in seen]
     assert fact not in seen
+
+
+class Recording(GenericFakeChatModel):
+    """A scripted model that keeps the prompts it was sent."""
+
+    prompts: list[str] = []
+
+    async def _astream(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        self.prompts.append(str(messages[-1].content))
+        async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+            yield chunk
+
+
+async def test_a_models_not_found_is_held_to_the_same_rule(demo) -> None:
+    """A model that says "not found" while quotes answer every need: the quotes stand."""
+    refusal = "I could not find this in the sources."
+    model = Recording(messages=itertools.cycle([AIMessage(content=refusal)]), prompts=[])
+    services = dataclasses.replace(demo, chat_model=model, model_name="scripted")
+    question = "When do my remote-access profiles run out?"
+    run = await run_graph(services, question, Context(user="bob", mode="llm"))
+    answer = run.output["answer"]
+    assert "every 90 days" in answer and refusal not in answer
+    [call] = [c for c in run.state.values["model_calls"] if c["node"] == "integrate"]
+    assert call["outcome"] == "degraded" and "quotes answer every need" in call["detail"]
+    # what the model was asked to judge and answer: the question's typed needs
+    answering = [p for p in model.prompts if "<needs>" in p and "<sources>" in p]
+    assert answering and f"- a date or time: {question}" in answering[0]
+    # where nothing answers, the model's "not found" stands
+    nothing = await run_graph(
+        services, "How many vacation days do new hires get?", Context(user="bob", mode="llm")
+    )
+    assert nothing.output["answer"].startswith(refusal)
