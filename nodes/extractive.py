@@ -57,9 +57,20 @@ async def extractive_answer(
     scores = await services.reranker.rerank(
         state["question"], [f"{ev['title']}. {section_of(ev)}{s}" for s, ev in candidates]
     )
-    meaning = await meaning_beyond_subject(
-        services.embedder, state["question"], [(s, ev["title"]) for s, ev in candidates]
-    )
+    # Meaning is read for documents' sentences: a chat message is one remark in a
+    # conversation, judged by the conversation found and by who said it (``answerable``).
+    judged = [i for i, (_, ev) in enumerate(candidates) if ev["kind"] not in CHAT_KINDS]
+    meaning = [0.0] * len(candidates)
+    for i, near in zip(
+        judged,
+        await meaning_beyond_subject(
+            services.embedder,
+            state["question"],
+            [(candidates[i][0], candidates[i][1]["title"]) for i in judged],
+        ),
+        strict=True,
+    ):
+        meaning[i] = near
     # A chat message's sentence is judged with the messages around it, as its passage was.
     scores = [
         lifted(score, ev["scores"].get("context", 0.0), ctx.quote_context_weight)
@@ -113,9 +124,9 @@ async def extractive_answer(
         # The evidence passed the filter, so quote its best sentence rather than nothing.
         chosen = [(s, ev, score) for (s, ev), score in ranked[:1]]
         close[id(chosen[0][1]), chosen[0][0]] = meaning[order[0]]
-    pulls = await words_pull(
-        services.embedder, state["question"], [(s, ev["title"]) for s, ev, _ in chosen]
-    )
+    asked = [(s, ev["title"]) for s, ev, _ in chosen if ev["kind"] not in CHAT_KINDS]
+    pulled = iter(await words_pull(services.embedder, state["question"], asked))
+    pulls = [ev["kind"] not in CHAT_KINDS and next(pulled) for _, ev, _ in chosen]
     quoted = [  # best first
         Quote(s, ev, score, close[id(ev), s], pull)
         for (s, ev, score), pull in zip(chosen, pulls, strict=True)
@@ -139,6 +150,8 @@ class Quote(NamedTuple):
     pulled: bool
 
 
+#: Source kinds whose sentences are remarks in a conversation, not statements of a document.
+CHAT_KINDS = frozenset({"messages"})
 #: How much a sentence's meaning above ``Context.meaning_min_score`` adds to its rank.
 MEANING_WEIGHT = 0.5
 #: Added to a sentence's score when it carries what a typed need asks (an amount, a date…).
