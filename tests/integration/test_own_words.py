@@ -32,6 +32,9 @@ from tests.integration.conftest import RESTRICTED_MARKERS
         # how soon
         ("How soon will I get admin rights for Okta apps?", "one business day",
          "kb/sso-setup-okta"),
+        # steps
+        ("What do I do if my laptop gets stolen?", "page the security on-call",
+         "kb/incident-response"),
     ],
 )  # fmt: skip
 async def test_a_question_in_other_words_is_answered_from_the_right_passage(
