@@ -74,11 +74,15 @@ def disagreements(
             )
             trust = numbers.setdefault(conflict["trust"], len(numbers) + 1)
             lines.append(f"- {said}. Trust [{trust}]: {conflict['reason']}")
-    by_doc = {ev["doc_id"]: sid for sid, ev in ledger.items()}
-    for source_id, n in list(numbers.items()):
+    by_doc = {ev["doc_id"]: sid for sid, ev in ledger.items() if not ev.get("deprecated")}
+    stale = [i for i in state.get("superseded", []) if i in ledger]
+    listed: set[str] = set()
+    for source_id in [*numbers, *stale]:
         ev = ledger[source_id]
-        if not ev.get("deprecated"):
+        if not ev.get("deprecated") or ev["doc_id"] in listed:
             continue
+        listed.add(ev["doc_id"])
+        n = numbers.setdefault(source_id, len(numbers) + 1)
         newer = by_doc.get(ev.get("superseded_by") or "")
         instead = ""
         if newer:

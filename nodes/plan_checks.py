@@ -41,6 +41,8 @@ def checked_plan(raw: Any) -> list[SubQuestion]:
             sub["sources"] = [str(s) for s in item["sources"]]
         if item.get("budget_share") is not None:
             sub["budget_share"] = float(item["budget_share"])
+        if item.get("topic") is True:
+            sub["topic"] = True
         plan.append(sub)
     ids = [s["id"] for s in plan]
     if len(set(ids)) != len(ids):

@@ -1,14 +1,17 @@
 """``plan_research``: the request becomes a DAG of sub-questions, or the person's is checked.
 
-Extractive mode derives the plan from the corpus itself: the request is searched broadly in
-every source the user may see, the passages' vectors are grouped into topics (k-means,
-deterministic farthest-point start), and each topic becomes one sub-question named by the
+Extractive mode takes the parts a request names ("…: VPN, SSO, and expenses") as one
+sub-question each, titled as the request names them, then derives the rest of the plan from
+the corpus itself: the request is searched broadly in every source the user may see, the
+passages' vectors are grouped into topics (k-means, deterministic farthest-point start), and
+each topic becomes one sub-question named by the
 words that set it apart from the others. Topics too close to one another (embedding cosine of
 their questions) are merged. No question lists, no templates.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections import Counter
 from typing import Any
@@ -86,21 +89,81 @@ def topic_words(texts: list[str], labels: list[int], k: int, skip: set[str]) -> 
     return out
 
 
+#: Where a request starts listing its parts: after a colon, or "about", "including"…
+_LIST_START = re.compile(
+    r"[:：]\s*|\b(?:about|including|covering|such as|namely|regarding)\s+", re.I
+)
+#: What separates the parts of a list: commas, semicolons, "and", "or", 和, 及, 与.
+_LIST_SEP = re.compile(r"\s*(?:[,;，；、]\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+|和|及|与)\s*", re.I)
+#: A list item that qualifies the whole list rather than naming a part.
+_QUALIFIER = re.compile(r"^(?:with|where|when|if|as|in|for|from|to|by|including)\b", re.I)
+#: Words that open a part's name but are no part of its heading.
+_ARTICLE = re.compile(r"^(?:the|a|an|their|his|her|its|our|your|my)\s+", re.I)
+#: A named part is short: a few words, not a clause.
+MAX_PART_WORDS = 6
+
+
+def named_parts(request: str) -> list[str]:
+    """The parts a request names, or none when it names fewer than two.
+
+    "… IT access: VPN, SSO, and expenses?" names VPN, SSO and expenses.
+
+    The last list in the request counts: what follows its colon or its "about"/"including".
+    An item that only qualifies the list ("with dates where …") is not a part.
+    """
+    starts = list(_LIST_START.finditer(request))
+    for start in reversed(starts):
+        tail = request[start.end() :].strip().rstrip("?？.!。").strip()
+        items = [i.strip(" \"'“”") for i in _LIST_SEP.split(tail) if i and i.strip()]
+        items = [i for i in items if not _QUALIFIER.match(i)]
+        if len(items) >= 2 and all(len(i.split()) <= MAX_PART_WORDS for i in items):
+            return list(dict.fromkeys(items))
+    return []
+
+
+def part_title(part: str) -> str:
+    """A part's heading, as the request wrote it ("the people close to them" → "People…")."""
+    text = _ARTICLE.sub("", part.strip())
+    return text[:1].upper() + text[1:]
+
+
 def heading(words: list[str]) -> str:
     """A section heading from a topic's words: ``Pottery, learning, August``."""
     text = ", ".join(words)
     return text[:1].upper() + text[1:]
 
 
+def part_questions(request: str) -> list[SubQuestion]:
+    """One sub-question per part the request names, titled as the request names it."""
+    parts = named_parts(request)
+    if not parts:
+        return []
+    start = list(_LIST_START.finditer(request))
+    stem = request[: start[-1].start()].strip() if start else request
+    return [
+        {
+            "id": f"q{n}",
+            "question": f"{stem} {part}".strip(),
+            "depends_on": [],
+            "title": part_title(part),
+            "intent": f"What the sources say about {part}, as the request asks; not its "
+            "other parts.",
+        }
+        for n, part in enumerate(parts, start=1)
+    ]
+
+
 async def extractive_plan(
     request: str, ctx: Context, services: Services
 ) -> tuple[list[SubQuestion], dict[str, Any], list[Hit], dict[str, dict[str, Any]]]:
-    """Sub-questions from the topics of the request's evidence.
+    """Sub-questions: one per part the request names, then the topics of its evidence.
 
     Also how they were found, the passages searched, and each sub-question's topic passages.
+    A topic as close to a named part as two duplicates are is that part's (its passages too).
     """
     user = user_of(services, ctx)
     subject = subject_of(request)
+    named = part_questions(request)
     hits: list[Hit] = []
     seen: set[str] = set()
     # the request, and what it is about alone (a person's name, a project): its topics
@@ -110,16 +173,11 @@ async def extractive_plan(
                 if hit["source_id"] not in seen:
                     seen.add(hit["source_id"])
                     hits.append(hit)
+    alone: list[SubQuestion] = named or [
+        {"id": "q1", "question": request, "depends_on": [], "intent": request}
+    ]
     if len(hits) < 4:
-        return (
-            [{"id": "q1", "question": request, "depends_on": [], "intent": request}],
-            {
-                "passages": len(hits),
-                "topics": 1,
-            },
-            [],
-            {},
-        )
+        return alone, {"passages": len(hits), "topics": 1, "named_parts": len(named)}, [], {}
     texts = [f"{h['title']}. {h['snippet']}" for h in hits]
     vectors = np.asarray(await aembed_passages(services.embedder, texts))
     k = min(MAX_TOPICS, max(2, len(hits) // 6))
@@ -132,21 +190,20 @@ async def extractive_plan(
     candidates = [" ".join(words[j]) for j in clusters]
     questions = [f"{subject} {c}".strip() for c in candidates]
     if not questions:
-        return (
-            [{"id": "q1", "question": request, "depends_on": [], "intent": request}],
-            {
-                "passages": len(hits),
-                "topics": 1,
-            },
-            [],
-            {},
-        )
+        return alone, {"passages": len(hits), "topics": 1, "named_parts": len(named)}, [], {}
     qv = np.asarray(await aembed_queries(services.embedder, questions))
+    pv = (
+        np.asarray(await aembed_queries(services.embedder, [n["question"] for n in named]))
+        if named
+        else np.zeros((0, qv.shape[1]), dtype=qv.dtype)
+    )
     kept: list[int] = []
     for i in range(len(questions)):
-        if all(float(qv[i] @ qv[j]) < DUPLICATE_COSINE for j in kept):
+        near_part = bool(named) and float(np.max(pv @ qv[i])) >= DUPLICATE_COSINE
+        if not near_part and all(float(qv[i] @ qv[j]) < DUPLICATE_COSINE for j in kept):
             kept.append(i)
-    plan: list[SubQuestion] = [
+    kept = kept[: max(0, MAX_TOPICS - len(named))]
+    plan: list[SubQuestion] = [*named] + [
         {
             "id": f"q{n}",
             "question": questions[i],
@@ -155,19 +212,26 @@ async def extractive_plan(
             "intent": f"What the sources say of {subject or 'the request'} about "
             f"{candidates[i]}; not the other topics.",
         }
-        for n, i in enumerate(kept, start=1)
+        for n, i in enumerate(kept, start=len(named) + 1)
     ]
+    for sub in plan[len(named) :] if named else []:
+        sub["topic"] = True  # beside the named parts: not asked for by the request
     # each topic's passages are its sub-question's evidence too (a merged topic's go to the
-    # question it was merged into)
-    home = {i: max(kept, key=lambda j: float(qv[i] @ qv[j])) for i in range(len(questions))}
-    sub_of = {clusters[i]: plan[kept.index(home[i])] for i in range(len(questions))}
+    # sub-question, named part or topic, it is closest to)
+    homes = np.vstack([pv, qv[kept]]) if named else qv[kept]
+    sub_of = {clusters[i]: plan[int(np.argmax(homes @ qv[i]))] for i in range(len(questions))}
     topics: dict[str, dict[str, Any]] = {
         sub["id"]: {"question": sub["question"], "ids": []} for sub in plan
     }
     for hit, label in zip(hits, labels, strict=True):
         if label in sub_of:
             topics[sub_of[label]["id"]]["ids"].append(hit["source_id"])
-    how = {"passages": len(hits), "topics": k, "merged": len(questions) - len(kept)}
+    how = {
+        "passages": len(hits),
+        "topics": k,
+        "merged": len(questions) - len(kept),
+        "named_parts": len(named),
+    }
     return plan, how, hits, topics
 
 

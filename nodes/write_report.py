@@ -62,7 +62,25 @@ def slice_of(result: SubResult, state: ResearchState) -> list[str]:
     """
     topic = state.get("topics", {}).get(result["id"])
     found = topic["ids"] if topic and topic["question"] == result["question"] else []
-    return list(dict.fromkeys([*result.get("evidence", []), *found]))
+    ledger = state.get("ledger", {})
+    return [
+        i
+        for i in dict.fromkeys([*result.get("evidence", []), *found])
+        if not (i in ledger and ledger[i]["deprecated"])  # out of date: listed, not quoted
+    ]
+
+
+def superseded_of(state: ResearchState, answered: list[SubResult]) -> list[str]:
+    """Out-of-date passages the answered sub-questions found (the "out of date" part's)."""
+    ledger = state.get("ledger", {})
+    topics = state.get("topics", {})
+    ids = [
+        i
+        for r in answered
+        for i in [*r.get("evidence", []), *topics.get(r["id"], {}).get("ids", [])]
+        if i in ledger and ledger[i]["deprecated"]
+    ]
+    return list(dict.fromkeys(ids))
 
 
 def quoted_sections(
@@ -79,6 +97,17 @@ def quoted_sections(
         for quote in quotes_of(
             r["id"], [ledger[i] for i in slice_of(r, state) if i in ledger], idf, subject, speakers
         )
+    ]
+    # what a newer source replaces is told in the "out of date" part, not quoted as current
+    stale = [
+        (claim["id"], claim["text"])
+        for r in state.get("results", {}).values()
+        for conflict in r.get("conflicts", [])
+        for claim in conflict["claims"]
+        if claim["id"] != conflict["trust"]
+    ]
+    candidates = [
+        q for q in candidates if not any(q.source_id == i and t in q.text for i, t in stale)
     ]
     words -= outline_cost(state["question"], [titles[r["id"]] for r in answered])
     chosen = fit(choose(candidates, max(0, words)), ledger, subject.lower().split(), words)
@@ -183,6 +212,8 @@ async def write_report(
     shown = {s["id"] for s in sections}
     # a sub-question its gap sub-question answered is no longer missing
     recovered = {s["gap_for"] for s in state["plan"] if s.get("gap_for") and s["id"] in shown}
+    # a topic the sources showed beside the parts the request named was not asked for
+    recovered |= {s["id"] for s in state["plan"] if s.get("topic")}
     missing = [
         f"{r['question']}: {r['reason'] or 'nothing found'}"
         for r in (results.get(s["id"]) for s in state["plan"])
@@ -191,4 +222,5 @@ async def write_report(
         and (r["status"] != "done" or r["id"] not in shown)
     ]
     tell(runtime, state, "write_report", summary, sections=[s["title"] for s in sections])
-    return {"sections": sections, "unanswered": missing, **update}
+    superseded = superseded_of(state, answered)
+    return {"sections": sections, "unanswered": missing, "superseded": superseded, **update}

@@ -27,6 +27,9 @@ class SubQuestion(TypedDict):
     """Its section's heading in the report (the question when unset)."""
     gap_for: NotRequired[str]
     """The sub-question this one asks again in other words (the gap round)."""
+    topic: NotRequired[bool]
+    """Found as a topic of the sources, not asked by the request: when it finds nothing the
+    report does not list it as missing."""
     sources: NotRequired[list[str]]
     budget_share: NotRequired[float]
 
@@ -119,6 +122,9 @@ class ResearchState(ResearchInput, ReportState):
     ``ids`` of the passages the topic was found in (part of its evidence while the question
     is unchanged)."""
     sections: list[Section]
+    superseded: list[str]
+    """Source ids of out-of-date passages the sections' evidence held: never quoted in a
+    section, listed in the report's "out of date" part."""
     budget: dict[str, Any]
     model: str | None
     model_calls: Annotated[list[ModelCall], add_model_calls]

@@ -12,6 +12,7 @@ from graph.context import Context
 from graph.flows import FLOWS
 from graph.run import run, run_config
 from nodes.plan_checks import PlanError, checked_plan
+from nodes.plan_research import named_parts
 
 PLAN = [
     {"id": "q1", "question": "What is the daily meal allowance?", "intent": "the amount only"},
@@ -267,3 +268,45 @@ async def test_one_trace_id_reaches_every_sub_run_event_and_model_call(embedder)
     events = [e for e in done.events if e["event"] == "node" and e["node"] in research_nodes]
     assert {e["node"] for e in events} == research_nodes
     assert {e["detail"]["trace_id"] for e in events} == {"trace-7"}
+
+
+@pytest.mark.parametrize(
+    ("request_text", "parts"),
+    [
+        (
+            "What does a new Fernhill employee need to know about IT access: VPN, SSO, and "
+            "expenses?",
+            ["VPN", "SSO", "expenses"],
+        ),
+        (
+            "Write a report on Caroline: the events of their life, their work, interests, "
+            "plans and the people close to them, with dates where the conversation gives them.",
+            ["the events of their life", "their work", "interests", "plans",
+             "the people close to them"],
+        ),
+        ("新员工需要了解：VPN、单点登录和报销", ["VPN", "单点登录", "报销"]),
+        ("Write a report on the VPN", []),
+        ("Everything about the gateway move", []),
+    ],
+)  # fmt: skip
+def test_the_parts_a_request_names_are_found(request_text: str, parts: list[str]) -> None:
+    assert named_parts(request_text) == parts
+
+
+async def test_a_request_that_names_its_parts_gets_a_section_per_part(services) -> None:
+    """Its parts first, titled as the request names them; out of date only listed apart."""
+    graph = FLOWS["research"].compile(services, InMemorySaver())
+    request = "What should a new hire know: travel meals, the VPN client, and SSO setup?"
+    done = await run(graph, {"question": request}, run_config("p"), Context(user="bob"))
+    plan = next(e for e in done.events if e["event"] == "node" and e["node"] == "plan_research")
+    titles = [s.get("title") for s in plan["detail"]["plan"]]
+    assert titles[:3] == ["Travel meals", "VPN client", "SSO setup"]
+    assert all(s.get("topic") for s in plan["detail"]["plan"][3:])  # found, not asked
+    report = done.values["answer"]
+    body, _, rest = report.partition("## Sources disagree or are out of date")
+    assert "## Travel meals" in body and "## SSO setup" in body
+    # the deprecated OneLogin guide: not quoted in a section, named in the out-of-date part
+    refs = {r["n"]: r["id"] for r in done.values["references"]}
+    quoted = {refs[int(n)] for n in re.findall(r"\[(\d+)\]", body)}
+    assert not any(i.startswith("kb/sso-old") for i in quoted), body
+    assert "SSO setup with OneLogin is out of date" in rest
