@@ -89,6 +89,7 @@ async def meaning_scores(embedder: Embedder, query: str, passages: list[str]) ->
     return [round(float(x), 4) for x in dense]
 
 
+_ADDRESS = re.compile(r"\b(?:https?|ftp)://\S+", re.I)
 _TOKEN = re.compile(r"[\w.-]+|[^\w\s]", re.UNICODE)
 
 
@@ -113,18 +114,23 @@ async def meaning_beyond_subject(
     """How close each ``(sentence, its document's title)`` is in meaning to the question.
 
     What the question asks about a document's subject, against what the sentence says: both
-    are read without the title's words (``without_subject``).
+    are read without the title's words (``without_subject``), the question without the web
+    addresses it names. A sentence that says nothing but its title ("Noise protocol
+    framework") means nothing beyond the subject: 0.
     """
     if not units:
         return []
-    cores = list(dict.fromkeys(without_subject(question, title) for _, title in units))
+    asked = _ADDRESS.sub(" ", question)
+    cores = list(dict.fromkeys(without_subject(asked, title) for _, title in units))
     qv = await aembed_queries(embedder, cores)
     row = {core: i for i, core in enumerate(cores)}
     pv = await aembed_passages(embedder, [without_subject(s, title) for s, title in units])
     cos = np.array(
         [
-            float(pv[i] @ qv[row[without_subject(question, title)]])
-            for i, (_, title) in enumerate(units)
+            float(pv[i] @ qv[row[without_subject(asked, title)]])
+            if len(term_set(sentence) - term_set(title)) >= 2
+            else 0.0
+            for i, (sentence, title) in enumerate(units)
         ],
         dtype=np.float32,
     )
