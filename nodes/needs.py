@@ -3,7 +3,7 @@
 A person asks "Who has to sign off on a bigger price cut?" in their own words; the passage
 says "larger discounts need the sales director". No word is shared, but the question's
 *form* says what an answer must carry (a person or a role) and the sentence's *meaning*
-(embedding similarity, ``providers.rerank.meaning_scores``) says whether it is about the
+(embedding similarity, ``providers.rerank.meaning_beyond_subject``) says whether it is about the
 thing asked. The search loop and the extractive answer decide on both; shared words are one
 more signal, not the gate.
 

@@ -7,7 +7,13 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from providers.embeddings import Embedder, aembed_passages, aembed_queries, calibrate_cosine
+from providers.embeddings import (
+    Embedder,
+    Vectors,
+    aembed_passages,
+    aembed_queries,
+    calibrate_cosine,
+)
 from providers.terms import coverage, display_words, term_set, terms
 
 
@@ -66,9 +72,7 @@ class LocalReranker:
         """The blended scores and their meaning part (calibrated cosine) from one embedding."""
         if not passages:
             return [], []
-        qv = await aembed_queries(self.embedder, [query])
-        pv = await aembed_passages(self.embedder, passages)
-        dense = calibrate_cosine(pv @ qv[0], self.embedder.cosine_low, self.embedder.cosine_high)
+        dense = await _calibrated_cosines(self.embedder, query, passages)
         qterms = terms(query)
         lexical = np.array([coverage(qterms, term_set(p)) for p in passages], dtype=np.float32)
         blended = self.dense_weight * dense + (1 - self.dense_weight) * lexical
@@ -83,10 +87,14 @@ async def meaning_scores(embedder: Embedder, query: str, passages: list[str]) ->
     """
     if not passages:
         return []
+    return [round(float(x), 4) for x in await _calibrated_cosines(embedder, query, passages)]
+
+
+async def _calibrated_cosines(embedder: Embedder, query: str, passages: list[str]) -> Vectors:
+    """The query's cosine to each passage, on the model's calibrated [0, 1] scale."""
     qv = await aembed_queries(embedder, [query])
     pv = await aembed_passages(embedder, passages)
-    dense = calibrate_cosine(pv @ qv[0], embedder.cosine_low, embedder.cosine_high)
-    return [round(float(x), 4) for x in dense]
+    return calibrate_cosine(pv @ qv[0], embedder.cosine_low, embedder.cosine_high)
 
 
 _ADDRESS = re.compile(r"\b(?:https?|ftp)://\S+", re.I)
