@@ -17,11 +17,16 @@ and memberships stay, and access is never widened by a failure.
 from __future__ import annotations
 
 import json
+import re
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
-from sources.index_source import IndexedDocument, apply_documents
+from sources.base import link_url
+from sources.chunking import IngestError, chunk_markdown
+from sources.index_source import IndexedDocument, apply_documents, id_prefixes
 
 
 class ConnectorError(RuntimeError):
@@ -36,6 +41,8 @@ class Snapshot:
     groups: dict[str, list[str]] = field(default_factory=dict)
     """Group name (``slack:C123``; its principal is ``group:slack:C123``) → workspace users."""
     cursor: str | None = None
+    kept: set[str] = field(default_factory=set)
+    """Documents the connector knows are unchanged and did not read again (their ids)."""
 
 
 class Connector(Protocol):
@@ -78,15 +85,19 @@ def sync_connector(index: Any, connector: Connector) -> SyncResult:
     result = SyncResult(connector.name)
     try:
         snap = connector.snapshot(state.get("cursor"))
+        if snap.kept and not snap.kept <= held_ids(index, connector.name):
+            snap = connector.snapshot(None)  # the index lost what the cursor says it holds
     except ConnectorError as exc:
         result.error = str(exc)
         failed = {**state, "error": str(exc), "failed_at": time.time()}
         index.set_meta(_state_key(connector.name), json.dumps(failed))
         result.seconds = time.perf_counter() - started
         return result
-    result.indexed, result.removed, _ = apply_documents(index, connector.name, snap.documents)
+    result.indexed, result.removed, _ = apply_documents(
+        index, connector.name, snap.documents, kept=snap.kept
+    )
     set_groups(index, connector.name, snap.groups)
-    result.unchanged = len(snap.documents) - result.indexed
+    result.unchanged = len(snap.documents) + len(snap.kept) - result.indexed
     result.groups = len(snap.groups)
     result.seconds = time.perf_counter() - started
     index.set_meta(
@@ -96,7 +107,7 @@ def sync_connector(index: Any, connector: Connector) -> SyncResult:
                 "cursor": snap.cursor,
                 "at": time.time(),
                 "error": None,
-                "documents": len(snap.documents),
+                "documents": len(snap.documents) + len(snap.kept),
                 "groups": len(snap.groups),
                 "seconds": round(result.seconds, 3),
             }
@@ -105,15 +116,115 @@ def sync_connector(index: Any, connector: Connector) -> SyncResult:
     return result
 
 
+def held_ids(index: Any, source: str) -> set[str]:
+    """Every id (and id prefix) the index holds for ``source``, without the source."""
+    cut = len(source) + 1
+    return {p[cut:] for d in index.document_hashes(source) for p in id_prefixes(d)}
+
+
 def set_groups(index: Any, connector: str, groups: dict[str, list[str]]) -> None:
-    """Replace the groups one connector knows (kept with the index)."""
+    """Replace the groups one connector knows (kept with the index), and who is in which."""
     index.set_meta(f"groups:{connector}", json.dumps({g: sorted(m) for g, m in groups.items()}))
+    member_of: dict[str, list[str]] = {}
+    for group, members in sorted(groups.items()):
+        for user in set(members):
+            member_of.setdefault(user, []).append(group)
+    index.set_meta(f"member_of:{connector}", json.dumps(member_of))
 
 
 def member_groups(index: Any, connectors: list[str], user: str) -> frozenset[str]:
     """The connector groups ``user`` belongs to now (read at each question)."""
     out: set[str] = set()
     for name in connectors:
-        groups = json.loads(index.get_meta(f"groups:{name}") or "{}")
-        out.update(g for g, members in groups.items() if user in members)
+        member_of = index.get_meta(f"member_of:{name}")
+        if member_of is not None:
+            out.update(json.loads(member_of).get(user, []))
+        else:  # kept by a version before the inverse map: read the groups themselves
+            groups = json.loads(index.get_meta(f"groups:{name}") or "{}")
+            out.update(g for g, members in groups.items() if user in members)
     return frozenset(out)
+
+
+def named(people: dict[str, str], *keys: object) -> str | None:
+    """The workspace user a system's person is: the first of ``keys`` (e-mail, handle) known."""
+    for key in keys:
+        if isinstance(key, str) and key.strip().lower() in people:
+            return people[key.strip().lower()]
+    return None
+
+
+def connector_document(
+    source: str,
+    kind: str,
+    doc_id: str,
+    title: str,
+    body: str,
+    acl: list[str],
+    *,
+    url: str | None = None,
+    updated_at: str | None = None,
+    version: object = None,
+) -> IndexedDocument:
+    """A page, doc or minutes a connector read, chunked like a file of the same text."""
+    doc_id = f"{source}/{doc_id}"
+    return IndexedDocument(
+        doc_id=doc_id,
+        source=source,
+        kind=kind,
+        title=title,
+        text=body,
+        chunks=chunk_markdown(body, doc_id),
+        acl=acl,
+        url=link_url(url),
+        updated_at=updated_at,
+        version=None if version is None else str(version),
+    )
+
+
+def file_documents(
+    source: str,
+    kind: str,
+    doc_id: str,
+    name: str,
+    data: bytes,
+    acl: list[str],
+    problems: list[str],
+    *,
+    url: str | None = None,
+    updated_at: str | None = None,
+) -> list[IndexedDocument]:
+    """A file a system holds (an attachment, a Drive file), read by its type under ``acl``.
+
+    The system's permission is the file's: an e-mail attached to a page is readable by who
+    may read the page, not by its recipients. A type no reader handles gives nothing; a file
+    that cannot be read is one problem line.
+    """
+    from sources.ingest import read_file
+
+    suffix = Path(name).suffix.lower()
+    safe = "/".join(re.sub(r"[^\w-]+", "-", part).strip("-") or "_" for part in doc_id.split("/"))
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        path = root / f"{safe}{suffix}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        try:
+            docs = read_file(root, path, source, kind, acl, problems, {}) or []
+        except IngestError as exc:
+            problems.append(str(exc).replace(str(path), name))
+            return []
+    for doc in docs:
+        doc.acl, doc.origin = list(acl), None
+        doc.url = link_url(url) or doc.url
+        doc.updated_at = updated_at or doc.updated_at
+        if doc.title == path.stem.replace("-", " "):
+            doc.title = name
+    return docs
+
+
+def versions_of(cursor: str | None) -> dict[str, str]:
+    """The item versions a connector's last cursor recorded (``{}`` for none)."""
+    try:
+        return dict(json.loads(cursor or "{}").get("versions", {}))
+    except (ValueError, AttributeError):
+        return {}

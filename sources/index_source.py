@@ -122,20 +122,34 @@ class EmbeddedSource:
         return await asyncio.to_thread(self.index.read, self.name, doc_id, user) is not None
 
 
+def id_prefixes(doc_id: str) -> list[str]:
+    """``a/b/c`` → ``a/b``, ``a/b/c`` (the ids a document may be kept under)."""
+    parts = doc_id.split("/")
+    return ["/".join(parts[:i]) for i in range(2, len(parts) + 1)]
+
+
 def apply_documents(
     index: Any,
     source: str,
     documents: list[IndexedDocument],
     progress: Callable[[int, int], None] | None = None,
+    kept: set[str] | None = None,
 ) -> tuple[int, int, int]:
     """Make the index hold exactly ``documents`` for ``source``: (re-indexed, deleted, chunks).
 
     Changed documents (by content hash) are re-indexed, unchanged ones kept, missing ones
-    deleted — what a folder sync and a connector sync both do.
+    deleted — what a folder sync and a connector sync both do. ``kept``: documents not read
+    again because their source says they did not change (ids without the source, or a prefix
+    ``id/`` of several), left as they are.
     """
     known = index.document_hashes(source)
     changed = [d for d in documents if known.get(d.doc_id) != d.content_hash]
     chunks = int(index.upsert(changed, progress=progress) or 0)
-    gone = set(known) - {d.doc_id for d in documents}
+    held = {f"{source}/{k}" for k in kept or ()}
+    gone = {
+        d
+        for d in set(known) - {d.doc_id for d in documents}
+        if not held.intersection(id_prefixes(d))
+    }
     index.delete(gone)
     return len(changed), len(gone), chunks

@@ -151,6 +151,20 @@ def markdown_document(
     return [_document(doc_id_of(root, path, source), source, kind, path, meta, body, default_acl)]
 
 
+def html_markdown(soup: Any) -> str:
+    """An HTML tree's readable blocks as Markdown: headings, paragraphs, list items, cells."""
+    for tag in soup(["script", "style", "nav", "footer", "header"]):
+        tag.decompose()
+    lines: list[str] = []
+    for tag in soup.find_all(["h1", "h2", "h3", "h4", "p", "li", "pre", "td"]):
+        text = " ".join(tag.get_text(" ", strip=True).split())
+        if not text:
+            continue
+        level = int(tag.name[1]) if tag.name[0] == "h" and tag.name[1].isdigit() else 0
+        lines.append(f"{'#' * level} {text}" if level else text)
+    return "\n\n".join(lines)
+
+
 def html_document(
     root: Path, path: Path, source: str, kind: str, default_acl: list[str]
 ) -> list[IndexedDocument]:
@@ -176,15 +190,7 @@ def html_document(
         soup, title, trail, updated = page
         meta.setdefault("updated_at", updated)
         lines.append(f"# {' › '.join([*trail, title or path.stem])}")
-    for tag in soup(["script", "style", "nav", "footer", "header"]):
-        tag.decompose()
-    for tag in soup.find_all(["h1", "h2", "h3", "h4", "p", "li", "pre", "td"]):
-        text = " ".join(tag.get_text(" ", strip=True).split())
-        if not text:
-            continue
-        level = int(tag.name[1]) if tag.name.startswith("h") else 0
-        lines.append(f"{'#' * level} {text}" if level else text)
-    body = "\n\n".join(lines)
+    body = "\n\n".join([*lines, html_markdown(soup)])
     return [
         _document(doc_id_of(root, path, source), source, kind, path, meta, body, default_acl, title)
     ]

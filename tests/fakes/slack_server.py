@@ -5,33 +5,27 @@ Serves the documented methods the connector calls — ``users.list``, ``conversa
 documented payloads: ``{"ok": true, <items>, "response_metadata": {"next_cursor"}}``, pages of
 ``limit`` items, ``{"ok": false, "error": …}`` for a bad token, and ``429`` with ``Retry-After``.
 
-``POST /world`` replaces the workspace (``users``, ``channels`` with ``members`` and
-``is_member``, ``messages`` by channel id); ``POST /script`` with ``{"fail": [429]}`` makes the
-next calls answer those statuses, ``{"token": "xoxb-new"}`` changes the valid token (the old
-one then gets ``token_expired``). ``GET /calls`` counts calls by method.
+The world (``POST /world``): ``users``, ``channels`` with ``members`` and ``is_member``,
+``messages`` by channel id; a token no longer accepted gets ``token_expired``. Scripted
+failures and call counts: ``scripted.py``.
 
     python -m tests.fakes.slack_server --port 9400
 """
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+
+from tests.fakes.scripted import Scripted, failed, serve
 
 
 def create_app() -> FastAPI:
     """The test Slack."""
     app = FastAPI()
-    state: dict[str, Any] = {
-        "world": {"users": [], "channels": [], "messages": {}},
-        "fail": [],
-        "token": "xoxb-test",
-        "calls": {},
-    }
+    state = Scripted(app, "xoxb-test", {"users": [], "channels": [], "messages": {}})
 
     def page(items: list[Any], key: str, q: dict[str, Any]) -> JSONResponse:
         limit = int(q.get("limit") or 100)
@@ -44,16 +38,14 @@ def create_app() -> FastAPI:
 
     @app.api_route("/api/{method}", methods=["GET", "POST"], response_model=None)
     async def api(method: str, request: Request) -> Response:
-        state["calls"][method] = state["calls"].get(method, 0) + 1
-        if state["fail"]:
-            status = state["fail"].pop(0)
-            return JSONResponse({"ok": False, "error": "ratelimited"}, status_code=status,
-                                headers={"Retry-After": "1"} if status == 429 else {})  # fmt: skip
+        status = state.count(method)
+        if status:
+            return failed(status, {"ok": False, "error": "ratelimited"})
         auth = request.headers.get("authorization", "")
-        if auth != f"Bearer {state['token']}":
+        if auth != f"Bearer {state.token}":
             error = "token_expired" if auth.startswith("Bearer xoxb") else "not_authed"
             return JSONResponse({"ok": False, "error": error})
-        world = state["world"]
+        world = state.world
         q = {**request.query_params, **(await request.form())}  # Slack takes either
         if method == "users.list":
             return page(world["users"], "members", q)
@@ -73,27 +65,8 @@ def create_app() -> FastAPI:
             return page(sorted(thread, key=lambda m: m["ts"]), "messages", q)
         return JSONResponse({"ok": False, "error": "unknown_method"})
 
-    @app.post("/world")
-    async def world(request: Request) -> JSONResponse:
-        state["world"] = await request.json()
-        return JSONResponse({"ok": True})
-
-    @app.post("/script")
-    async def script(request: Request) -> JSONResponse:
-        body = await request.json()
-        state["fail"] = list(body.get("fail", []))
-        state["token"] = body.get("token", state["token"])
-        return JSONResponse({"ok": True})
-
-    @app.get("/calls")
-    async def calls() -> JSONResponse:
-        return JSONResponse(state["calls"])
-
     return app
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
-    args = parser.parse_args()
-    uvicorn.run(create_app(), host="127.0.0.1", port=args.port, log_level="warning")
+    serve(create_app())

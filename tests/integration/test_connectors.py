@@ -12,21 +12,16 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
-from sources.base import User
-from sources.connector import connector_state, member_groups, sync_connector
+from sources.connector import connector_state, sync_connector
 from sources.embedded import EmbeddedIndex
-from sources.index_source import EmbeddedSource
-from sources.registry import SourceRegistry
 from sources.slack_connector import SlackConnector
 from tests.factories import people_workspace
 from tests.integration.conftest import cli
+from tests.integration.connected import PEOPLE, Searcher, script, world
 from tests.integration.processes import Proc, start_fake
 
-PEOPLE = {"alice@fernhill.example": "alice", "bob@fernhill.example": "bob", "carol": "carol",
-          "alice": "alice", "bob": "bob"}  # fmt: skip
 WORLD: dict[str, Any] = {
     "users": [
         {"id": "U1", "name": "alice.chen", "profile": {"email": "alice@fernhill.example"}},
@@ -90,37 +85,13 @@ def slack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proc]:
     proc.stop()
 
 
-def world(slack: Proc, value: dict[str, Any]) -> None:
-    httpx.post(f"{slack.url}/world", json=value).raise_for_status()
-
-
-def script(slack: Proc, **body: Any) -> None:
-    httpx.post(f"{slack.url}/script", json=body).raise_for_status()
-
-
-class Searcher:
-    """The index behind a registry that resolves memberships at each question, as served."""
-
-    def __init__(self, index: EmbeddedIndex) -> None:
-        self.index = index
-        users = [User(n, frozenset({"everyone"})) for n in ("alice", "bob", "carol")]
-        self.registry = SourceRegistry([EmbeddedSource(index, "slack", "messages")], users)
-        self.registry.memberships = lambda name: member_groups(index, ["slack"], name)
-
-    async def finds(self, name: str, text: str) -> bool:
-        hits = await self.registry.get("slack").search(
-            "Moorhen price acquisition", self.registry.user(name), 10
-        )
-        return any(text in h["snippet"] for h in hits)
-
-
 async def test_slack_sync_follows_edits_deletions_and_membership(slack, tmp_path, embedder) -> None:
     script(slack, token="xoxb-test")
     w = copy.deepcopy(WORLD)
     world(slack, w)
     index = EmbeddedIndex(tmp_path / "index.sqlite", embedder)
     connector = SlackConnector("xoxb-test", PEOPLE, base_url=f"{slack.url}/api/")
-    search = Searcher(index)
+    search = Searcher(index, "slack", "messages", "Moorhen price acquisition")
 
     first = sync_connector(index, connector)
     assert first.error is None and first.indexed == 3 and first.groups == 2
