@@ -20,17 +20,16 @@ reported with what to set and the last good sync stays.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from sources.connector import (
     ConnectorError,
     Snapshot,
+    Versions,
     connector_document,
     file_documents,
     named,
-    versions_of,
 )
 from sources.index_source import IndexedDocument
 
@@ -160,8 +159,7 @@ class ConfluenceConnector:
         )
         docs: list[IndexedDocument] = []
         groups: dict[str, list[str]] = {}
-        before, seen = versions_of(cursor), {}
-        kept: set[str] = set()
+        versions = Versions(cursor)
         self.problems = []
         for space in spaces:
             key = str(space["key"])
@@ -192,12 +190,10 @@ class ConfluenceConnector:
                 ):
                     aid = f"{key}/{pid}/{attachment['id']}"
                     number = (attachment.get("version") or {}).get("number", "")
-                    seen[aid] = f"{number} {acl[0]}"  # read again when its page's ACL changes
-                    if before.get(aid) == seen[aid]:
-                        kept.add(aid)
-                        continue
-                    docs += self._attachment(aid, attachment, acl)
-        return Snapshot(docs, groups, json.dumps({"versions": seen}), kept)
+                    version = f"{number} {acl[0]}"  # read again when its page's ACL changes
+                    if not versions.unchanged(aid, version):
+                        docs += versions.read(aid, version, self._attachment(aid, attachment, acl))
+        return Snapshot(docs, groups, versions.cursor(), versions.kept, self.problems)
 
     def _restricted(
         self, page: dict[str, Any], members: dict[str, set[str]], people: dict[str, str | None]

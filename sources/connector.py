@@ -43,6 +43,8 @@ class Snapshot:
     cursor: str | None = None
     kept: set[str] = field(default_factory=set)
     """Documents the connector knows are unchanged and did not read again (their ids)."""
+    problems: list[str] = field(default_factory=list)
+    """Items that could not be read (skipped, the rest synced)."""
 
 
 class Connector(Protocol):
@@ -67,6 +69,7 @@ class SyncResult:
     groups: int = 0
     seconds: float = 0.0
     error: str | None = None
+    problems: list[str] = field(default_factory=list)
 
 
 def _state_key(name: str) -> str:
@@ -99,6 +102,7 @@ def sync_connector(index: Any, connector: Connector) -> SyncResult:
     set_groups(index, connector.name, snap.groups)
     result.unchanged = len(snap.documents) + len(snap.kept) - result.indexed
     result.groups = len(snap.groups)
+    result.problems = list(snap.problems)
     result.seconds = time.perf_counter() - started
     index.set_meta(
         _state_key(connector.name),
@@ -110,6 +114,7 @@ def sync_connector(index: Any, connector: Connector) -> SyncResult:
                 "documents": len(snap.documents) + len(snap.kept),
                 "groups": len(snap.groups),
                 "seconds": round(result.seconds, 3),
+                "problems": snap.problems[:50],
             }
         ),
     )
@@ -220,6 +225,38 @@ def file_documents(
         if doc.title == path.stem.replace("-", " "):
             doc.title = name
     return docs
+
+
+class Versions:
+    """Which version of each item the last sync read (kept in the connector's cursor).
+
+    An item read at the version it has now is not read again: ``kept`` when it gave documents
+    (the index holds them), skipped when it gave none (an image, an unreadable file).
+    """
+
+    def __init__(self, cursor: str | None) -> None:
+        self.before = versions_of(cursor)
+        self.seen: dict[str, str] = {}
+        self.kept: set[str] = set()
+
+    def unchanged(self, key: str, version: str) -> bool:
+        """True when ``key`` was read at ``version`` already (nothing to read now)."""
+        was = self.before.get(key)
+        if was in (version, f"empty {version}"):
+            self.seen[key] = str(was)
+            if was == version:
+                self.kept.add(key)
+            return True
+        return False
+
+    def read(self, key: str, version: str, docs: list[IndexedDocument]) -> list[IndexedDocument]:
+        """Record that ``key`` was read at ``version`` and gave ``docs``."""
+        self.seen[key] = version if docs else f"empty {version}"
+        return docs
+
+    def cursor(self) -> str:
+        """The cursor that records them."""
+        return json.dumps({"versions": self.seen})
 
 
 def versions_of(cursor: str | None) -> dict[str, str]:

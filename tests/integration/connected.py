@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
+import pytest
 
 from sources.base import User
 from sources.connector import member_groups
 from sources.embedded import EmbeddedIndex
 from sources.index_source import EmbeddedSource
 from sources.registry import SourceRegistry
-from tests.integration.processes import Proc
+from tests.integration.processes import Proc, start_fake
 
 #: E-mail addresses and handles of the workspace's people (``people_of`` of a workspace).
 PEOPLE = {"alice@fernhill.example": "alice", "bob@fernhill.example": "bob", "carol": "carol",
@@ -48,3 +50,15 @@ def script(fake: Proc, **body: Any) -> None:
 def calls(fake: Proc) -> dict[str, int]:
     """How often each route of the fake was called."""
     return dict(httpx.get(f"{fake.url}/calls").json())
+
+
+def fake_system(module: str) -> Callable[..., Any]:
+    """A module-scoped fixture running ``tests.fakes.<module>`` on loopback."""
+
+    @pytest.fixture(scope="module")
+    def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proc]:
+        proc = start_fake(tmp_path_factory.mktemp(module), module, ready="/calls")
+        yield proc
+        proc.stop()
+
+    return running

@@ -8,16 +8,13 @@ from __future__ import annotations
 import base64
 import copy
 import io
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from sources.confluence_connector import ConfluenceConnector
 from sources.connector import connector_state, sync_connector
 from sources.embedded import EmbeddedIndex
-from tests.integration.connected import PEOPLE, Searcher, calls, script, world
-from tests.integration.processes import Proc, start_fake
+from tests.integration.connected import PEOPLE, Searcher, calls, fake_system, script, world
+from tests.integration.processes import Proc
 
 
 def docx(text: str) -> str:
@@ -61,11 +58,7 @@ WORLD: dict[str, Any] = {
 }  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def confluence(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proc]:
-    proc = start_fake(tmp_path_factory.mktemp("confluence"), "confluence_server", ready="/calls")
-    yield proc
-    proc.stop()
+confluence = fake_system("confluence_server")
 
 
 def connector(fake: Proc, spaces: list[str] | None = None) -> ConfluenceConnector:

@@ -9,18 +9,14 @@ from __future__ import annotations
 import copy
 import json
 import os
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from sources.connector import connector_state, sync_connector
 from sources.embedded import EmbeddedIndex
 from sources.slack_connector import SlackConnector
 from tests.factories import people_workspace
 from tests.integration.conftest import cli
-from tests.integration.connected import PEOPLE, Searcher, script, world
-from tests.integration.processes import Proc, start_fake
+from tests.integration.connected import PEOPLE, Searcher, fake_system, script, world
 
 WORLD: dict[str, Any] = {
     "users": [
@@ -78,11 +74,7 @@ WORLD: dict[str, Any] = {
 }
 
 
-@pytest.fixture(scope="module")
-def slack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proc]:
-    proc = start_fake(tmp_path_factory.mktemp("slack"), "slack_server", ready="/calls")
-    yield proc
-    proc.stop()
+slack = fake_system("slack_server")
 
 
 async def test_slack_sync_follows_edits_deletions_and_membership(slack, tmp_path, embedder) -> None:
