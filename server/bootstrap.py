@@ -79,6 +79,11 @@ def _listed(value: str) -> frozenset[str]:
     return frozenset(v.strip().lower() for v in value.split(",") if v.strip())
 
 
+def _names(value: str) -> list[str]:
+    """A comma-separated setting's names, as written (space keys and tokens keep their case)."""
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
 def configured_web(settings: Settings, workspace: Path) -> WebSource | None:
     """The web source when a search API is configured; who may use it from workspace.json."""
     brave = settings.brave_api_key.get_secret_value() if settings.brave_api_key else None
@@ -118,14 +123,53 @@ def configured_web(settings: Settings, workspace: Path) -> WebSource | None:
 
 
 def configured_connectors(settings: Settings, workspace: Path) -> list[Connector]:
-    """The live connectors the settings turn on (Slack with ``SEEKGRAPH_SLACK_TOKEN``)."""
+    """The live connectors the settings turn on (Slack, Confluence, Google Drive, Feishu)."""
     out: list[Connector] = []
+    people = people_of(load_config(workspace))
     if settings.slack_token is not None:
         from sources.slack_connector import SlackConnector
 
-        people = people_of(load_config(workspace))
         token = settings.slack_token.get_secret_value()
         out.append(SlackConnector(token, people, base_url=settings.slack_base_url))
+    if settings.confluence_url:
+        from sources.confluence_connector import ConfluenceConnector
+
+        if not settings.confluence_user or settings.confluence_token is None:
+            raise WorkspaceError(
+                "SEEKGRAPH_CONFLUENCE_URL needs SEEKGRAPH_CONFLUENCE_USER (the account's "
+                "e-mail) and SEEKGRAPH_CONFLUENCE_TOKEN (its API token)"
+            )
+        out.append(
+            ConfluenceConnector(
+                settings.confluence_url,
+                settings.confluence_user,
+                settings.confluence_token.get_secret_value(),
+                people,
+                spaces=_names(settings.confluence_spaces),
+            )
+        )
+    if settings.gdrive_credentials or settings.gdrive_token is not None:
+        from sources.connector import ConnectorError
+        from sources.drive_connector import DriveConnector, drive_credentials
+
+        access = settings.gdrive_token.get_secret_value() if settings.gdrive_token else None
+        try:
+            creds = drive_credentials(settings.gdrive_credentials, access, settings.gdrive_subject)
+        except ConnectorError as exc:
+            raise WorkspaceError(str(exc)) from None
+        out.append(DriveConnector(creds, people, base_url=settings.gdrive_base_url))
+    if settings.feishu_app_id:
+        from sources.feishu_connector import feishu_connectors
+
+        if settings.feishu_app_secret is None:
+            raise WorkspaceError("SEEKGRAPH_FEISHU_APP_ID needs SEEKGRAPH_FEISHU_APP_SECRET")
+        out += feishu_connectors(
+            settings.feishu_app_id,
+            settings.feishu_app_secret.get_secret_value(),
+            people,
+            folders=_names(settings.feishu_folders),
+            base_url=settings.feishu_base_url,
+        )
     return out
 
 

@@ -159,7 +159,10 @@ def sync_connectors(args: argparse.Namespace) -> int:
     services, _ = build_services(settings_of(args))
     connectors = services.registry.connectors
     if not connectors:
-        raise CliError("no live connector is configured (set SEEKGRAPH_SLACK_TOKEN)")
+        raise CliError(
+            "no live connector is configured (set SEEKGRAPH_SLACK_TOKEN, "
+            "SEEKGRAPH_CONFLUENCE_URL, SEEKGRAPH_GDRIVE_CREDENTIALS or SEEKGRAPH_FEISHU_APP_ID)"
+        )
     failed = 0
     for connector, index in connectors:
         done = sync_connector(index, connector)
@@ -173,4 +176,6 @@ def sync_connectors(args: argparse.Namespace) -> int:
             f"{done.source}: {done.indexed} documents indexed, {done.unchanged} unchanged, "
             f"{done.removed} removed, {done.groups} groups, {done.seconds:.1f} s"
         )
+        for problem in done.problems:
+            print(f"{done.source}: skipped {problem}", file=sys.stderr)
     return 1 if failed else 0

@@ -164,6 +164,55 @@ class Settings(BaseSettings):
     slack_base_url: str | None = Field(
         default=None, description="Slack Web API base URL (defaults to Slack's)."
     )
+    confluence_url: str | None = Field(
+        default=None,
+        description="A Confluence Cloud site (https://example.atlassian.net): with "
+        "SEEKGRAPH_CONFLUENCE_USER and SEEKGRAPH_CONFLUENCE_TOKEN adds the live `confluence` "
+        "source (pages, attachments, space permissions and page restrictions).",
+    )
+    confluence_user: str | None = Field(
+        default=None, description="The Confluence account's e-mail (the API token's owner)."
+    )
+    confluence_token: SecretStr | None = Field(
+        default=None, description="A Confluence API token of SEEKGRAPH_CONFLUENCE_USER."
+    )
+    confluence_spaces: str = Field(
+        default="", description="Comma-separated space keys to sync (empty: every space)."
+    )
+    gdrive_credentials: str | None = Field(
+        default=None,
+        description="A Google service account key file: adds the live `gdrive` source (files "
+        "and their sharing; scopes drive.readonly and admin.directory.group.member.readonly).",
+    )
+    gdrive_subject: str | None = Field(
+        default=None,
+        description="The Google Workspace user the service account acts as (domain-wide "
+        "delegation: whose Drive is read, and who may read group members).",
+    )
+    gdrive_token: SecretStr | None = Field(
+        default=None, description="An OAuth access token for Drive instead of a key file."
+    )
+    gdrive_base_url: str | None = Field(
+        default=None, description="Google APIs base URL (defaults to Google's)."
+    )
+    feishu_app_id: str | None = Field(
+        default=None,
+        description="A Feishu/Lark app id: with SEEKGRAPH_FEISHU_APP_SECRET adds the live "
+        "`feishu-docs`, `feishu-chat` and `feishu-minutes` sources.",
+    )
+    feishu_app_secret: SecretStr | None = Field(
+        default=None, description="The Feishu/Lark app's secret."
+    )
+    feishu_folders: str = Field(
+        default="",
+        description="Comma-separated Feishu folder tokens whose documents are synced (empty: "
+        "the app's own root folder).",
+    )
+    feishu_base_url: str | None = Field(
+        default=None,
+        description="Feishu Open API base URL (https://open.feishu.cn; Lark: "
+        "https://open.larksuite.com).",
+    )
     connector_sync_minutes: float = Field(
         default=5.0,
         gt=0,

@@ -44,7 +44,7 @@ PAGE_EXPAND = (
 class ConfluenceConnector:
     """A ``Connector`` over Confluence Cloud's REST API."""
 
-    kind = "documents"
+    kind = "kb"
 
     def __init__(
         self,

@@ -48,7 +48,7 @@ READERS = {"owner", "organizer", "fileOrganizer", "writer", "commenter", "reader
 class DriveConnector:
     """A ``Connector`` over the Drive v3 API (and the Directory API for group members)."""
 
-    kind = "documents"
+    kind = "docs"
 
     def __init__(
         self,

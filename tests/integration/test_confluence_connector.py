@@ -74,7 +74,7 @@ async def test_confluence_sync_follows_restrictions_groups_edits_and_deletions(
     w = copy.deepcopy(WORLD)
     world(confluence, w)
     index = EmbeddedIndex(tmp_path / "index.sqlite", embedder)
-    search = Searcher(index, "confluence", "documents", "Moorhen price on-call escalation")
+    search = Searcher(index, "confluence", "kb", "Moorhen price on-call escalation")
     conf = connector(confluence)
 
     first = sync_connector(index, conf)

@@ -59,7 +59,7 @@ async def test_drive_sync_follows_sharing_groups_edits_and_deletions(drive, tmp_
     w = copy.deepcopy(WORLD)
     world(drive, w)
     index = EmbeddedIndex(tmp_path / "index.sqlite", embedder)
-    search = Searcher(index, "gdrive", "documents", "hotel cap Moorhen price on-call phone")
+    search = Searcher(index, "gdrive", "docs", "hotel cap Moorhen price on-call phone")
     people = {**PEOPLE, "carol@partner.example": "carol"}
     gdrive = DriveConnector(drive_credentials(None, "ya29.test", None), people, base_url=drive.url)
 
