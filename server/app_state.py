@@ -182,7 +182,9 @@ async def sync_loop(connectors: list[tuple[Any, Any]], minutes: float) -> None:
     while True:
         for connector, index in connectors:
             done = await asyncio.to_thread(sync_connector, index, connector)
-            if done.error:
+            if done.busy:
+                log.info("connector %s: another instance is syncing it", done.source)
+            elif done.error:
                 log.warning("connector %s: %s; the last good sync stays", done.source, done.error)
             else:
                 log.info("connector %s: %d indexed, %d removed", done.source, done.indexed,

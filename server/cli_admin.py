@@ -166,6 +166,9 @@ def sync_connectors(args: argparse.Namespace) -> int:
     failed = 0
     for connector, index in connectors:
         done = sync_connector(index, connector)
+        if done.busy:
+            print(f"{done.source}: another instance is syncing it now; skipped")
+            continue
         if done.error:
             failed += 1
             print(

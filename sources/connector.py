@@ -17,9 +17,12 @@ and memberships stay, and access is never widened by a failure.
 from __future__ import annotations
 
 import json
+import os
 import re
+import socket
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -70,6 +73,8 @@ class SyncResult:
     seconds: float = 0.0
     error: str | None = None
     problems: list[str] = field(default_factory=list)
+    busy: bool = False
+    """Skipped: another process or instance is syncing this connector now."""
 
 
 def _state_key(name: str) -> str:
@@ -81,8 +86,28 @@ def connector_state(index: Any, name: str) -> dict[str, Any]:
     return dict(json.loads(index.get_meta(_state_key(name)) or "{}"))
 
 
+#: How long one sync may hold its connector's lease (a crashed instance's lapses after it).
+SYNC_LEASE_S = 30 * 60
+
+
 def sync_connector(index: Any, connector: Connector) -> SyncResult:
-    """Apply what the connector sees now to the index; a failure changes nothing."""
+    """Apply what the connector sees now to the index; a failure changes nothing.
+
+    One sync of a connector at a time across every process and instance sharing the index:
+    the sync takes the connector's lease first, and a sync that finds it held by another is
+    skipped (``SyncResult.busy``) — the other one is doing the work.
+    """
+    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    lease = f"sync:{connector.name}"
+    if not index.claim(lease, owner, SYNC_LEASE_S):
+        return SyncResult(connector.name, busy=True)
+    try:
+        return _sync(index, connector)
+    finally:
+        index.release(lease, owner)
+
+
+def _sync(index: Any, connector: Connector) -> SyncResult:
     started = time.perf_counter()
     state = connector_state(index, connector.name)
     result = SyncResult(connector.name)

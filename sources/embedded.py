@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -109,6 +110,26 @@ class EmbeddedIndex:
         """Store a metadata value."""
         with self._lock, self._conn:
             self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def claim(self, key: str, owner: str, seconds: float) -> bool:
+        """Take (or renew) a lease all processes on this index see; False while another has it."""
+        now = time.time()
+        with self._lock, self._conn:
+            self._conn.execute(
+                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = "
+                "excluded.value WHERE CAST(substr(meta.value, 1, instr(meta.value, ' ') - 1) "
+                "AS REAL) < ? OR substr(meta.value, instr(meta.value, ' ') + 1) = ?",
+                (f"lease:{key}", f"{now + seconds} {owner}", now, owner),
+            )
+            return bool(self._conn.execute("SELECT changes()").fetchone()[0])
+
+    def release(self, key: str, owner: str) -> None:
+        """Give a lease back (only its owner can)."""
+        with self._lock, self._conn:
+            self._conn.execute(
+                "DELETE FROM meta WHERE key = ? AND substr(value, instr(value, ' ') + 1) = ?",
+                (f"lease:{key}", owner),
+            )
 
     def document_hashes(self, source: str) -> dict[str, str]:
         """doc_id → content hash for every document of ``source``."""

@@ -49,6 +49,20 @@ def text_term(value: str) -> str:
     return _TAG_SPECIAL.sub(r"\\\1", value)
 
 
+#: Renew a lease its owner holds (compare and set, atomically).
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+#: Delete a lease only when its owner gives it back.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
 class RedisIndex:
     """Documents, chunks, ACLs and vectors in Redis, searched with RediSearch."""
 
@@ -123,6 +137,17 @@ class RedisIndex:
     def set_meta(self, key: str, value: str) -> None:
         """Store a metadata value."""
         self.r.hset(f"{self.prefix}meta", key, value)
+
+    def claim(self, key: str, owner: str, seconds: float) -> bool:
+        """Take (or renew) a lease every instance on this Redis sees; False while another has it."""
+        name, ms = f"{self.prefix}lease:{key}", int(seconds * 1000)
+        if self.r.set(name, owner, nx=True, px=ms):
+            return True
+        return bool(self.r.eval(_RENEW, 1, name, owner, ms))
+
+    def release(self, key: str, owner: str) -> None:
+        """Give a lease back (only its owner can)."""
+        self.r.eval(_RELEASE, 1, f"{self.prefix}lease:{key}", owner)
 
     def document_hashes(self, source: str) -> dict[str, str]:
         """doc_id → content hash for every document of ``source``."""

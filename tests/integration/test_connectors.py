@@ -11,6 +11,8 @@ import json
 import os
 from typing import Any
 
+import pytest
+
 from sources.connector import connector_state, sync_connector
 from sources.embedded import EmbeddedIndex
 from sources.slack_connector import SlackConnector
@@ -155,3 +157,50 @@ def test_seekgraph_sync_then_ask_as_the_people_slack_says(slack, tmp_path) -> No
         assert "xoxb-test" not in failed.stderr + failed.stdout  # the token is never shown
     finally:
         del os.environ["SEEKGRAPH_SLACK_TOKEN"], os.environ["SEEKGRAPH_SLACK_BASE_URL"]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_one_sync_of_a_connector_at_a_time_across_instances(
+    slack, tmp_path, embedder, backend, request
+) -> None:
+    """Two instances on one index: the second sync while the first runs is skipped, not run."""
+    import threading
+    import uuid
+
+    script(slack, token="xoxb-test")
+    world(slack, copy.deepcopy(WORLD))
+    if backend == "redis":
+        from sources.redis_index import RedisIndex
+
+        url, prefix = request.getfixturevalue("redis_url"), f"test:{uuid.uuid4().hex[:8]}:"
+        first, second = (
+            RedisIndex(url, embedder, prefix=prefix),
+            RedisIndex(url, embedder, prefix=prefix),
+        )
+    else:
+        first = EmbeddedIndex(tmp_path / "index.sqlite", embedder)
+        second = EmbeddedIndex(tmp_path / "index.sqlite", embedder)
+    connector = SlackConnector("xoxb-test", PEOPLE, base_url=f"{slack.url}/api/")
+    entered, leave = threading.Event(), threading.Event()
+    real = connector.snapshot
+
+    def slow_snapshot(cursor: str | None) -> Any:  # instance one is mid-sync
+        entered.set()
+        leave.wait(30)
+        return real(cursor)
+
+    connector.snapshot = slow_snapshot  # type: ignore[method-assign]
+    running = threading.Thread(target=lambda: results.append(sync_connector(first, connector)))
+    results: list[Any] = []
+    running.start()
+    assert entered.wait(30)
+    other = SlackConnector("xoxb-test", PEOPLE, base_url=f"{slack.url}/api/")
+    skipped = sync_connector(second, other)
+    assert skipped.busy and skipped.indexed == 0 and skipped.error is None
+    leave.set()
+    running.join(30)
+    assert results[0].indexed == 3 and not results[0].busy
+    again = sync_connector(second, other)  # the lease was given back
+    assert not again.busy and again.unchanged == 3
+    first.close()
+    second.close()
