@@ -8,7 +8,8 @@ from langgraph.runtime import Runtime
 
 from nodes.admission import admit
 from nodes.context import Context
-from nodes.services import Services, node_name, now
+from nodes.services import Services, node_name, now, user_of
+from nodes.visibility import revoked, without
 from state.budget import new_budget
 from state.events import node_event
 from state.schemas import SearchState
@@ -48,6 +49,11 @@ async def prepare(
         "web_queries": [],
         "web_spent": {"pages": 0, "bytes": 0, "seconds": 0.0},
     }
+    turns = state.get("turns") or []
+    if turns:  # a follow-up never builds on an answer its person may no longer read
+        gone = await revoked(services.registry, user_of(services, ctx), turns)
+        if gone:
+            update["turns"] = without(turns, gone)
     runtime.stream_writer(
         node_event(
             node_name("prepare"),

@@ -75,6 +75,13 @@ class AppState:
         """The compiled flow of the thread."""
         return self.graphs.get(await self.flow_of(thread_id), self.graph)
 
+    async def shown_graph_of(self, thread_id: str) -> CompiledStateGraph[Any, Any, Any, Any]:
+        """The thread's flow for reading it: its state as its person may see it now."""
+        from graph.visibility import visible_graph
+
+        owner = await self.coordinator.owner(thread_id)
+        return visible_graph(await self.graph_of(thread_id), self.services.registry, owner or "")
+
     async def store_ready(self) -> bool:
         """The checkpoint store answers and has its search indexes (recreated if missing)."""
         await self.coordinator.ping()

@@ -234,6 +234,7 @@ def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
 async def history(args: argparse.Namespace) -> int:
     """Print the checkpointed state after every node of a thread, oldest first."""
     from graph.inspect import steps_of
+    from graph.visibility import visible_graph
 
     settings = settings_of(args)
     services, _, user = services_and_user(args, settings)
@@ -241,7 +242,7 @@ async def history(args: argparse.Namespace) -> int:
         owner = await _owner(graph, args.thread)
         if owner != user:
             raise CliError(f"no thread {args.thread!r} for user {user!r}")
-        steps = await steps_of(graph, args.thread)
+        steps = await steps_of(visible_graph(graph, services.registry, user), args.thread)
     records: list[dict[str, Any]] = []
     for snap, wrote in steps:
         record = {

@@ -102,14 +102,15 @@ async def takeover_frames(
     run_id, context = last if last is not None else ("none", {"user": owner})
     flow = await app.flow_of(thread_id)
     graph = app.graphs[flow]
-    snap = await graph.aget_state(config)  # type: ignore[arg-type]
-    steps = [n for _, wrote in await steps_of(graph, thread_id) for n in wrote]
+    shown = await app.shown_graph_of(thread_id)  # what the snapshot shows; the run uses graph
+    snap = await shown.aget_state(config)  # type: ignore[arg-type]
+    steps = [n for _, wrote in await steps_of(shown, thread_id) for n in wrote]
     native_seq = seq if channel == "native" else 0
     handle = RunHandle(run_id=run_id, thread_id=thread_id, owner=owner, seq=native_seq)
     handle.protocol_seq = seq if channel == "protocol" else 0
     handle.record_protocol = channel == "protocol"
     handle.values = snap.values or {}
-    latest = await question_state(graph, thread_id)
+    latest = await question_state(shown, thread_id)
     for kind, data in checkpoint_events(latest, steps):
         fold_event(handle.fold, kind, data)
     waiting = bool(snap.interrupts) if hasattr(snap, "interrupts") else False

@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any
 
 from graph.run import jsonable
@@ -42,37 +43,45 @@ def parse_last_event_id(value: str | None) -> tuple[str | None, int]:
 
 
 async def handle_frames(
-    handle: RunHandle, snapshot: bool, after: int = 0, channel: str = "native"
+    handle: RunHandle,
+    snapshot: bool,
+    after: int = 0,
+    channel: str = "native",
+    shown: Callable[[Any], Any] | None = None,
 ) -> AsyncIterator[bytes]:
     """A run's frames: optionally one snapshot first, then every later event, live.
 
     On the ``protocol`` channel (the LangGraph protocol) a reconnect replays the events after
     ``after`` that this instance holds; one it does not hold starts with the latest values.
+    ``shown`` maps each event's data before it is sent (a finished run replayed to a person
+    who may no longer read some of its sources).
     """
+
+    def out(event: Event) -> bytes:
+        return frame(handle.run_id, replace(event, data=shown(event.data)) if shown else event)
+
     if channel == "protocol":
         first = handle.protocol[0].seq - 1 if handle.protocol else handle.protocol_seq
         missing = not handle.record_protocol or not first <= after <= handle.protocol_seq
         if snapshot and missing and handle.values is not None:
             values = jsonable(handle.values)
-            yield frame(handle.run_id, Event(handle.protocol_seq, "values", values))
+            yield out(Event(handle.protocol_seq, "values", values))
             after = handle.protocol_seq
         async for event in handle.follow(after, channel):
-            yield frame(handle.run_id, event)
+            yield out(event)
         return
     if snapshot:
         snap = handle.snapshot()
         if handle.done and handle.events and handle.events[-1].type == "end":
             # a finished run: its snapshot, then its end again, so the client knows it is over
             end = handle.events[-1]
-            yield frame(
-                handle.run_id, Event(end.seq - 1, "snapshot", {**snap.data, "seq": end.seq - 1})
-            )
-            yield frame(handle.run_id, end)
+            yield out(Event(end.seq - 1, "snapshot", {**snap.data, "seq": end.seq - 1}))
+            yield out(end)
             return
         after = snap.seq
-        yield frame(handle.run_id, snap)
+        yield out(snap)
     async for event in handle.follow(after):
-        yield frame(handle.run_id, event)
+        yield out(event)
 
 
 async def with_heartbeats(frames: AsyncIterator[bytes], interval: float) -> AsyncIterator[bytes]:

@@ -11,7 +11,7 @@ import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import HTTPException
@@ -228,7 +228,12 @@ async def attach_frames(
         seq = max(seq, handle.seq if channel == "native" else handle.protocol_seq)
         handle = None
     if handle is not None:
-        return handle_frames(handle, snapshot=True, after=seq, channel=channel), handle.run_id
+        shown = None
+        if handle.done:  # replayed after the fact: as its person may see it now
+            held = [handle.fold, handle.values, [e.data for e in handle.events]]
+            shown = await hidden_from(app, owner, held)
+        frames = handle_frames(handle, snapshot=True, after=seq, channel=channel, shown=shown)
+        return frames, handle.run_id
     try:
         route = await app.coordinator.route(thread_id)
     except STORE_DOWN:
@@ -240,6 +245,19 @@ async def attach_frames(
         if upstream is not None:
             return forward_frames(app, upstream, thread_id, owner, seq, channel), route.run_id
     return takeover_frames(app, thread_id, owner, seq, channel), None
+
+
+async def hidden_from(app: AppState, owner: str, held: Any) -> Callable[[Any], Any] | None:
+    """What takes out of an event what ``owner`` may no longer read (None: nothing to take)."""
+    from graph.run import jsonable
+    from graph.visibility import revoked, without
+
+    try:
+        user = app.services.registry.user(owner)
+    except KeyError:
+        return lambda data: {}
+    gone = await revoked(app.services.registry, user, jsonable(held))
+    return (lambda data: without(data, gone)) if gone else None
 
 
 async def thread_for(app: AppState, user: User, given: str | None) -> str:

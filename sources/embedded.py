@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import numpy as np
 from providers.embeddings import Embedder, calibrate_cosine, text_hash
 from providers.terms import segmented
 from sources.base import User
-from sources.embedded_schema import migrate
+from sources.embedded_schema import claim_lease, migrate, release_lease
 from sources.index_source import IndexedDocument, context_chunks, with_message_context
 from sources.scoring import (
     FIELD_WEIGHTS,
@@ -113,23 +112,13 @@ class EmbeddedIndex:
 
     def claim(self, key: str, owner: str, seconds: float) -> bool:
         """Take (or renew) a lease all processes on this index see; False while another has it."""
-        now = time.time()
         with self._lock, self._conn:
-            self._conn.execute(
-                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = "
-                "excluded.value WHERE CAST(substr(meta.value, 1, instr(meta.value, ' ') - 1) "
-                "AS REAL) < ? OR substr(meta.value, instr(meta.value, ' ') + 1) = ?",
-                (f"lease:{key}", f"{now + seconds} {owner}", now, owner),
-            )
-            return bool(self._conn.execute("SELECT changes()").fetchone()[0])
+            return claim_lease(self._conn, key, owner, seconds)
 
     def release(self, key: str, owner: str) -> None:
         """Give a lease back (only its owner can)."""
         with self._lock, self._conn:
-            self._conn.execute(
-                "DELETE FROM meta WHERE key = ? AND substr(value, instr(value, ' ') + 1) = ?",
-                (f"lease:{key}", owner),
-            )
+            release_lease(self._conn, key, owner)
 
     def document_hashes(self, source: str) -> dict[str, str]:
         """doc_id → content hash for every document of ``source``."""

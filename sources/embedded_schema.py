@@ -1,6 +1,7 @@
 """The embedded index's SQLite tables: documents, chunks, ACLs, vectors, FTS5, meta."""
 
 import sqlite3
+import time
 
 from providers.terms import segmented
 from sources.scoring import FIELD_WEIGHTS
@@ -56,3 +57,23 @@ def migrate(conn: sqlite3.Connection) -> None:
             "INSERT INTO chunks_fts (rowid, title, heading, text, preceding) VALUES (?,?,?,?,?)",
             [(r[0], *(segmented(x) for x in r[1:])) for r in rows],
         )
+
+
+def claim_lease(conn: sqlite3.Connection, key: str, owner: str, seconds: float) -> bool:
+    """Take or renew the lease ``key`` (a meta row ``"<until> <owner>"``) in one statement."""
+    now = time.time()
+    conn.execute(
+        "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value "
+        "WHERE CAST(substr(meta.value, 1, instr(meta.value, ' ') - 1) AS REAL) < ? "
+        "OR substr(meta.value, instr(meta.value, ' ') + 1) = ?",
+        (f"lease:{key}", f"{now + seconds} {owner}", now, owner),
+    )
+    return bool(conn.execute("SELECT changes()").fetchone()[0])
+
+
+def release_lease(conn: sqlite3.Connection, key: str, owner: str) -> None:
+    """Delete the lease ``key`` if ``owner`` holds it."""
+    conn.execute(
+        "DELETE FROM meta WHERE key = ? AND substr(value, instr(value, ' ') + 1) = ?",
+        (f"lease:{key}", owner),
+    )

@@ -110,10 +110,10 @@ class HttpSource:
                 )
             except (KeyError, TypeError, ValueError):
                 continue  # a malformed hit is dropped, the others kept
-        await hide_unseen_links(hits, lambda doc_id: self._visible(doc_id, user))
+        await hide_unseen_links(hits, lambda doc_id: self.visible(doc_id, user))
         return hits
 
-    async def _visible(self, doc_id: str, user: User) -> bool:
+    async def visible(self, doc_id: str, user: User) -> bool:
         """Whether ``user`` may read ``doc_id``; without a read endpoint nobody can tell: no."""
         return await self.read(doc_id, user, follow_links=False) is not None
 
@@ -150,7 +150,7 @@ class HttpSource:
             ],
         }
         if follow_links:
-            await hide_unseen_links([document], lambda target: self._visible(target, user))
+            await hide_unseen_links([document], lambda target: self.visible(target, user))
         return document
 
     async def aclose(self) -> None:

@@ -108,17 +108,18 @@ class EmbeddedSource:
         """Hybrid BM25 + dense search over the chunks ``user`` may read."""
         rows = await asyncio.to_thread(self.index.search, self.name, query, user, k)
         hits = await asyncio.to_thread(self.index.chunk_hits, rows, query, self.authority)
-        await hide_unseen_links(hits, lambda doc_id: self._visible(doc_id, user))
+        await hide_unseen_links(hits, lambda doc_id: self.visible(doc_id, user))
         return hits
 
     async def read(self, doc_id: str, user: User) -> Document | None:
         """The whole document, permission-checked."""
         document = await asyncio.to_thread(self.index.read, self.name, doc_id, user)
         if document is not None:
-            await hide_unseen_links([document], lambda target: self._visible(target, user))
+            await hide_unseen_links([document], lambda target: self.visible(target, user))
         return document
 
-    async def _visible(self, doc_id: str, user: User) -> bool:
+    async def visible(self, doc_id: str, user: User) -> bool:
+        """Whether ``user`` may read ``doc_id`` now (the index checks its ACL)."""
         return await asyncio.to_thread(self.index.read, self.name, doc_id, user) is not None
 
 

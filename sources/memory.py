@@ -72,10 +72,11 @@ class InMemorySource:
                     scored.append((score, doc, i))
         scored.sort(key=lambda t: -t[0])
         hits = [self._hit(doc, i, score, query) for score, doc, i in scored[:k]]
-        await hide_unseen_links(hits, lambda doc_id: self._visible(doc_id, user))
+        await hide_unseen_links(hits, lambda doc_id: self.visible(doc_id, user))
         return hits
 
-    async def _visible(self, doc_id: str, user: User) -> bool:
+    async def visible(self, doc_id: str, user: User) -> bool:
+        """Whether ``user`` may read ``doc_id`` now."""
         doc = self.documents.get(doc_id)
         return doc is not None and user.may_read(doc.acl)
 
@@ -100,7 +101,7 @@ class InMemorySource:
                 {"chunk_id": f"{doc.doc_id}#{i}", "text": p} for i, p in enumerate(doc.paragraphs)
             ],
         }
-        await hide_unseen_links([document], lambda target: self._visible(target, user))
+        await hide_unseen_links([document], lambda target: self.visible(target, user))
         return document
 
     def _hit(self, doc: MemoryDocument, i: int, score: float, query: str) -> Hit:

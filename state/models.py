@@ -184,6 +184,8 @@ class Turn(TypedDict):
     answer: str
     mode: str
     images: NotRequired[list[ImageRef]]
+    cited: NotRequired[list[dict[str, str]]]
+    """The documents the answer cited (``source``, ``doc_id``)."""
 
 
 def heading_of(hit: Mapping[str, Any]) -> str:

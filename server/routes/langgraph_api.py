@@ -93,7 +93,7 @@ def snapshot_json(snap: StateSnapshot) -> dict[str, Any]:
 
 async def thread_json(app: AppState, thread_id: str, owner: str) -> dict[str, Any]:
     """A thread as the protocol shows it."""
-    snap = await (await app.graph_of(thread_id)).aget_state(
+    snap = await (await app.shown_graph_of(thread_id)).aget_state(
         {"configurable": {"thread_id": thread_id}}
     )
     live = app.runs.live(thread_id)
@@ -177,7 +177,9 @@ async def get_state(app: AppDep, user: ProtocolUser, thread_id: str) -> dict[str
     """The thread's latest checkpoint."""
     thread_id = await own_thread(app, user, thread_id)
     return snapshot_json(
-        await (await app.graph_of(thread_id)).aget_state({"configurable": {"thread_id": thread_id}})
+        await (await app.shown_graph_of(thread_id)).aget_state(
+            {"configurable": {"thread_id": thread_id}}
+        )
     )
 
 
@@ -245,7 +247,7 @@ async def get_history(
 ) -> list[dict[str, Any]]:
     """The thread's checkpoints, newest first."""
     thread_id = await own_thread(app, user, thread_id)
-    steps = await flow_steps(await app.graph_of(thread_id), thread_id)
+    steps = await flow_steps(await app.shown_graph_of(thread_id), thread_id)
     return [snapshot_json(snap) for snap, _ in reversed(steps)][: body.limit]
 
 

@@ -113,12 +113,11 @@ def _checkpoint_id(config: Any) -> str | None:
 @router.get("/{thread_id}/state")
 async def thread_state(app: AppDep, thread_id: ThreadDep) -> StateOut:
     """The latest checkpoint of the thread, with its latest question's whole search state."""
-    snap = await (await app.graph_of(thread_id)).aget_state(
-        {"configurable": {"thread_id": thread_id}}
-    )
+    shown = await app.shown_graph_of(thread_id)
+    snap = await shown.aget_state({"configurable": {"thread_id": thread_id}})
     return StateOut(
         thread_id=thread_id,
-        values=await question_state(await app.graph_of(thread_id), thread_id),
+        values=await question_state(shown, thread_id),
         next=list(snap.next),
         pending_tasks=len(snap.tasks),
         checkpoint_id=_checkpoint_id(snap.config),
@@ -130,7 +129,7 @@ async def thread_history(app: AppDep, thread_id: ThreadDep) -> list[HistoryItem]
     """The state after every step, oldest first: what each node decided and why."""
     items: list[HistoryItem] = []
     prices = prices_of(app.settings.model_prices)
-    for snap, wrote in await steps_of(await app.graph_of(thread_id), thread_id):
+    for snap, wrote in await steps_of(await app.shown_graph_of(thread_id), thread_id):
         meta = snap.metadata or {}
         items.append(
             HistoryItem(

@@ -204,3 +204,128 @@ def test_one_sync_of_a_connector_at_a_time_across_instances(
     assert not again.busy and again.unchanged == 3
     first.close()
     second.close()
+
+
+async def test_a_person_removed_from_a_channel_no_longer_sees_it_in_earlier_answers(
+    slack, tmp_path
+) -> None:
+    """Revoked in Slack → after the next sync, gone from the thread's state, history,
+    reconnect snapshot and the protocol's views, and from what a follow-up builds on;
+    given back → shown again (nothing was deleted)."""
+    import asyncio
+    import time
+
+    import httpx
+
+    from server.app import create_app
+    from server.auth import add_key_to_file
+    from server.settings import Settings
+    from tests.integration.test_api_inprocess import frames
+
+    script(slack, token="xoxb-test")
+    w = copy.deepcopy(WORLD)
+    world(slack, w)
+    workspace = people_workspace(
+        tmp_path / "ws", {"alice": {"email": "alice@fernhill.example"}, "carol": {}}
+    )
+    key = add_key_to_file(tmp_path / "keys.json", "carol")
+    settings = Settings(
+        data_dir=tmp_path / "data", api_keys_file=tmp_path / "keys.json", redis_url=None,
+        workspace=workspace, slack_token="xoxb-test", slack_base_url=f"{slack.url}/api/",
+        connector_sync_minutes=0.01,
+    )  # fmt: skip
+    app = create_app(settings)
+
+    async def views(api: httpx.AsyncClient, t: str) -> str:
+        """Everything a client can read of the thread without asking again."""
+        got = [
+            (await api.get(f"/threads/{t}/state")).text,
+            (await api.get(f"/threads/{t}/history")).text,
+            (await api.get(f"/langgraph/threads/{t}/state")).text,
+            (await api.post(f"/langgraph/threads/{t}/history", json={"limit": 100})).text,
+            (await api.get(f"/langgraph/threads/{t}")).text,
+            (await api.get(f"/threads/{t}/stream", headers={"Last-Event-ID": f"{run[0]}:1"})).text,
+        ]
+
+        return "\n".join(got)
+
+    async def until(api: httpx.AsyncClient, t: str, shown: bool) -> str:
+        deadline = time.monotonic() + 30  # a few sync intervals
+        while True:
+            seen = await views(api, t)
+            if ("48 million" in seen) == shown or time.monotonic() > deadline:
+                return seen
+            await asyncio.sleep(0.5)
+
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        bearer = {"Authorization": f"Bearer {key}"}
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://test", timeout=120, headers=bearer
+        ) as api:
+            t = str((await api.post("/threads")).json()["thread_id"])
+            ask = {"question": "What is the Moorhen price?", "sources": ["slack"]}
+            response = await api.post(f"/threads/{t}/runs", json=ask)
+            run = [response.headers["X-Run-Id"]]  # a reconnect to it gets a snapshot
+            first = frames(response.text)
+            assert "48 million" in json.dumps(first)
+            assert "48 million" in await until(api, t, shown=True)
+
+            w["channels"][1]["members"].remove("U3")  # carol leaves #leads in Slack
+            world(slack, w)
+            seen = await until(api, t, shown=False)
+            assert "48 million" not in seen and "slack/leads" not in seen
+            assert "withheld" in seen  # said, not silently blank
+            follow = {"question": "Where is the offsite this year?", "sources": ["slack"]}
+            response = await api.post(f"/threads/{t}/runs", json=follow)
+            run[0] = response.headers["X-Run-Id"]
+            assert "Lisbon" in response.text and "48 million" not in response.text
+            assert "48 million" not in await views(api, t)  # the earlier turn stays withheld
+
+            w["channels"][1]["members"].append("U3")  # and is added back
+            world(slack, w)
+            assert "48 million" in await until(api, t, shown=True)
+
+
+async def test_a_follow_up_never_builds_on_an_answer_its_person_can_no_longer_read(
+    slack, tmp_path, embedder
+) -> None:
+    from langgraph.runtime import Runtime
+
+    from graph.context import Context
+    from graph.visibility import WITHHELD
+    from nodes.prepare import prepare
+    from nodes.services import Services
+    from providers.rerank import LocalReranker
+
+    script(slack, token="xoxb-test")
+    w = copy.deepcopy(WORLD)
+    world(slack, w)
+    index = EmbeddedIndex(tmp_path / "index.sqlite", embedder)
+    connector = SlackConnector("xoxb-test", PEOPLE, base_url=f"{slack.url}/api/")
+    sync_connector(index, connector)
+    search = Searcher(index, "slack", "messages", "Moorhen price")
+    services = Services(
+        registry=search.registry, embedder=embedder, reranker=LocalReranker(embedder)
+    )
+    turns = [
+        {"question": "What is the Moorhen price?", "mode": "extractive",
+         "answer": "The Moorhen price is 45 million euros.",  # its words changed since: cited
+         "cited": [{"source": "slack", "doc_id": "slack/leads/1762250500.000200"}]},
+        {"question": "Where is the offsite?", "answer": "In Lisbon.", "mode": "extractive",
+         "cited": [{"source": "slack", "doc_id": "slack/general/1762164000.000100"}]},
+    ]  # fmt: skip
+    context = Context(user="carol", sources=("slack",))
+
+    async def prepared() -> dict[str, Any]:
+        state = {"question": "And the price again?", "turns": turns}
+        return await prepare(state, Runtime(context=context, stream_writer=[].append), services)
+
+    assert "turns" not in await prepared()  # carol may read both: her memory as it was
+    w["channels"][1]["members"].remove("U3")
+    world(slack, w)
+    sync_connector(index, connector)
+    shown = (await prepared())["turns"]
+    assert shown[0]["answer"] == WITHHELD and shown[0]["cited"] == []
+    assert shown[1]["answer"] == "In Lisbon."
+    index.close()

@@ -1,0 +1,48 @@
+"""The thread's state read back as its person may see it now (``nodes.visibility``).
+
+A route that shows a thread (its state, its history, a reconnect's snapshot) reads it through
+:class:`VisibleGraph`; runs read and write the real checkpoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+from graph.inspect import Graph
+from nodes.visibility import WITHHELD, revoked, visible_values, without
+from sources.registry import SourceRegistry
+
+
+class VisibleGraph:
+    """A compiled graph whose state reads show what the thread's person may read now.
+
+    Everything but ``aget_state`` and ``aget_state_history`` is the graph's own; a run is
+    never driven through this (it reads and writes the real checkpoints).
+    """
+
+    def __init__(self, graph: Any, registry: SourceRegistry, user_name: str) -> None:
+        self._graph, self._registry, self._user = graph, registry, user_name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
+
+    async def _shown(self, snap: Any) -> Any:
+        return snap._replace(values=await visible_values(self._registry, self._user, snap.values))
+
+    async def aget_state(self, config: Any, *, subgraphs: bool = False) -> Any:
+        """The checkpoint, as the person may see it."""
+        return await self._shown(await self._graph.aget_state(config, subgraphs=subgraphs))
+
+    async def aget_state_history(self, config: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        """The checkpoints, as the person may see them."""
+        async for snap in self._graph.aget_state_history(config, **kwargs):
+            yield await self._shown(snap)
+
+
+def visible_graph(graph: Any, registry: SourceRegistry, user_name: str) -> Graph:
+    """``graph`` read as ``user_name`` may see it now (a :class:`VisibleGraph`)."""
+    return cast(Graph, VisibleGraph(graph, registry, user_name))
+
+
+__all__ = ["WITHHELD", "VisibleGraph", "revoked", "visible_graph", "without"]
