@@ -266,7 +266,7 @@ def flow_graphs(
 
 
 async def close_services(services: Services) -> None:
-    """Close the models' and the reranker's connection pools."""
+    """Close the models', the reranker's and the connectors' connection pools."""
     await aclose_chat_clients()
     close = getattr(services.reranker, "aclose", None)
     if close is not None:
@@ -274,3 +274,7 @@ async def close_services(services: Services) -> None:
     for source in services.registry.select():
         if isinstance(source, WebSource):
             await source.aclose()
+    for connector, _ in services.registry.connectors:
+        close_connector = getattr(connector, "close", None)
+        if close_connector is not None:
+            close_connector()

@@ -23,6 +23,27 @@ TOKEN_INVALID = {99991661, 99991663, 99991664, 99991668, 99991671}
 LINK_READERS = {"tenant_readable", "tenant_editable", "anyone_readable", "anyone_editable"}
 
 
+def _lark() -> Any:
+    """``lark_oapi``, imported without the event loop its websocket module opens on import.
+
+    Imported off an event loop (a sync runs in a worker thread), ``lark_oapi.ws`` makes a
+    loop for the thread and never closes it; this client never uses websockets, so that
+    loop is closed again.
+    """
+    import asyncio
+    import sys
+
+    fresh = "lark_oapi.ws.client" not in sys.modules
+    import lark_oapi
+
+    if fresh:
+        loop = sys.modules["lark_oapi.ws.client"].loop
+        if not loop.is_running() and not loop.is_closed():
+            loop.close()
+            asyncio.set_event_loop(None)
+    return lark_oapi
+
+
 class FeishuClient:
     """One ``lark-oapi`` client, the people it knows, and paging shared by the three."""
 
@@ -35,8 +56,7 @@ class FeishuClient:
         base_url: str | None = None,
         timeout: float = 30.0,
     ) -> None:
-        import lark_oapi as lark
-
+        lark = _lark()
         self.app_id = app_id
         self.people = people
         self.client = (
