@@ -1,4 +1,4 @@
-"""E-mail: ``.eml`` files and ``.mbox`` mailboxes, one document per message.
+"""E-mail: ``.eml`` files, ``.mbox`` mailboxes and Outlook ``.msg``, one document per message.
 
 A message is indexed with its sender, recipients, date and subject, and its own words only:
 the quoted history and the signature are removed (``mail-parser-reply``; an HTML body's
@@ -28,7 +28,9 @@ from sources.chunking import IngestError, chunk_markdown, doc_id_of, mtime, rena
 from sources.conversations import with_context
 from sources.index_source import IndexedDocument
 
-MAIL = {".eml", ".mbox"}
+MAIL = {".eml", ".mbox", ".msg"}
+#: An Outlook recipient's type (MAPI ``PidTagRecipientType``): 1 To, 2 Cc, 3 Bcc.
+RECIPIENT_TYPE = 0x0C15
 #: Reply and signature markers in these languages are recognised.
 LANGUAGES = ["en", "de", "fr", "es", "it", "nl", "pl", "sv", "ja", "zh"]
 
@@ -87,8 +89,57 @@ def _subject_key(message: EmailMessage) -> str:
     return re.sub(r"^((re|fw|fwd|aw|sv|antw)\s*:\s*)+", "", subject, flags=re.I).strip().lower()
 
 
+def outlook_message(path: Path) -> EmailMessage:
+    """An Outlook ``.msg`` (python-oxmsg) as the e-mail message it stands for.
+
+    Sender, recipients by their type (To, Cc, Bcc), the submit time, subject, threading
+    headers, the body (plain, else HTML) and the attachments — so it is read like an ``.eml``.
+    """
+    from email.utils import format_datetime, formataddr
+
+    from oxmsg import Message
+
+    try:
+        outlook = Message.load(str(path))
+        recipients = [
+            (r.properties.int_prop_value(RECIPIENT_TYPE) or 1, r) for r in outlook.recipients
+        ]
+        parts = [(a.file_name, a.mime_type, a.file_bytes) for a in outlook.attachments]
+        body, html = outlook.body, outlook.html_body
+    except Exception as exc:  # noqa: BLE001 - olefile and the reader raise many types
+        raise IngestError(
+            f"{path}: not a readable Outlook message ({type(exc).__name__})"
+        ) from None
+    message = EmailMessage()
+    if outlook.sender:
+        message["From"] = outlook.sender
+    for kind, header in ((1, "To"), (2, "Cc"), (3, "Bcc")):
+        people = [formataddr((r.name, r.email_address)) for t, r in recipients if t == kind]
+        if people:
+            message[header] = ", ".join(people)
+    if outlook.sent_date is not None:
+        message["Date"] = format_datetime(outlook.sent_date)
+    message["Subject"] = " ".join(outlook.subject.split())
+    for header in ("Message-ID", "In-Reply-To", "References"):
+        if outlook.message_headers.get(header):
+            message[header] = outlook.message_headers[header]
+    if body or not html:
+        message.set_content(body or "")
+    else:
+        message.set_content(html, subtype="html")
+    for name, mime, data in parts:
+        if name and data:
+            main, _, sub = (mime or "application/octet-stream").partition("/")
+            message.add_attachment(
+                data, maintype=main, subtype=sub or "octet-stream", filename=name
+            )
+    return message
+
+
 def messages_of(path: Path) -> list[tuple[str, EmailMessage]]:
     """(key, message) for an ``.eml`` (one) or an ``.mbox`` (each, keyed by its Message-ID)."""
+    if path.suffix.lower() == ".msg":
+        return [("", outlook_message(path))]
     if path.suffix.lower() == ".eml":
         raw = path.read_bytes()
         parsed = email.message_from_bytes(raw, policy=email.policy.default)

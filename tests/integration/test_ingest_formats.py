@@ -122,6 +122,31 @@ def test_a_mail_is_its_own_words_for_its_people_and_its_attachment_too(tmp_path:
     assert attachment.title.endswith("(attached to: Re: Kestrel budget)")
 
 
+def test_an_outlook_message_is_read_like_a_mail(tmp_path: Path) -> None:
+    """``tests/data/approval.msg`` (written by ``tests/data/make_msg.js``): a reply with the
+    message it answers quoted below it, a To and a Cc recipient, and an attachment."""
+    import shutil
+
+    shutil.copy(Path(__file__).parents[1] / "data" / "approval.msg", tmp_path / "approval.msg")
+    (tmp_path / "broken.msg").write_bytes(b"\xd0\xcf\x11\xe0 not really a compound file")
+    read = read_folder(tmp_path, "mail", "messages", ["group:everyone"], people=PEOPLE)
+    [problem] = read.problems  # reported and skipped; the good message is read
+    assert problem.startswith(f"{tmp_path / 'broken.msg'}: not a readable Outlook message")
+    docs = {d.doc_id: d for d in read.documents}
+    message = docs["mail/approval"]
+    assert "48 million euros on Friday" in message.text and "From: Dana Reyes" in message.text
+    assert "45 million" not in message.text  # the quoted message it answers is not its words
+    assert "Re: Moorhen terms" in message.title and message.updated_at.startswith("2026-11-03")
+    # the sender and both recipients (To and Cc) are the ACL; an address no workspace user has
+    # stays an address (nobody, until a user of that e-mail exists)
+    assert sorted(message.acl) == [
+        "user:alice", "user:carol@fernhill.example", "user:dana@fernhill.example"
+    ]  # fmt: skip
+    assert "To: Alice Chen" in message.text and "Carol" in message.text
+    attachment = docs["mail/approval/attachments/signing-checklist"]
+    assert "board consent form" in attachment.text and attachment.acl == message.acl
+
+
 async def test_indexed_mail_is_found_by_its_recipients_only(tmp_path: Path, embedder) -> None:
     mail(tmp_path)
     index = EmbeddedIndex(tmp_path / "index.sqlite", embedder)
