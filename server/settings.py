@@ -1,7 +1,8 @@
-"""Process settings, from the environment (``SEEKGRAPH_*``) or a ``.env`` file."""
+"""Process settings, from the environment (``SEEKGRAPH_*``), a ``.env`` file or secret files."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -13,7 +14,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class Settings(BaseSettings):
     """Where data lives, which workspace to open, and which chat model to use (if any)."""
 
-    model_config = SettingsConfigDict(env_prefix="SEEKGRAPH_", env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="SEEKGRAPH_",
+        env_file=".env",
+        extra="ignore",
+        # a file per secret (Docker/Kubernetes secrets): <dir>/seekgraph_slack_token, …
+        secrets_dir=os.environ.get("SEEKGRAPH_SECRETS_DIR") or None,
+    )
 
     data_dir: Path = Field(
         default_factory=lambda: user_data_path("seekgraph"),

@@ -138,7 +138,10 @@ def test_seekgraph_sync_then_ask_as_the_people_slack_says(slack, tmp_path) -> No
     )
     env = ["--workspace", str(workspace)]
     data = tmp_path / "data"
-    os.environ["SEEKGRAPH_SLACK_TOKEN"] = "xoxb-test"
+    secrets = tmp_path / "secrets"  # the token as a secret file, not in the environment
+    secrets.mkdir()
+    (secrets / "seekgraph_slack_token").write_text("xoxb-test")
+    os.environ["SEEKGRAPH_SECRETS_DIR"] = str(secrets)
     os.environ["SEEKGRAPH_SLACK_BASE_URL"] = f"{slack.url}/api/"
     try:
         done = cli("sync", *env, data_dir=data)
@@ -156,7 +159,7 @@ def test_seekgraph_sync_then_ask_as_the_people_slack_says(slack, tmp_path) -> No
         assert failed.returncode == 1 and "SEEKGRAPH_SLACK_TOKEN" in failed.stderr
         assert "xoxb-test" not in failed.stderr + failed.stdout  # the token is never shown
     finally:
-        del os.environ["SEEKGRAPH_SLACK_TOKEN"], os.environ["SEEKGRAPH_SLACK_BASE_URL"]
+        del os.environ["SEEKGRAPH_SECRETS_DIR"], os.environ["SEEKGRAPH_SLACK_BASE_URL"]
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "redis"])
