@@ -168,6 +168,9 @@ def remove_bob(system: str, w: dict[str, Any], group: int) -> None:
         w["groups"][f"g{group}@x"] = ["alice@x"]
 
 
+#: The largest page each service serves for the listings the connector pages through
+#: (Drive ``files.list`` 1,000; Feishu 50; Confluence v2 250 — its v1 content is 50 in the fake).
+PAGE_CAPS = {"slack": 200, "confluence": 250, "drive": 1000, "feishu": 50}
 #: system → (fake server, world builder, the scripted credential, source kind)
 SYSTEMS = {
     "slack": ("slack_server", slack_world, "xoxb-test", "messages"),
@@ -204,6 +207,7 @@ async def evaluate(system: str, args: argparse.Namespace) -> dict[str, Any]:
     try:
         httpx.post(f"{fake.url}/script", json={"token": secret}).raise_for_status()
         w = build(texts, args.channels)
+        w["page_cap"] = PAGE_CAPS[system]  # the service's own page sizes, not the tests' tiny ones
         httpx.post(f"{fake.url}/world", json=w).raise_for_status()
         index = EmbeddedIndex(tmp / "index.sqlite", load_embedder("minilm"))
         connector = connector_for(system, fake.url)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,10 +184,15 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
 
 
 async def sync_loop(connectors: list[tuple[Any, Any]], minutes: float) -> None:
-    """Sync each live connector now, then every ``minutes`` (a failure keeps the last state)."""
+    """Sync each live connector now, then every ``minutes`` (a failure keeps the last state).
+
+    The rounds start ``minutes`` apart (not ``minutes`` after the last one ended), so a change
+    in a source takes effect within one interval plus one sync.
+    """
     from graph.api import sync_connector
 
     while True:
+        started = time.monotonic()
         for connector, index in connectors:
             done = await asyncio.to_thread(sync_connector, index, connector)
             if done.busy:
@@ -196,7 +202,7 @@ async def sync_loop(connectors: list[tuple[Any, Any]], minutes: float) -> None:
             else:
                 log.info("connector %s: %d indexed, %d removed", done.source, done.indexed,
                          done.removed)  # fmt: skip
-        await asyncio.sleep(minutes * 60)
+        await asyncio.sleep(max(0.0, minutes * 60 - (time.monotonic() - started)))
 
 
 async def close_app_state(state: AppState) -> None:

@@ -3,9 +3,10 @@
 Every page of the configured spaces (or of every space the account sees) with its body, its
 version and its place in the page tree (``/wiki/rest/api/content``, ``expand`` of
 ``body.storage``, ``version``, ``ancestors`` and the page's read restrictions), each page's
-attachments read by their type (``…/child/attachment``, downloaded only when their version
-changed), the spaces' read permissions (``/wiki/api/v2/spaces/{id}/permissions``) and the
-members of the groups they name (``/wiki/rest/api/group/{id}/membersByGroupId``).
+attachments read by their type (in the listing's ``children.attachment``, or
+``…/child/attachment`` for a page with more; downloaded only when their version changed),
+the spaces' read permissions (``/wiki/api/v2/spaces/{id}/permissions``) and the members of
+the groups they name (``/wiki/rest/api/group/{id}/membersByGroupId``).
 
 **Who may read a page** is what Confluence says: the space's readers (users granted, and the
 members of groups granted), narrowed by every read restriction on the page or on a page
@@ -36,7 +37,7 @@ from sources.index_source import IndexedDocument
 #: Pages read per space at most, so one huge space cannot stall a sync.
 MAX_PAGES = 20_000
 PAGE_EXPAND = (
-    "body.storage,version,ancestors,space,"
+    "body.storage,version,ancestors,space,children.attachment.version,"
     "restrictions.read.restrictions.user,restrictions.read.restrictions.group"
 )
 
@@ -185,15 +186,21 @@ class ConfluenceConnector:
                     groups[f"confluence:page:{pid}"] = sorted(readers.intersection(*rules))
                     acl = [f"group:confluence:page:{pid}"]
                 docs.append(self._page(key, page, titles, acl))
-                for attachment in self._v1(
-                    f"wiki/rest/api/content/{pid}/child/attachment", expand="version"
-                ):
+                for attachment in self._attachments(page):
                     aid = f"{key}/{pid}/{attachment['id']}"
                     number = (attachment.get("version") or {}).get("number", "")
                     version = f"{number} {acl[0]}"  # read again when its page's ACL changes
                     if not versions.unchanged(aid, version):
                         docs += versions.read(aid, version, self._attachment(aid, attachment, acl))
         return Snapshot(docs, groups, versions.cursor(), versions.kept, self.problems)
+
+    def _attachments(self, page: dict[str, Any]) -> list[Any]:
+        """A page's attachments: from the listing's expansion, or asked for when it has more."""
+        listed = (page.get("children") or {}).get("attachment")
+        if listed is not None and not (listed.get("_links") or {}).get("next"):
+            return list(listed.get("results") or [])
+        path = f"wiki/rest/api/content/{page['id']}/child/attachment"
+        return self._v1(path, expand="version")
 
     def _restricted(
         self, page: dict[str, Any], members: dict[str, set[str]], people: dict[str, str | None]

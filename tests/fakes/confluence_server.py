@@ -48,9 +48,8 @@ def create_app() -> FastAPI:
 
     def v2(items: list[Any], request: Request, path: str) -> JSONResponse:
         start = int(request.query_params.get("cursor") or 0)
-        limit = min(
-            int(request.query_params.get("limit") or 25), 2
-        )  # small pages: paging is tested
+        cap = s.world.get("page_cap", 2)  # small pages: paging is tested
+        limit = min(int(request.query_params.get("limit") or 25), cap)
         links = {"next": f"{path}?cursor={start + limit}"} if start + limit < len(items) else {}
         return JSONResponse({"results": items[start : start + limit], "_links": links})
 
@@ -62,6 +61,14 @@ def create_app() -> FastAPI:
         kind, _, ident = who.partition(":")
         return {"type": kind, "id": ident}
 
+    def attachments_of(page_id: str) -> list[dict[str, Any]]:
+        return [
+            {"id": a["id"], "type": "attachment", "title": a["title"],
+             "version": {"number": a.get("version", 1), "when": "2026-11-02T10:00:00.000Z"},
+             "_links": {"download": f"/download/attachments/{a['page']}/{a['title']}"}}
+            for a in s.world["attachments"] if a["page"] == page_id
+        ]  # fmt: skip
+
     def page_json(page: dict[str, Any], request: Request) -> dict[str, Any]:
         ancestors: list[dict[str, Any]] = []
         parent = page.get("parent")
@@ -69,6 +76,7 @@ def create_app() -> FastAPI:
             above = next(p for p in s.world["pages"] if p["id"] == parent)
             ancestors.insert(0, {"id": above["id"], "title": above["title"]})
             parent = above.get("parent")
+        shown = attachments_of(page["id"])
         rules = page.get("restrict") or []
         users = [user(r.split(":", 1)[1]) for r in rules if r.startswith("user:")]
         groups = [
@@ -98,6 +106,19 @@ def create_app() -> FastAPI:
                 }
             },
             "_links": {"webui": f"/spaces/{page['space']}/pages/{page['id']}"},
+            **(
+                {
+                    "children": {
+                        "attachment": {
+                            "results": shown[:25],
+                            "size": len(shown[:25]),
+                            "_links": {"next": "…"} if len(shown) > 25 else {},
+                        }
+                    }
+                }
+                if "children.attachment" in request.query_params.get("expand", "")
+                else {}
+            ),
         }
 
     @app.api_route("/wiki/{path:path}", methods=["GET"], response_model=None)
@@ -140,17 +161,7 @@ def create_app() -> FastAPI:
             pages = [page_json(p, request) for p in w["pages"] if p["space"] == q.get("spaceKey")]
             return v1(pages, request, "/rest/api/content")
         if parts[:3] == ["rest", "api", "content"] and parts[4:] == ["child", "attachment"]:
-            found = [
-                {
-                    "id": a["id"],
-                    "type": "attachment",
-                    "title": a["title"],
-                    "version": {"number": a.get("version", 1), "when": "2026-11-02T10:00:00.000Z"},
-                    "_links": {"download": f"/download/attachments/{a['page']}/{a['title']}"},
-                }
-                for a in w["attachments"]
-                if a["page"] == parts[3]
-            ]
+            found = attachments_of(parts[3])
             return v1(found, request, f"/{path}")
         if parts[:3] == ["rest", "api", "group"] and parts[4:] == ["membersByGroupId"]:
             members = [user(a) for a in w["groups"].get(parts[3], [])]

@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, Response
 
 from tests.fakes.scripted import Scripted, failed, serve
 
-PAGE = 2  # small pages: paging is tested
+PAGE = 2  # small pages: paging is tested (a world's ``page_cap`` sets Drive's real sizes)
 
 
 def create_app() -> FastAPI:
@@ -34,9 +34,10 @@ def create_app() -> FastAPI:
 
     def page(items: list[Any], key: str, request: Request) -> JSONResponse:
         start = int(request.query_params.get("pageToken") or 0)
-        body: dict[str, Any] = {key: items[start : start + PAGE]}
-        if start + PAGE < len(items):
-            body["nextPageToken"] = str(start + PAGE)
+        size = min(int(request.query_params.get("pageSize") or 100), s.world.get("page_cap", PAGE))
+        body: dict[str, Any] = {key: items[start : start + size]}
+        if start + size < len(items):
+            body["nextPageToken"] = str(start + size)
         return JSONResponse(body)
 
     def error(status: int, message: str) -> JSONResponse:

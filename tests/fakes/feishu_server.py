@@ -25,7 +25,7 @@ from fastapi.responses import JSONResponse, Response
 
 from tests.fakes.scripted import Scripted, failed, serve
 
-PAGE = 2  # small pages: paging is tested
+PAGE = 2  # small pages: paging is tested (a world's ``page_cap`` sets Feishu's real sizes)
 
 
 def create_app() -> FastAPI:
@@ -53,12 +53,13 @@ def create_app() -> FastAPI:
         items: list[Any], key: str, request: Request, token_key: str = "page_token"
     ) -> JSONResponse:
         start = int(request.query_params.get("page_token") or 0)
-        more = start + PAGE < len(items)
+        size = min(int(request.query_params.get("page_size") or 20), s.world.get("page_cap", PAGE))
+        more = start + size < len(items)
         return ok(
             {
-                key: items[start : start + PAGE],
+                key: items[start : start + size],
                 "has_more": more,
-                token_key: str(start + PAGE) if more else "",
+                token_key: str(start + size) if more else "",
             }
         )
 
