@@ -23,12 +23,14 @@ class VisibleGraph:
 
     def __init__(self, graph: Any, registry: SourceRegistry, user_name: str) -> None:
         self._graph, self._registry, self._user = graph, registry, user_name
+        self._seen: dict[tuple[str, str], bool] = {}  # each document checked once per read
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._graph, name)
 
     async def _shown(self, snap: Any) -> Any:
-        return snap._replace(values=await visible_values(self._registry, self._user, snap.values))
+        shown = await visible_values(self._registry, self._user, snap.values, self._seen)
+        return snap._replace(values=shown)
 
     async def aget_state(self, config: Any, *, subgraphs: bool = False) -> Any:
         """The checkpoint, as the person may see it."""

@@ -113,20 +113,37 @@ def without(values: Any, gone: set[str]) -> Any:
     return walk(values)
 
 
-async def revoked(registry: SourceRegistry, user: User, values: Any) -> set[str]:
-    """The documents ``values`` mention that ``user`` can no longer read (indexed sources)."""
+async def revoked(
+    registry: SourceRegistry,
+    user: User,
+    values: Any,
+    seen: dict[tuple[str, str], bool] | None = None,
+) -> set[str]:
+    """The documents ``values`` mention that ``user`` can no longer read (indexed sources).
+
+    ``seen`` keeps each document's answer across calls (a history reads the same ones again
+    in every checkpoint).
+    """
+    seen = {} if seen is None else seen
     gone: set[str] = set()
-    for source, doc_id in sorted(refs(values)):
-        try:
-            found = registry.get(source)
-        except KeyError:
-            continue  # a source no longer configured: its documents are searched no more
-        if isinstance(found, EmbeddedSource) and not await found.visible(doc_id, user):
-            gone.add(doc_id)
+    for ref in sorted(refs(values)):
+        if ref not in seen:
+            try:
+                found = registry.get(ref[0])
+            except KeyError:
+                found = None  # a source no longer configured: its documents are searched no more
+            seen[ref] = not isinstance(found, EmbeddedSource) or await found.visible(ref[1], user)
+        if not seen[ref]:
+            gone.add(ref[1])
     return gone
 
 
-async def visible_values(registry: SourceRegistry, user_name: str, values: Any) -> Any:
+async def visible_values(
+    registry: SourceRegistry,
+    user_name: str,
+    values: Any,
+    seen: dict[tuple[str, str], bool] | None = None,
+) -> Any:
     """``values`` as ``user_name`` may see them now (an unknown person sees nothing)."""
     if not values:
         return values
@@ -134,7 +151,7 @@ async def visible_values(registry: SourceRegistry, user_name: str, values: Any) 
         user = registry.user(user_name)
     except KeyError:
         return {}
-    return without(values, await revoked(registry, user, values))
+    return without(values, await revoked(registry, user, values, seen))
 
 
 __all__ = ["WITHHELD", "revoked", "visible_values", "without"]
