@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sources.base import link_url
-from sources.chunking import IngestError, chunk_markdown
+from sources.chunking import IngestError, chunk_markdown, rename
 from sources.index_source import IndexedDocument, apply_documents, id_prefixes
 
 
@@ -231,23 +231,22 @@ def file_documents(
     """
     from sources.ingest import read_file
 
-    suffix = Path(name).suffix.lower()
-    safe = "/".join(re.sub(r"[^\w-]+", "-", part).strip("-") or "_" for part in doc_id.split("/"))
+    stem = re.sub(r"[^\w. -]+", "-", Path(name).stem).strip(" .-") or "file"
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        path = root / f"{safe}{suffix}"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = Path(tmp) / f"{stem}{Path(name).suffix.lower()}"
         path.write_bytes(data)
         try:
-            docs = read_file(root, path, source, kind, acl, problems, {}) or []
+            docs = read_file(Path(tmp), path, source, kind, acl, problems, {}) or []
         except IngestError as exc:
             problems.append(str(exc).replace(str(path), name))
             return []
+    read_as = f"{source}/{stem}"  # the id the reader gave; the system's id replaces it
     for doc in docs:
+        rename(doc, f"{source}/{doc_id}{doc.doc_id.removeprefix(read_as)}")
         doc.acl, doc.origin = list(acl), None
         doc.url = link_url(url) or doc.url
         doc.updated_at = updated_at or doc.updated_at
-        if doc.title == path.stem.replace("-", " "):
+        if doc.title == stem.replace("-", " "):
             doc.title = name
     return docs
 
