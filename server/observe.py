@@ -103,6 +103,13 @@ class Metrics:
             ["source"],
             registry=r,
         )
+        self.connector_failing = Gauge(
+            "seekgraph_connector_failing",
+            "1 while a live connector's last sync failed (expired token, service down: "
+            "`seekgraph sync` says what to fix); its last good state is what is searched.",
+            ["source"],
+            registry=r,
+        )
 
 
 def prices_of(text: str | None) -> dict[str, float]:

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from graph.api import connector_state
 from server.deps import AppDep
 
 router = APIRouter(tags=["operations"])
@@ -47,6 +48,12 @@ async def metrics(app: AppDep, _: OperatorDep) -> Response:
                 state = json.loads(synced)
                 app.metrics.synced_at.labels(name).set(state["at"])
                 app.metrics.sync_problems.labels(name).set(state["problems"])
+    for connector, index in app.services.registry.connectors:
+        kept = await asyncio.to_thread(connector_state, index, connector.name)
+        if kept.get("at"):
+            app.metrics.synced_at.labels(connector.name).set(kept["at"])
+        app.metrics.sync_problems.labels(connector.name).set(len(kept.get("problems") or []))
+        app.metrics.connector_failing.labels(connector.name).set(1 if kept.get("error") else 0)
     return Response(generate_latest(app.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 

@@ -332,3 +332,55 @@ async def test_a_follow_up_never_builds_on_an_answer_its_person_can_no_longer_re
     assert shown[0]["answer"] == WITHHELD and shown[0]["cited"] == []
     assert shown[1]["answer"] == "In Lisbon."
     index.close()
+
+
+async def test_an_operator_sees_a_failing_connector_in_the_metrics(slack, tmp_path) -> None:
+    """/metrics says when each connector last synced well, and that one fails now."""
+    import asyncio
+    import re
+    import time
+
+    import httpx
+
+    from server.app import create_app
+    from server.settings import Settings
+
+    script(slack, token="xoxb-test")
+    world(slack, copy.deepcopy(WORLD))
+    workspace = people_workspace(tmp_path / "ws", {"alice": {}, "carol": {}})
+    settings = Settings(
+        data_dir=tmp_path / "data", redis_url=None, workspace=workspace, slack_token="xoxb-test",
+        slack_base_url=f"{slack.url}/api/", connector_sync_minutes=0.01, internal_token="ops",
+    )  # fmt: skip
+    app = create_app(settings)
+
+    def value(metrics: str, name: str) -> float | None:
+        found = re.search(rf'^{name}{{source="slack"}} (\S+)$', metrics, re.M)
+        return float(found.group(1)) if found else None
+
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+
+            async def until(failing: float) -> str:
+                deadline = time.monotonic() + 30
+                while True:
+                    got = (await c.get("/metrics", headers={"Authorization": "Bearer ops"})).text
+                    synced_once = value(got, "seekgraph_index_synced_at_seconds") is not None
+                    if synced_once and value(got, "seekgraph_connector_failing") == failing:
+                        return got
+                    assert time.monotonic() < deadline, got[-2000:]
+                    await asyncio.sleep(0.3)
+
+            good = await until(0.0)
+            synced = value(good, "seekgraph_index_synced_at_seconds")
+            assert synced and time.time() - synced < 60
+            assert value(good, "seekgraph_index_documents") == 3
+            script(slack, token="xoxb-rotated")  # the token expires
+            bad = await until(1.0)
+            last_good = value(bad, "seekgraph_index_synced_at_seconds")
+            assert last_good is not None and last_good >= synced
+            await asyncio.sleep(2.0)  # more failing rounds: the last good sync stays the one shown
+            later = await until(1.0)
+            assert value(later, "seekgraph_index_synced_at_seconds") == last_good
+            assert "xoxb" not in later
