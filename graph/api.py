@@ -10,7 +10,7 @@ input before loading them.
 from nodes.admission import Admission, AdmissionError, admit, check_question
 from nodes.plan_checks import PlanError, checked_plan
 from sources.base import User
-from sources.connector import connector_state, sync_connector
+from sources.connector import ConnectorError, connector_state, sync_connector
 from sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
 from sources.registry import MAX_SOURCES
 from state.events import ANSWER_KEYS, checkpoint_events, empty_fold, fold_event
@@ -22,6 +22,7 @@ __all__ = [
     "KIND_LABELS",
     "Admission",
     "AdmissionError",
+    "ConnectorError",
     "ImageRef",
     "PlanError",
     "UnknownSourceError",

@@ -106,6 +106,11 @@ def _parser() -> argparse.ArgumentParser:
     audit.add_argument("--json", action="store_true")
     sync = sub.add_parser("sync", help="sync the live connectors now (documents, permissions)")
     sync.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
+    connect = sub.add_parser(
+        "connect", help="check the live connectors: what each sees and whom it knows (no index)"
+    )
+    connect.add_argument("name", nargs="?", help="one connector (default: every configured one)")
+    connect.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
     runs = sub.add_parser("runs", help="server runs, from the audit trail")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)
     show = runs_sub.add_parser("show", help="a run's user, door, status, documents and cost")
@@ -366,6 +371,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from server.cli_admin import sync_connectors
 
             return sync_connectors(args)
+        if args.command == "connect":
+            from server.cli_admin import check_connectors
+
+            return check_connectors(args)
         if args.command in ("audit", "runs"):
             from server.cli_ops import audit_command, runs_show
 

@@ -181,4 +181,58 @@ def sync_connectors(args: argparse.Namespace) -> int:
         )
         for problem in done.problems:
             print(f"{done.source}: skipped {problem}", file=sys.stderr)
+        if done.unknown:
+            print(
+                f"{done.source}: {len(done.unknown)} people it shares with are no workspace user "
+                f"and read nothing here (`seekgraph connect` names them)",
+                file=sys.stderr,
+            )
+    return 1 if failed else 0
+
+
+def check_connectors(args: argparse.Namespace) -> int:
+    """Check each configured connector live, without indexing: what it sees, whom it knows.
+
+    Prints the sync state kept with the index (last good sync, last error), then reads the
+    system once (items already read at their version are not downloaded again) and says how
+    many documents and groups it sees, and which of the people it shares with are no
+    workspace user (add them to ``workspace.json`` to let them read). Exit 1 when a
+    connector cannot read its system; nothing is written.
+    """
+    import time
+
+    from graph.api import ConnectorError, connector_state
+    from server.bootstrap import build_services
+
+    services, _ = build_services(settings_of(args))
+    connectors = [(c, i) for c, i in services.registry.connectors if args.name in (None, c.name)]
+    if not connectors:
+        known = ", ".join(c.name for c, _ in services.registry.connectors) or "none"
+        raise CliError(f"no live connector {args.name or ''} is configured (configured: {known})")
+    failed = 0
+
+    def when(at: float | None) -> str:
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(at)) if at else "never"
+
+    for connector, index in connectors:
+        kept = connector_state(index, connector.name)
+        line = f"{connector.name} ({connector.kind}): last good sync {when(kept.get('at'))}"
+        if kept.get("error"):
+            line += f"; last failed {when(kept.get('failed_at'))}: {kept['error']}"
+        print(line)
+        try:
+            snap = connector.snapshot(kept.get("cursor"))
+        except ConnectorError as exc:
+            failed += 1
+            print(f"{connector.name}: cannot read it now — {exc}", file=sys.stderr)
+            continue
+        seen = len(snap.documents) + len(snap.kept)
+        print(f"{connector.name}: ok — {seen} documents and {len(snap.groups)} groups visible")
+        if snap.unknown:
+            print(
+                f"{connector.name}: no workspace user (they read nothing here; add their e-mail "
+                f"to workspace.json users): {', '.join(sorted(snap.unknown))}"
+            )
+        for problem in snap.problems:
+            print(f"{connector.name}: cannot read {problem}", file=sys.stderr)
     return 1 if failed else 0

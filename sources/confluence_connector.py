@@ -64,6 +64,7 @@ class ConfluenceConnector:
         self.people = people
         self.spaces = spaces or []
         self.problems: list[str] = []
+        self.unknown: set[str] = set()
         self.api = AtlassianRestAPI(
             url.rstrip("/"),
             username=user,
@@ -132,6 +133,8 @@ class ConfluenceConnector:
             cache[account] = named(
                 self.people, user.get("email"), user.get("publicName"), user.get("username")
             )
+            if cache[account] is None:
+                self.unknown.add(str(user.get("email") or user.get("publicName") or account))
         return cache[account]
 
     def _account(self, account: str, cache: dict[str, str | None]) -> str | None:
@@ -161,7 +164,7 @@ class ConfluenceConnector:
         docs: list[IndexedDocument] = []
         groups: dict[str, list[str]] = {}
         versions = Versions(cursor)
-        self.problems = []
+        self.problems, self.unknown = [], set()
         for space in spaces:
             key = str(space["key"])
             readers: set[str] = set()
@@ -192,7 +195,7 @@ class ConfluenceConnector:
                     version = f"{number} {acl[0]}"  # read again when its page's ACL changes
                     if not versions.unchanged(aid, version):
                         docs += versions.read(aid, version, self._attachment(aid, attachment, acl))
-        return Snapshot(docs, groups, versions.cursor(), versions.kept, self.problems)
+        return Snapshot(docs, groups, versions.cursor(), versions.kept, self.problems, self.unknown)
 
     def _attachments(self, page: dict[str, Any]) -> list[Any]:
         """A page's attachments: from the listing's expansion, or asked for when it has more."""

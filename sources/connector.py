@@ -48,6 +48,8 @@ class Snapshot:
     """Documents the connector knows are unchanged and did not read again (their ids)."""
     problems: list[str] = field(default_factory=list)
     """Items that could not be read (skipped, the rest synced)."""
+    unknown: set[str] = field(default_factory=set)
+    """People the system shares with who are no workspace user (they read nothing here)."""
 
 
 class Connector(Protocol):
@@ -73,6 +75,8 @@ class SyncResult:
     seconds: float = 0.0
     error: str | None = None
     problems: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    """People the system shares with who are no workspace user (see ``Snapshot.unknown``)."""
     busy: bool = False
     """Skipped: another process or instance is syncing this connector now."""
 
@@ -128,6 +132,7 @@ def _sync(index: Any, connector: Connector) -> SyncResult:
     result.unchanged = len(snap.documents) + len(snap.kept) - result.indexed
     result.groups = len(snap.groups)
     result.problems = list(snap.problems)
+    result.unknown = sorted(snap.unknown)
     result.seconds = time.perf_counter() - started
     index.set_meta(
         _state_key(connector.name),
@@ -140,6 +145,7 @@ def _sync(index: Any, connector: Connector) -> SyncResult:
                 "groups": len(snap.groups),
                 "seconds": round(result.seconds, 3),
                 "problems": snap.problems[:50],
+                "unknown": len(snap.unknown),
             }
         ),
     )

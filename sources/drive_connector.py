@@ -68,6 +68,7 @@ class DriveConnector:
         self.people = people
         self.retries = retries
         self.problems: list[str] = []
+        self.unknown: set[str] = set()
 
         def service(api: str, version: str, path: str) -> Any:
             # one authorised connection per service (httplib2 is not shared across threads)
@@ -132,9 +133,9 @@ class DriveConnector:
                     groupKey=group,
                     includeDerivedMembership=True,
                 )
-                cache[group] = {
-                    u for m in found if (u := self.people.get(str(m.get("email", "")).lower()))
-                }
+                emails = {str(m.get("email", "")).lower() for m in found}
+                cache[group] = {self.people[e] for e in emails if e in self.people}
+                self.unknown |= {e for e in emails if e and e not in self.people}
             except ConnectorError as exc:
                 self.problems.append(
                     f"group {group}: its members could not be read ({exc}); it grants no one"
@@ -153,6 +154,8 @@ class DriveConnector:
             kind, email = grant.get("type"), str(grant.get("emailAddress") or "").lower()
             if kind == "user" and email in self.people:
                 may.add(self.people[email])
+            elif kind == "user" and email:
+                self.unknown.add(email)
             elif kind == "group" and email:
                 may |= self._members(email, groups)
             elif kind == "domain" and grant.get("domain"):
@@ -165,7 +168,7 @@ class DriveConnector:
     def snapshot(self, cursor: str | None) -> Snapshot:
         """Every file with its readers; files whose version did not change are not read again."""
         versions = Versions(cursor)
-        self.problems = []
+        self.problems, self.unknown = [], set()
         files = self._pages(
             self.drive.files().list,
             "files",
@@ -197,7 +200,7 @@ class DriveConnector:
             version = str(file.get("version") or file.get("modifiedTime") or "")
             if not versions.unchanged(fid, version):
                 docs += versions.read(fid, version, self._read(file, [f"group:gdrive:file:{fid}"]))
-        return Snapshot(docs, groups, versions.cursor(), versions.kept, self.problems)
+        return Snapshot(docs, groups, versions.cursor(), versions.kept, self.problems, self.unknown)
 
     def _read(self, file: dict[str, Any], acl: list[str]) -> list[IndexedDocument]:
         fid, mime, name = (

@@ -70,10 +70,11 @@ class FeishuClient:
         )
         self._users: dict[str, str | None] = {}
         self._groups: dict[str, set[str]] = {}
+        self.unknown: set[str] = set()
 
     def begin(self) -> None:
         """Forget who is who (read again at each sync)."""
-        self._users, self._groups = {}, {}
+        self._users, self._groups, self.unknown = {}, {}, set()
 
     def call(
         self, method: str, uri: str, query: dict[str, Any] | None = None, body: Any = None
@@ -164,6 +165,8 @@ class FeishuClient:
             self._users[open_id] = named(
                 self.people, info.get("email"), info.get("enterprise_email"), info.get("name"), name
             )
+            if self._users[open_id] is None:
+                self.unknown.add(str(info.get("email") or info.get("name") or name or open_id))
         return self._users[open_id]
 
     def chat_members(self, chat_id: str) -> set[str]:
@@ -185,15 +188,14 @@ class FeishuClient:
                 department_id=department,
                 department_id_type="open_department_id",
             )
-            self._groups[f"dept:{department}"] = {
-                u
-                for m in found
-                if (
-                    u := named(
-                        self.people, m.get("email"), m.get("enterprise_email"), m.get("name")
-                    )
+            people = {
+                str(m.get("email") or m.get("name") or m.get("open_id")): named(
+                    self.people, m.get("email"), m.get("enterprise_email"), m.get("name")
                 )
+                for m in found
             }
+            self._groups[f"dept:{department}"] = {u for u in people.values() if u}
+            self.unknown |= {shown for shown, u in people.items() if not u}
         return self._groups[f"dept:{department}"]
 
     def readers(self, token: str, kind: str) -> set[str]:

@@ -87,7 +87,8 @@ class FeishuDocs:
                     version=version,
                 )
                 docs += versions.read(token, version, [doc] if body else [])
-        return Snapshot(docs, groups, versions.cursor(), versions.kept)
+        unknown = self.feishu.unknown
+        return Snapshot(docs, groups, versions.cursor(), versions.kept, unknown=unknown)
 
 
 class FeishuChats:
@@ -146,7 +147,7 @@ class FeishuChats:
                     thread = stamp.get(root) if root else as_slack["ts"]
                     threads.setdefault((cid, str(thread)), []).append(len(docs) - 1)
         with_context(docs, threads)
-        return Snapshot(docs, groups)
+        return Snapshot(docs, groups, unknown=self.feishu.unknown)
 
 
 class FeishuMinutes:
@@ -193,7 +194,8 @@ class FeishuMinutes:
                 version=version,
             )
             docs += versions.read(token, version, [doc] if text else [])
-        return Snapshot(docs, groups, versions.cursor(), versions.kept)
+        unknown = self.feishu.unknown
+        return Snapshot(docs, groups, versions.cursor(), versions.kept, unknown=unknown)
 
 
 def feishu_connectors(

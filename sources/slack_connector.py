@@ -99,12 +99,14 @@ class SlackConnector:
         docs: list[IndexedDocument] = []
         groups: dict[str, list[str]] = {}
         threads: dict[tuple[str, str], list[int]] = {}
+        unknown: set[str] = set()
         newest = cursor
         for channel in channels:
             cid = channel["id"]
             members = self._pages("conversations.members", "members", channel=cid)
-            known = (users.get(m, ("", None))[1] for m in members)
-            groups[f"slack:{cid}"] = sorted({u for u in known if u})
+            known = [users.get(m, (m, None)) for m in members]
+            groups[f"slack:{cid}"] = sorted({u for _, u in known if u})
+            unknown |= {shown for shown, u in known if not u}
             acl = [f"group:slack:{cid}"]
             messages = self._pages("conversations.history", "messages", channel=cid)
             for msg in list(messages):
@@ -124,4 +126,4 @@ class SlackConnector:
                     threads.setdefault((cid, thread), []).append(len(docs) - 1)
                     newest = max(newest or "", str(msg["ts"]))
         with_context(docs, threads)  # a reply is read with its thread (same channel, same ACL)
-        return Snapshot(documents=docs, groups=groups, cursor=newest)
+        return Snapshot(documents=docs, groups=groups, cursor=newest, unknown=unknown)

@@ -144,8 +144,14 @@ def test_seekgraph_sync_then_ask_as_the_people_slack_says(slack, tmp_path) -> No
     os.environ["SEEKGRAPH_SECRETS_DIR"] = str(secrets)
     os.environ["SEEKGRAPH_SLACK_BASE_URL"] = f"{slack.url}/api/"
     try:
+        checked = cli("connect", "slack", *env, data_dir=data)  # before any sync: nothing written
+        assert checked.returncode == 0, checked.stderr
+        assert "slack (messages): last good sync never" in checked.stdout
+        assert "ok — 3 documents and 2 groups visible" in checked.stdout
+        assert "no workspace user" in checked.stdout and "bob.o, outsider" in checked.stdout
         done = cli("sync", *env, data_dir=data)
         assert done.returncode == 0 and "slack: 3 documents indexed" in done.stdout, done.stderr
+        assert "2 people it shares with are no workspace user" in done.stderr
         asked = ["ask", "What is the Moorhen price?", "--source", "slack", "--json", *env]
         carol = json.loads(cli(*asked, "--user", "carol", data_dir=data).stdout)
         assert "48 million" in carol["answer"]
@@ -158,6 +164,9 @@ def test_seekgraph_sync_then_ask_as_the_people_slack_says(slack, tmp_path) -> No
         failed = cli("sync", *env, data_dir=data)
         assert failed.returncode == 1 and "SEEKGRAPH_SLACK_TOKEN" in failed.stderr
         assert "xoxb-test" not in failed.stderr + failed.stdout  # the token is never shown
+        checked = cli("connect", *env, data_dir=data)
+        assert checked.returncode == 1 and "cannot read it now" in checked.stderr
+        assert "last failed" in checked.stdout and "token_expired" in checked.stdout
     finally:
         del os.environ["SEEKGRAPH_SECRETS_DIR"], os.environ["SEEKGRAPH_SLACK_BASE_URL"]
 
