@@ -79,6 +79,7 @@ async def test_confluence_sync_follows_restrictions_groups_edits_and_deletions(
 
     first = sync_connector(index, conf)
     assert first.error is None and first.indexed == 4, first  # 3 pages and the Word file
+    assert first.unknown == ["Outsider"]  # in the group, no workspace user: reads nothing
     for who in ("alice", "bob", "carol"):  # the space's readers: a group and a user
         assert await search.finds(who, "every Monday at 9:00")
         assert await search.finds(who, "555-0142", "escalation phone number")
