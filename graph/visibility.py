@@ -7,6 +7,7 @@ A route that shows a thread (its state, its history, a reconnect's snapshot) rea
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any, cast
 
 from graph.inspect import Graph
@@ -29,8 +30,27 @@ class VisibleGraph:
         return getattr(self._graph, name)
 
     async def _shown(self, snap: Any) -> Any:
-        shown = await visible_values(self._registry, self._user, snap.values, self._seen)
-        return snap._replace(values=shown)
+        """The snapshot's values and what its interrupts ask the person (a review's evidence)."""
+        held = {
+            "values": snap.values or {},
+            "asked": [{"v": i.value} for i in snap.interrupts],
+            "tasks": [[{"v": i.value} for i in t.interrupts] for t in snap.tasks],
+        }
+        shown = await visible_values(self._registry, self._user, held, self._seen)
+        if not shown:  # a person the workspace no longer knows sees nothing
+            tasks = tuple(t._replace(interrupts=()) for t in snap.tasks)
+            return snap._replace(values={}, interrupts=(), tasks=tasks)
+
+        def asked(interrupts: Any, values: list[dict[str, Any]]) -> tuple[Any, ...]:
+            return tuple(replace(i, value=v["v"]) for i, v in zip(interrupts, values, strict=True))
+
+        tasks = tuple(
+            t._replace(interrupts=asked(t.interrupts, vs))
+            for t, vs in zip(snap.tasks, shown["tasks"], strict=True)
+        )
+        return snap._replace(
+            values=shown["values"], interrupts=asked(snap.interrupts, shown["asked"]), tasks=tasks
+        )
 
     async def aget_state(self, config: Any, *, subgraphs: bool = False) -> Any:
         """The checkpoint, as the person may see it."""

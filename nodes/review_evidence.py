@@ -26,7 +26,13 @@ async def review_evidence(state: SearchState, runtime: Runtime[Context]) -> dict
     """Pause for a person's review of the evidence; drop what they reject."""
     evidence = state.get("evidence", [])
     shown = [
-        {"id": ev["source_id"], "title": ev["title"], "source": ev["source"], "text": ev["snippet"]}
+        {
+            "id": ev["source_id"],
+            "title": ev["title"],
+            "source": ev["source"],
+            "doc_id": ev["doc_id"],
+            "text": ev["snippet"],
+        }  # fmt: skip
         for ev in kept(evidence)
     ]
     decision = interrupt({"question": state["question"], "evidence": shown})

@@ -222,8 +222,8 @@ async def test_a_person_removed_from_a_channel_no_longer_sees_it_in_earlier_answ
     slack, tmp_path
 ) -> None:
     """Revoked in Slack → after the next sync, gone from the thread's state, history,
-    reconnect snapshot and the protocol's views, and from what a follow-up builds on;
-    given back → shown again (nothing was deleted)."""
+    reconnect snapshot and the protocol's views, from the evidence a paused review shows, and
+    from what a follow-up builds on; given back → shown again (nothing was deleted)."""
     import asyncio
     import time
 
@@ -257,6 +257,9 @@ async def test_a_person_removed_from_a_channel_no_longer_sees_it_in_earlier_answ
             (await api.post(f"/langgraph/threads/{t}/history", json={"limit": 100})).text,
             (await api.get(f"/langgraph/threads/{t}")).text,
             (await api.get(f"/threads/{t}/stream", headers={"Last-Event-ID": f"{run[0]}:1"})).text,
+            # a run of the reviewed flow waits for the person with the evidence to review
+            (await api.get(f"/langgraph/threads/{review[0]}/state")).text,
+            (await api.get(f"/threads/{review[0]}/state")).text,
         ]
 
         return "\n".join(got)
@@ -277,6 +280,9 @@ async def test_a_person_removed_from_a_channel_no_longer_sees_it_in_earlier_answ
         ) as api:
             t = str((await api.post("/threads")).json()["thread_id"])
             ask = {"question": "What is the Moorhen price?", "sources": ["slack"]}
+            review = [str((await api.post("/threads")).json()["thread_id"])]
+            waits = await api.post(f"/threads/{review[0]}/runs", json={**ask, "flow": "reviewed"})
+            assert "48 million" in waits.text and "waiting" in waits.text
             response = await api.post(f"/threads/{t}/runs", json=ask)
             run = [response.headers["X-Run-Id"]]  # a reconnect to it gets a snapshot
             first = frames(response.text)
