@@ -198,9 +198,9 @@ class FeishuClient:
             self.unknown |= {shown for shown, u in people.items() if not u}
         return self._groups[f"dept:{department}"]
 
-    def readers(self, token: str, kind: str) -> set[str]:
-        """Who may read a document or minutes: its collaborators and its link sharing."""
-        may: set[str] = set()
+    def readers(self, token: str, kind: str, owner: object = None) -> set[str]:
+        """Who may read a document or minutes: its owner, collaborators and link sharing."""
+        may: set[str] = {u for u in [self.user(str(owner))] if u} if owner else set()
         granted = self.pages(f"/open-apis/drive/v1/permissions/{token}/members", type=kind)
         for member in granted:
             who, ident = member.get("member_type"), str(member.get("member_id") or "")

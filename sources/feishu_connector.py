@@ -68,7 +68,8 @@ class FeishuDocs:
                     continue
                 if file.get("type") != "docx":
                     continue
-                groups[f"feishu:doc:{token}"] = sorted(self.feishu.readers(token, "docx"))
+                readers = self.feishu.readers(token, "docx", file.get("owner_id"))
+                groups[f"feishu:doc:{token}"] = sorted(readers)
                 version = str(file.get("modified_time") or "")
                 if versions.unchanged(token, version):
                     continue
@@ -167,11 +168,12 @@ class FeishuMinutes:
         found = self.feishu.pages("/open-apis/minutes/v1/minutes/search", method="POST")
         for item in found:
             token = str(item["token"])
-            groups[f"feishu:minutes:{token}"] = sorted(self.feishu.readers(token, "minutes"))
             minute = (
                 self.feishu.call("GET", f"/open-apis/minutes/v1/minutes/{token}").get("minute")
                 or {}
             )
+            readers = self.feishu.readers(token, "minutes", minute.get("owner_id"))
+            groups[f"feishu:minutes:{token}"] = sorted(readers)
             version = str(minute.get("create_time") or "")
             if versions.unchanged(token, version):
                 continue

@@ -124,6 +124,7 @@ def create_app() -> FastAPI:
                         "token": m["token"],
                         "title": m["title"],
                         "create_time": m["create_time"],
+                        "owner_id": m.get("owner_id", ""),
                         "url": f"https://feishu.example/minutes/{m['token']}",
                     }
                 }

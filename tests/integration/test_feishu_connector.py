@@ -70,6 +70,7 @@ WORLD: dict[str, Any] = {
                 "token": "dox_2",
                 "name": "Moorhen terms",
                 "type": "docx",
+                "owner_id": "ou_2",  # bob owns it; the permission API lists collaborators only
                 "modified_time": "1762164000",
             },
         ],
@@ -118,7 +119,7 @@ async def test_feishu_docs_chats_and_minutes_follow_members_edits_and_deletions(
     assert await see_docs.finds("carol", "180 dollars")
     assert not await see_docs.finds("bob", "180 dollars")
     assert await see_docs.finds("carol", "6 November")  # shared with a chat: its members
-    assert not await see_docs.finds("bob", "6 November")
+    assert await see_docs.finds("bob", "6 November")  # its owner
     assert await see_chat.finds("carol", "48 million") and not await see_chat.finds(
         "bob", "48 million"
     )
