@@ -239,11 +239,12 @@ class ConfluenceConnector:
             self.kind,
             f"{key}/{page['id']}",
             title,
-            f"# {heading}\n\n{body}",
+            body,
             acl,
             url=f"{base}{webui}" if webui else None,
             updated_at=version.get("when"),
             version=version.get("number"),
+            heading=heading,
         )
 
     def _attachment(

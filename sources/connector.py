@@ -200,16 +200,21 @@ def connector_document(
     url: str | None = None,
     updated_at: str | None = None,
     version: object = None,
+    heading: str | None = None,
 ) -> IndexedDocument:
-    """A page, doc or minutes a connector read, chunked like a file of the same text."""
+    """A page, doc or minutes a connector read, chunked like a file of the same text.
+
+    Its text opens with ``# heading`` (the title unless a page tree gives a trail).
+    """
     doc_id = f"{source}/{doc_id}"
+    text = f"# {heading or title}\n\n{body}"
     return IndexedDocument(
         doc_id=doc_id,
         source=source,
         kind=kind,
         title=title,
-        text=body,
-        chunks=chunk_markdown(body, doc_id),
+        text=text,
+        chunks=chunk_markdown(text, doc_id),
         acl=acl,
         url=link_url(url),
         updated_at=updated_at,

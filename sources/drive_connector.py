@@ -242,7 +242,7 @@ class DriveConnector:
             self.kind,
             str(file["id"]),
             title,
-            f"# {title}\n\n{body}",
+            body,
             acl,
             url=file.get("webViewLink"),
             updated_at=file.get("modifiedTime"),
