@@ -42,25 +42,37 @@ _HOW_WHAT = re.compile(
     r"\bhow\s+(long|much|many|often|far|big|large|old|soon|quickly|deeply|deep|high|fast)\b",
     re.I,
 )
-#: The question asks for an amount.
-_AMOUNT = re.compile(
-    r"\bhow (?:many|much|long|often|big|large|far|old)\b|\b(?:maximum|minimum|max|min|limit|"
-    r"number of|size of|count of)\b",
-    re.I,
-)
-_NUMBER = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
-    r"hundred|thousand|million|unlimited|no limit)\b",
-    re.I,
-)
-#: A version ("Redis 8.10", "v2", "version 3") is a name, not an amount.
+#: A version ("Redis 8.10", "v2", "version 3") is a name, not an amount…
 _VERSION = re.compile(r"\b(?:[A-Z][\w-]*|v|version)\s*\d+(?:\.\d+)+\+?|\bv\d+\b", re.I)
+#: …unless the question asks for one ("What is the oldest Python that HTTPX runs on?").
+_ASKS_VERSION = re.compile(
+    r"\b(?:versions?|releases?|oldest|earliest|newest|latest|minimum|lowest|highest)\b", re.I
+)
+
+
+#: A superlative that makes a need an amount ("the oldest Python") names its type, not its
+#: subject: a quote need not repeat it ("requires Python 3.9+" answers "the oldest").
+_SUPERLATIVE = re.compile(
+    r"(?:largest|smallest|highest|lowest|biggest|longest|shortest|oldest|earliest|newest|"
+    r"latest|fewest|most|least)",
+    re.I,
+)
+
+
+def amounts_in(part: str, text: str) -> str:
+    """``text`` as read for an amount that ``part`` asks for.
+
+    Versions are names, not amounts, unless the part asks for a version.
+    """
+    return text if _ASKS_VERSION.search(part) else _VERSION.sub(" ", text)
+
+
 #: A quote scoring at least this answers as a whole, even without one of the question's words.
 STRONG_MATCH = 0.8
 DOCUMENT_KINDS = frozenset({"kb", "docs", "notes"})
 #: Needs that are named by their missing words ("do not mention YAML"); the typed ones are
 #: named by their type ("a person or role (sign, cut)").
-WORD_KINDS = frozenset({"thing", "steps", "yesno", "reason"})
+WORD_KINDS = frozenset({"thing", "steps", "yesno", "reason", "comparison"})
 
 
 def required_words(question: str) -> list[str]:
@@ -164,19 +176,23 @@ def not_answered(
     for sentence, ev in quoted:
         seen |= term_set(f"{ev['title']} {section.get(ev['source_id'], '')} {sentence}")
     strong = max(scores, default=0.0) >= STRONG_MATCH
-    best = _VERSION.sub(" ", " ".join(sentence for sentence, _ in quoted[:2]))
+    best = " ".join(sentence for sentence, _ in quoted[:2])
     close = meaning or [0.0] * len(quoted)
     pulls = pulled or [False] * len(quoted)
     gaps: list[str] = []
     unanswered_parts = 0
     needs = needs_of(question)
     for need in needs:
-        missing = [w for w in required_words(need.part) if not mentions(w, seen)]
+        missing = [
+            w
+            for w in required_words(need.part)
+            if not mentions(w, seen) and not (need.kind == "amount" and _SUPERLATIVE.fullmatch(w))
+        ]
         typed = need.kind not in WORD_KINDS
         if not set(missing) & names_in_question(need.part) and any(
             m >= meaning_floor
             and pull
-            and (not typed or carries(need.kind, _VERSION.sub(" ", sentence)))
+            and (not typed or carries(need.kind, amounts_in(need.part, sentence)))
             for (sentence, _), m, pull in zip(quoted, close, pulls, strict=False)
         ):
             continue  # a quote means it and carries what it asks for
@@ -184,7 +200,7 @@ def not_answered(
             named = [w for w in missing if w not in gaps]
             gaps += [f"{NEED_NAMES[need.kind]} ({', '.join(missing)})"] if typed else named
             unanswered_parts += 1
-        elif _AMOUNT.search(need.part) and not _NUMBER.search(best):
+        elif need.kind == "amount" and not carries("amount", amounts_in(need.part, best)):
             gaps.append("an amount")
             unanswered_parts += 1
     return gaps, unanswered_parts == len(needs)

@@ -17,6 +17,8 @@ that ask for a quantity or a date), never from a workspace's vocabulary:
 - ``reason`` — why; 为什么;
 - ``steps`` — how do I…; 如何, 怎么;
 - ``yesno`` — is / can / does / will…; 吗, 是否;
+- ``comparison`` — the difference between, compared with, A vs B; 区别, 比较 ("the largest
+  difference between …" is a comparison, not an amount);
 - ``thing`` — anything else (what, which): any sentence about it may answer.
 
 A two-part question ("…, and what is …") has one need per part.
@@ -38,6 +40,7 @@ NEED_NAMES = {
     "reason": "a reason",
     "steps": "the steps",
     "yesno": "a yes or no",
+    "comparison": "a comparison",
     "thing": "an answer",
 }
 
@@ -70,6 +73,11 @@ _PLACE = re.compile(
     r"^\s*(?:and\s+|so\s+|then\s+)?where\b|\b(?:which|what)\s+(?:place|city|country|office|"
     r"building|floor|room|site|location|address|host|hostname|host\s+name|server|folder|"
     r"directory|file|url|path)\b|哪里|哪儿|在哪|什么地方|哪个城市|地址",
+    re.I,
+)
+_COMPARISON = re.compile(
+    r"\bdifferen(?:ce|ces|t)\s+(?:between|from)\b|\bcompared?\s+(?:to|with)\b|\bcompare\b|"
+    r"\b(?:vs\.?|versus)\s|区别|差别|不同之处|比较",
     re.I,
 )
 _REASON = re.compile(r"^\s*(?:and\s+)?why\b|\bfor what reason\b|为什么|为何|原因", re.I)
@@ -171,6 +179,8 @@ def need_kind(part: str) -> str:
         part = main
     if _REASON.search(part):
         return "reason"
+    if _COMPARISON.search(part):
+        return "comparison"
     if _TIME.search(part):
         return "time"
     if _PERSON.search(part):

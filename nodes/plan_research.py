@@ -4,9 +4,10 @@ Extractive mode takes the parts a request names ("…: VPN, SSO, and expenses") 
 sub-question each, titled as the request names them, then derives the rest of the plan from
 the corpus itself: the request is searched broadly in every source the user may see, the
 passages' vectors are grouped into topics (k-means, deterministic farthest-point start), and
-each topic becomes one sub-question named by the
-words that set it apart from the others. Topics too close to one another (embedding cosine of
-their questions) are merged. No question lists, no templates.
+each topic becomes one sub-question: its search uses the words that set it apart from the
+others, its heading the phrase its passages share for them ("Pottery class"). Topics too
+close to one another (embedding cosine of their questions) are merged. No question lists, no
+templates.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from nodes.research_events import tell
 from nodes.research_llm import llm_plan
 from nodes.services import Services, chat_model_for, now, user_of
 from providers.embeddings import aembed_passages, aembed_queries
-from providers.terms import display_words
+from providers.terms import STOPWORDS, display_words
 from state.models import Hit
 from state.research import ResearchState, SubQuestion
 
@@ -127,8 +128,70 @@ def part_title(part: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+#: A word as the passages write it (letters, inner hyphens or apostrophes).
+_PHRASE_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+#: Longest phrase a heading is made of.
+MAX_PHRASE_WORDS = 3
+
+
+def phrases_in(text: str, skip: set[str]) -> set[str]:
+    """The phrases of ``text`` (lower case): runs of one to three words with no stopword.
+
+    "She signed up for a pottery class in July" holds "pottery class", "pottery", "class",
+    "signed", "july"… A run stops at a stopword, at punctuation and at a word the heading
+    must not repeat (``skip``: the request's own words, who the passages are about).
+    """
+    found: set[str] = set()
+    for clause in re.split(r"[^\w\s'’-]+", text):
+        run: list[str] = []
+        for match in _PHRASE_WORD.finditer(clause):
+            low = match.group(0).lower()
+            if low in STOPWORDS or low in skip or len(low) < 3:
+                run = []
+                continue
+            run.append(low)
+            for n in range(1, min(MAX_PHRASE_WORDS, len(run)) + 1):
+                found.add(" ".join(run[-n:]))
+    return found
+
+
+def topic_headings(
+    texts: list[str], labels: list[int], k: int, skip: set[str], words: list[list[str]]
+) -> list[str]:
+    """Per topic, a heading a person would write: the phrases its passages share.
+
+    The topic's telling words (``topic_words``) say what sets it apart; its heading is the
+    phrase its passages use for the most telling one — the most telling phrase holding it (in
+    more of its passages than of the others', weighed as ``topic_words`` weighs words; a
+    longer phrase counts for more when it says as much): "Pottery class", not
+    "Pottery, class, July". Only when no phrase is shared are the words listed.
+    """
+    per: list[Counter[str]] = [Counter() for _ in range(k)]
+    overall: Counter[str] = Counter()
+    for text, label in zip(texts, labels, strict=True):
+        for phrase in phrases_in(text, skip):
+            per[label][phrase] += 1
+            overall[phrase] += 1
+    out = []
+    for j in range(k):
+        size = max(1, sum(1 for x in labels if x == j))
+        scored = {
+            phrase: c
+            / size
+            * np.log((1 + len(texts)) / (1 + overall[phrase]))
+            * (1 + 0.5 * phrase.count(" "))
+            for phrase, c in per[j].items()
+            if c >= 2
+        }
+        top = words[j][0].lower() if words[j] else ""
+        holding = [p for p in scored if top in p.split()]
+        best = max(holding, key=lambda p: (scored[p], p)) if holding else ""
+        out.append(best[:1].upper() + best[1:] if best else heading(words[j]))
+    return out
+
+
 def heading(words: list[str]) -> str:
-    """A section heading from a topic's words: ``Pottery, learning, August``."""
+    """A section heading from a topic's words, when no phrase is shared: ``Pottery, August``."""
     text = ", ".join(words)
     return text[:1].upper() + text[1:]
 
@@ -186,6 +249,7 @@ async def extractive_plan(
     skip |= {w.lower() for w in display_words(subject)}
     skip |= {w.lower() for h in hits for w in display_words(h["title"])}  # who, where, when
     words = topic_words(texts, labels, k, skip)
+    headings = topic_headings(texts, labels, k, skip, words)
     clusters = [j for j in range(k) if words[j]]
     candidates = [" ".join(words[j]) for j in clusters]
     questions = [f"{subject} {c}".strip() for c in candidates]
@@ -208,7 +272,7 @@ async def extractive_plan(
             "id": f"q{n}",
             "question": questions[i],
             "depends_on": [],
-            "title": heading(words[clusters[i]]),
+            "title": headings[clusters[i]],
             "intent": f"What the sources say of {subject or 'the request'} about "
             f"{candidates[i]}; not the other topics.",
         }

@@ -80,3 +80,16 @@ def test_a_version_number_is_not_an_amount() -> None:
     quoted = [("Redis 8.10 adds the HIMPORT command for hashes in a cluster slot.", ORJSON)]
     gaps, _ = not_answered("How many hash slots does a Redis cluster have?", quoted, [0.9], {})
     assert gaps == ["an amount"]
+
+
+def test_a_question_that_asks_for_a_version_is_answered_by_one() -> None:
+    httpx = make_evidence("docs/httpx#2", title="httpx")
+    quoted = [("HTTPX requires Python 3.9+.", httpx)]
+    # "oldest" names the type asked (an amount), not what a quote must repeat
+    assert not_answered("What is the oldest Python for HTTPX?", quoted, [0.7], {}) == (
+        [],
+        False,
+    )
+    # a version still answers no count
+    gaps, nothing = not_answered("How many workers does HTTPX start?", quoted, [0.7], {})
+    assert gaps and nothing

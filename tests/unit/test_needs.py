@@ -27,6 +27,9 @@ DOC = make_evidence("kb/travel#0", kind="kb", title="Travel policy")
         ("How do I hook a new tool into our login?", "steps"),
         ("Can I use orjson on PyPy?", "yesno"),
         ("What kind of object comes out of dumps?", "thing"),
+        # a superlative of a difference asks for a comparison, not an amount
+        ("What is the largest difference between orjson.dumps and json.dumps?", "comparison"),
+        ("What is the oldest Python that HTTPX runs on?", "amount"),
         # a condition that opens the question does not set its type
         ("When a key has nothing after it, what does dotenv_values give back?", "thing"),
         # Chinese: the question's form, not its words
@@ -35,6 +38,7 @@ DOC = make_evidence("kb/travel#0", kind="kb", title="Travel policy")
         ("谁负责审批折扣？", "person"),
         ("咖啡在哪里？", "place"),
         ("为什么要换网关？", "reason"),
+        ("orjson 和 json 有什么区别？", "comparison"),
         ("如何连接公司网络？", "steps"),
     ],
 )

@@ -12,7 +12,7 @@ from graph.context import Context
 from graph.flows import FLOWS
 from graph.run import run, run_config
 from nodes.plan_checks import PlanError, checked_plan
-from nodes.plan_research import named_parts
+from nodes.plan_research import named_parts, topic_headings, topic_words
 
 PLAN = [
     {"id": "q1", "question": "What is the daily meal allowance?", "intent": "the amount only"},
@@ -310,3 +310,21 @@ async def test_a_request_that_names_its_parts_gets_a_section_per_part(services) 
     quoted = {refs[int(n)] for n in re.findall(r"\[(\d+)\]", body)}
     assert not any(i.startswith("kb/sso-old") for i in quoted), body
     assert "SSO setup with OneLogin is out of date" in rest
+
+
+def test_a_topic_is_headed_by_the_phrase_its_passages_share_not_a_list_of_words() -> None:
+    texts = [
+        "Melanie: I signed up for a pottery class last week.",
+        "Melanie: The pottery class teacher showed us how to glaze a bowl.",
+        "Melanie: My pottery class made mugs for the fundraiser in July.",
+        "Melanie: We ran a charity race for mental health last Sunday.",
+        "Melanie: The race raised money for a mental health charity.",
+        "Melanie: Running the race with friends felt great.",
+    ]
+    labels = [0, 0, 0, 1, 1, 1]
+    skip = {"melanie"}
+    words = topic_words(texts, labels, 2, skip)
+    headings = topic_headings(texts, labels, 2, skip, words)
+    assert headings[0] == "Pottery class"
+    assert headings[1] == "Mental health"
+    assert all("," not in h for h in headings)
