@@ -91,14 +91,48 @@ def required_words(question: str) -> list[str]:
 
 
 def mentions(word: str, seen: set[str]) -> bool:
-    """``seen`` (stems) holds the word, or a form sharing its first letters ("high"/"highest")."""
+    """``seen`` (stems) holds the word, or a form sharing its first letters ("high"/"highest").
+
+    The shorter form must be at least half the longer one: "pass" is no form of
+    "password-protect". A compound is held when its parts are ("load" in ``load_dotenv``;
+    "password-protect" needs both "password" and "protect").
+    """
     stems = term_set(word)
     if stems <= seen:
         return True
-    return all(
-        any(len(a) >= 4 and len(b) >= 4 and (a.startswith(b) or b.startswith(a)) for b in seen)
-        for a in stems
+    known = seen | {part for b in seen for part in _parts(b)}
+    return all(_held(a, known) for a in stems)
+
+
+def _parts(term: str) -> list[str]:
+    """The parts of a compound term (``load_dotenv`` → load, dotenv); none for a plain one."""
+    parts = [p for p in _SEPARATOR.split(term) if len(p) >= 3]
+    return parts if len(parts) > 1 else []
+
+
+def _held(stem: str, known: set[str]) -> bool:
+    if stem in known or any(_forms_of_one(stem, b) for b in known):
+        return True
+    parts = _parts(stem)
+    return bool(parts) and all(_held(p, known) for p in parts)
+
+
+def _forms_of_one(a: str, b: str) -> bool:
+    """Two stems that are forms of one word: one opens the other and is half its length.
+
+    What the longer adds is an ending, not another word ("password" is no form of
+    "password-protect": that is a compound, judged by its parts).
+    """
+    short, long_ = sorted((a, b), key=len)
+    return (
+        len(short) >= 4
+        and long_.startswith(short)
+        and 2 * len(short) >= len(long_)
+        and not _SEPARATOR.search(long_[len(short) :])
     )
+
+
+_SEPARATOR = re.compile(r"[_.\-/]")
 
 
 def bridged(question: str, quoted: list[tuple[str, Evidence]]) -> bool:
@@ -164,7 +198,8 @@ def not_answered(
       what the need's type asks for (an amount question needs a quote with an amount, a
       "who" question a person or role). Never when a name the need says is in no quote;
     - **by words**, when the quotes name every word that names its subject (or one quote
-      is a strong match as a whole) and, for an amount, the best quotes hold a number.
+      is a strong match as a whole whose missing words pull toward it) and, for an amount,
+      the best quotes hold a number.
 
     The answer quotes what answers some need and names the needs no source answers. Only
     judged when the best quote is from a document, and not when the quotes chain through a
@@ -175,7 +210,13 @@ def not_answered(
     seen: set[str] = set()
     for sentence, ev in quoted:
         seen |= term_set(f"{ev['title']} {section.get(ev['source_id'], '')} {sentence}")
-    strong = max(scores, default=0.0) >= STRONG_MATCH
+    # A strong match answers as a whole only if the words it lacks pull toward it: "How do I
+    # password-protect secrets in a .env file?" is a strong match for "reads key-value pairs
+    # from a .env file" through the words they share, and "password-protect" pulls away.
+    strong = any(
+        score >= STRONG_MATCH and (pulled is None or pull)
+        for score, pull in zip(scores, pulled or [True] * len(scores), strict=False)
+    )
     best = " ".join(sentence for sentence, _ in quoted[:2])
     close = meaning or [0.0] * len(quoted)
     pulls = pulled or [False] * len(quoted)

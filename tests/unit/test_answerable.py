@@ -93,3 +93,12 @@ def test_a_question_that_asks_for_a_version_is_answered_by_one() -> None:
     # a version still answers no count
     gaps, nothing = not_answered("How many workers does HTTPX start?", quoted, [0.7], {})
     assert gaps and nothing
+
+
+def test_a_short_word_is_no_form_of_a_long_one_it_opens() -> None:
+    from nodes.answerable import mentions
+
+    assert mentions("highest", {"high"})
+    assert mentions("musicians", {"music"})
+    # "Pass override=True" says nothing about password-protecting a file
+    assert not mentions("password-protect", {"pass", "override"})
