@@ -124,7 +124,8 @@ async def meaning_beyond_subject(
     What the question asks about a document's subject, against what the sentence says: both
     are read without the title's words (``without_subject``), the question without the web
     addresses it names. A sentence that says nothing but its title ("Noise protocol
-    framework") means nothing beyond the subject: 0.
+    framework") means nothing beyond the subject: 0. Read on the model's meaning scale
+    (``meaning_cosine_low``: one floor is equally rare among unrelated pairs for every model).
     """
     if not units:
         return []
@@ -142,7 +143,8 @@ async def meaning_beyond_subject(
         ],
         dtype=np.float32,
     )
-    dense = calibrate_cosine(cos, embedder.cosine_low, embedder.cosine_high)
+    low = getattr(embedder, "meaning_cosine_low", embedder.cosine_low)
+    dense = calibrate_cosine(cos, low, embedder.cosine_high)
     return [round(float(x), 4) for x in dense]
 
 
