@@ -75,8 +75,24 @@ DOCUMENT_KINDS = frozenset({"kb", "docs", "notes"})
 WORD_KINDS = frozenset({"thing", "steps", "yesno", "reason", "comparison"})
 
 
+#: "What does a new employee need to know about expenses?": an overview of a topic; who asks
+#: ("a new employee") frames it, the topic is what follows "about".
+_OVERVIEW = re.compile(
+    r"^(?P<frame>.*\b(?:know|learn|understand|tell\s+me|be\s+told|be\s+aware)\b.*?\b(?:about|"
+    r"regarding|concerning|of)\s)(?P<topic>.+)$",
+    re.I,
+)
+
+
 def required_words(question: str) -> list[str]:
-    """The question's words that name what it is about (original case, in order)."""
+    """The question's words that name what it is about (original case, in order).
+
+    Of a question asking for an overview ("What does a new Fernhill employee need to know
+    about expenses?"), the words of its topic: who asks is not what the sources must say.
+    """
+    overview = _OVERVIEW.match(question.strip())
+    if overview:
+        question = overview.group("topic")
     aside: set[str] = set()
     for match in _SET_ASIDE.finditer(question):
         aside |= term_set(match.group(1))

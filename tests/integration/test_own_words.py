@@ -114,3 +114,13 @@ async def test_a_models_not_found_is_held_to_the_same_rule(demo) -> None:
         services, "How many vacation days do new hires get?", Context(user="bob", mode="llm")
     )
     assert nothing.output["answer"].startswith(refusal)
+
+
+async def test_who_asks_for_an_overview_is_not_what_the_sources_must_mention(demo) -> None:
+    """ "a new employee" frames the question; the travel and expense policy never says
+    "employee" and is what a new employee needs to know about expenses."""
+    question = "What should a new employee know about expenses?"
+    run = await run_graph(demo, question, Context(user="bob"))
+    answer = run.output["answer"]
+    assert not answer.startswith(NOTHING_FOUND), answer
+    assert "kb/travel-expenses" in {c["doc_id"] for c in run.output["citations"]}

@@ -102,3 +102,10 @@ def test_a_short_word_is_no_form_of_a_long_one_it_opens() -> None:
     assert mentions("musicians", {"music"})
     # "Pass override=True" says nothing about password-protecting a file
     assert not mentions("password-protect", {"pass", "override"})
+
+
+def test_an_overview_question_requires_its_topic_not_who_asks() -> None:
+    question = "What does a new Fernhill employee need to know about expenses?"
+    assert required_words(question) == ["expenses"]
+    # not an overview: every word naming the subject is required
+    assert required_words("Who approves a larger discount?") == ["approves", "larger", "discount"]
