@@ -67,6 +67,8 @@ def amounts_in(part: str, text: str) -> str:
     return text if _ASKS_VERSION.search(part) else _VERSION.sub(" ", text)
 
 
+#: What joins the parts of a compound term (``load_dotenv``, ``password-protect``).
+_SEPARATOR = re.compile(r"[_.\-/]")
 #: A quote scoring at least this answers as a whole, even without one of the question's words.
 STRONG_MATCH = 0.8
 DOCUMENT_KINDS = frozenset({"kb", "docs", "notes"})
@@ -79,7 +81,7 @@ WORD_KINDS = frozenset({"thing", "steps", "yesno", "reason", "comparison"})
 #: ("a new employee") frames it, the topic is what follows "about".
 _OVERVIEW = re.compile(
     r"^(?P<frame>.*\b(?:know|learn|understand|tell\s+me|be\s+told|be\s+aware)\b.*?\b(?:about|"
-    r"regarding|concerning|of)\s)(?P<topic>.+)$",
+    r"regarding|concerning)\s)(?P<topic>.+)$",
     re.I,
 )
 
@@ -146,9 +148,6 @@ def _forms_of_one(a: str, b: str) -> bool:
         and 2 * len(short) >= len(long_)
         and not _SEPARATOR.search(long_[len(short) :])
     )
-
-
-_SEPARATOR = re.compile(r"[_.\-/]")
 
 
 def bridged(question: str, quoted: list[tuple[str, Evidence]]) -> bool:
@@ -229,9 +228,9 @@ def not_answered(
     # A strong match answers as a whole only if the words it lacks pull toward it: "How do I
     # password-protect secrets in a .env file?" is a strong match for "reads key-value pairs
     # from a .env file" through the words they share, and "password-protect" pulls away.
+    strong_pulls = pulled if pulled is not None else [True] * len(scores)  # not judged: as before
     strong = any(
-        score >= STRONG_MATCH and (pulled is None or pull)
-        for score, pull in zip(scores, pulled or [True] * len(scores), strict=False)
+        score >= STRONG_MATCH and pull for score, pull in zip(scores, strong_pulls, strict=False)
     )
     best = " ".join(sentence for sentence, _ in quoted[:2])
     close = meaning or [0.0] * len(quoted)
