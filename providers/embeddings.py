@@ -52,12 +52,6 @@ class E5Embedder:
     #: unrelated pairs sit near 0.70-0.80, relevant ones near 0.85-0.90.
     cosine_low = 0.78
     cosine_high = 0.90
-    #: Whether a *sentence* means what a question asks is read on a scale of its own, so that
-    #: ``Context.meaning_min_score`` is equally rare among unrelated pairs for every model:
-    #: 0.15 on it is cosine 0.839, which 96.4 % of SciFact claims → a sentence of a random
-    #: abstract stay below (1,000 pairs; MiniLM's 0.15, cosine 0.325, sits at the same
-    #: 96.4 %). On ``cosine_low`` 0.78 the same floor would let half of them through.
-    meaning_cosine_low = 0.828
     #: paraphrases ≥ 0.985, keyword variants 0.95-0.97, feedback variants 0.87-0.88.
     paraphrase_cosine = 0.985
 
@@ -105,8 +99,6 @@ class MiniLMEmbedder:
     #: SciFact claims: 99 % of random abstracts below 0.33, relevant ones 0.37-0.77 (10-90 %).
     cosine_low = 0.25
     cosine_high = 0.75
-    #: A sentence's meaning is read on the same scale (see ``E5Embedder.meaning_cosine_low``).
-    meaning_cosine_low = 0.25
     #: paraphrases 0.95-0.99, keyword variants 0.88-0.94, feedback variants 0.54-0.62.
     paraphrase_cosine = 0.95
 
@@ -224,7 +216,6 @@ class RememberingEmbedder:
         self.recent = recent or RecentVectors()
         self.name, self.dim = inner.name, inner.dim
         self.cosine_low, self.cosine_high = inner.cosine_low, inner.cosine_high
-        self.meaning_cosine_low = getattr(inner, "meaning_cosine_low", inner.cosine_low)
         self.paraphrase_cosine = inner.paraphrase_cosine
 
     def embed_queries(self, texts: list[str]) -> Vectors:

@@ -124,8 +124,7 @@ async def meaning_beyond_subject(
     What the question asks about a document's subject, against what the sentence says: both
     are read without the title's words (``without_subject``), the question without the web
     addresses it names. A sentence that says nothing but its title ("Noise protocol
-    framework") means nothing beyond the subject: 0. Read on the model's meaning scale
-    (``meaning_cosine_low``: one floor is equally rare among unrelated pairs for every model).
+    framework") means nothing beyond the subject: 0.
     """
     if not units:
         return []
@@ -143,8 +142,7 @@ async def meaning_beyond_subject(
         ],
         dtype=np.float32,
     )
-    low = getattr(embedder, "meaning_cosine_low", embedder.cosine_low)
-    dense = calibrate_cosine(cos, low, embedder.cosine_high)
+    dense = calibrate_cosine(cos, embedder.cosine_low, embedder.cosine_high)
     return [round(float(x), 4) for x in dense]
 
 

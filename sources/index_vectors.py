@@ -26,7 +26,6 @@ class IndexCachedEmbedder:
         self.dim = embedder.dim
         self.cosine_low = embedder.cosine_low
         self.cosine_high = embedder.cosine_high
-        self.meaning_cosine_low = getattr(embedder, "meaning_cosine_low", embedder.cosine_low)
         self.paraphrase_cosine = embedder.paraphrase_cosine
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
