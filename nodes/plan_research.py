@@ -65,27 +65,46 @@ def kmeans(vectors: np.ndarray, k: int, rounds: int = 20) -> list[int]:
     return [int(x) for x in labels]
 
 
-def topic_words(texts: list[str], labels: list[int], k: int, skip: set[str]) -> list[list[str]]:
-    """Per topic, the words its passages use more than the others do (most telling first)."""
+def telling(units: list[set[str]], labels: list[int], k: int) -> list[dict[str, float]]:
+    """Per topic, how much each unit (a word, a phrase) sets it apart from the others.
+
+    ``units`` holds each passage's units. A unit counts when at least two of the topic's
+    passages hold it, weighed by the share of them that do and how rare it is overall.
+    """
     per: list[Counter[str]] = [Counter() for _ in range(k)]
     overall: Counter[str] = Counter()
+    for held, label in zip(units, labels, strict=True):
+        per[label].update(held)
+        overall.update(held)
+    out = []
+    for j in range(k):
+        size = max(1, sum(1 for x in labels if x == j))
+        out.append(
+            {
+                u: c / size * np.log((1 + len(units)) / (1 + overall[u]))
+                for u, c in per[j].items()
+                if c >= 2
+            }
+        )
+    return out
+
+
+def topic_words(texts: list[str], labels: list[int], k: int, skip: set[str]) -> list[list[str]]:
+    """Per topic, the words its passages use more than the others do (most telling first)."""
     shown: dict[str, str] = {}
-    for text, label in zip(texts, labels, strict=True):
+    units: list[set[str]] = []
+    for text in texts:
+        held: set[str] = set()
         for word in display_words(text):
             low = word.lower()
             if low in skip or len(low) < 3 or not low.isalpha():
                 continue
             shown.setdefault(low, word)
-            per[label][low] += 1
-            overall[low] += 1
+            held.add(low)
+        units.append(held)
     out = []
-    for j in range(k):
-        size = max(1, sum(1 for x in labels if x == j))
-        scored = sorted(
-            (c / size * np.log((1 + len(texts)) / (1 + overall[w])), w)
-            for w, c in per[j].items()
-            if c >= 2
-        )
+    for scores in telling(units, labels, k):
+        scored = sorted((score, w) for w, score in scores.items())
         out.append([shown[w] for _, w in reversed(scored[-4:])])
     return out
 
@@ -162,27 +181,14 @@ def topic_headings(
 
     The topic's telling words (``topic_words``) say what sets it apart; its heading is the
     phrase its passages use for the most telling one — the most telling phrase holding it (in
-    more of its passages than of the others', weighed as ``topic_words`` weighs words; a
-    longer phrase counts for more when it says as much): "Pottery class", not
+    more of its passages than of the others', weighed by ``telling`` as words are; a longer
+    phrase counts for more when it says as much): "Pottery class", not
     "Pottery, class, July". Only when no phrase is shared are the words listed.
     """
-    per: list[Counter[str]] = [Counter() for _ in range(k)]
-    overall: Counter[str] = Counter()
-    for text, label in zip(texts, labels, strict=True):
-        for phrase in phrases_in(text, skip):
-            per[label][phrase] += 1
-            overall[phrase] += 1
     out = []
-    for j in range(k):
-        size = max(1, sum(1 for x in labels if x == j))
-        scored = {
-            phrase: c
-            / size
-            * np.log((1 + len(texts)) / (1 + overall[phrase]))
-            * (1 + 0.5 * phrase.count(" "))
-            for phrase, c in per[j].items()
-            if c >= 2
-        }
+    for j, scores in enumerate(telling([phrases_in(t, skip) for t in texts], labels, k)):
+        # a longer phrase counts for more when it says as much
+        scored = {p: score * (1 + 0.5 * p.count(" ")) for p, score in scores.items()}
         top = words[j][0].lower() if words[j] else ""
         holding = [p for p in scored if top in p.split()]
         best = max(holding, key=lambda p: (scored[p], p)) if holding else ""

@@ -200,7 +200,9 @@ class FeishuClient:
 
     def readers(self, token: str, kind: str, owner: object = None) -> set[str]:
         """Who may read a document or minutes: its owner, collaborators and link sharing."""
-        may: set[str] = {u for u in [self.user(str(owner))] if u} if owner else set()
+        may: set[str] = set()
+        if owner and (owns := self.user(str(owner))):
+            may.add(owns)
         granted = self.pages(f"/open-apis/drive/v1/permissions/{token}/members", type=kind)
         for member in granted:
             who, ident = member.get("member_type"), str(member.get("member_id") or "")
