@@ -41,9 +41,10 @@ from graph.context import Context
 from graph.search import search_flow
 from server.audit import AuditEntry, RedisAuditLog, SqliteAuditLog
 from server.auth import add_key_to_file
-from server.coordination import RedisCoordinator
 from server.observe import Metrics, RunObserver
-from server.runs import RunHandle, RunManager
+from server.runs.coordination import RedisCoordinator
+from server.runs.handle import RunHandle
+from server.runs.manager import RunManager
 from tests.integration.processes import start_app, start_redis
 
 

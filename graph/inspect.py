@@ -23,18 +23,32 @@ def _config(thread_id: str, namespace: str = "") -> Any:
     return {"configurable": configurable}
 
 
+def _id(config: Any) -> str | None:
+    found = (config or {}).get("configurable", {}).get("checkpoint_id")
+    return str(found) if found else None
+
+
 async def _history(graph: Graph, thread_id: str, namespace: str = "") -> list[StateSnapshot]:
-    """The checkpoints of one namespace, oldest first.
+    """The checkpoints of one namespace that lead to its latest one, oldest first.
 
     Filtered here: the Redis saver lists every namespace of the thread for the root's ``""``.
+    Only the latest checkpoint's line of parents counts: a run that was rolled back left its
+    steps on a branch that the thread no longer continues.
     """
     snaps = [
         s
         async for s in graph.aget_state_history(_config(thread_id, namespace))
         if (s.config or {}).get("configurable", {}).get("checkpoint_ns", "") == namespace
     ]
-    snaps.reverse()
-    return snaps
+    by_id = {_id(s.config): s for s in snaps}
+    line: list[StateSnapshot] = []
+    snap = snaps[0] if snaps else None
+    while snap is not None and len(line) < len(snaps):
+        line.append(snap)
+        parent = _id(snap.parent_config)
+        snap = by_id.get(parent) if parent else None
+    line.reverse()
+    return line
 
 
 def _with_writers(snaps: list[StateSnapshot]) -> list[tuple[StateSnapshot, list[str]]]:

@@ -1,6 +1,6 @@
 """What every route shares (``AppState``), and how it is opened and closed.
 
-Routes and doors depend on this module, never on ``server.app``, so the app can import its
+Routes and doors depend on this module, never on ``server.http.app``, so the app can import its
 routes at the top and there is no import cycle.
 """
 
@@ -28,12 +28,18 @@ from graph.flows import DEFAULT_FLOW
 from server.audit import AuditLog, RedisAuditLog, SqliteAuditLog
 from server.auth import ApiKeyStore
 from server.bootstrap import build_services, close_services, flow_graphs
-from server.coordination import Coordinator, RedisCoordinator
-from server.fencing import FencedRedisSaver, FencedSqliteSaver
 from server.limits import Limits, LocalLimits, RedisLimits
-from server.local_coordination import LocalCoordinator
 from server.observe import Metrics, RunObserver, prices_of, tracer_from_env
-from server.runs import RunHandle, RunManager
+from server.runs.coordination import Coordinator, RedisCoordinator
+from server.runs.events import RedisEventLog
+from server.runs.fencing import FencedRedisSaver, FencedSqliteSaver
+from server.runs.handle import RunHandle
+from server.runs.local_coordination import LocalCoordinator
+from server.runs.manager import RunManager
+from server.runs.queue import LocalRunQueue, RedisRunQueue, RunQueue
+from server.runs.records import LocalRunRecords, RedisRunRecords, RunRecords
+from server.runs.webhooks import Webhooks
+from server.runs.worker import Worker, worker_name
 from server.settings import Settings
 
 if TYPE_CHECKING:
@@ -63,12 +69,24 @@ class AppState:
     graphs: dict[str, CompiledStateGraph[Any, Any, Any, Any]] = field(default_factory=dict)
     """Every flow served, by name (``graph`` is the default one, ``search``)."""
     background: list[asyncio.Task[None]] = field(default_factory=list)
-    """Tasks that live as long as the server (the connectors' sync loop)."""
+    """Tasks that live as long as the server (the connectors' sync loop, the worker)."""
+    records: RunRecords = field(default_factory=LocalRunRecords)
+    """Every run's record and cancel flag."""
+    queue: RunQueue = field(default_factory=LocalRunQueue)
+    """Runs waiting for a worker."""
+    events: RedisEventLog | None = None
+    """Where queued runs publish their events (Redis only)."""
+    worker: Worker | None = None
+    """This process's worker (None: an API-only instance)."""
 
     async def flow_of(self, thread_id: str) -> str:
         """The flow the thread runs (its runs' checkpoints say; a new thread: the default)."""
         config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
         found = await self.saver.aget_tuple(config)
+        for _ in range(3):  # a rolled-back thread's latest is a copy: its parent names it
+            if found is None or (found.metadata or {}).get("flow") or not found.parent_config:
+                break
+            found = await self.saver.aget_tuple(found.parent_config)
         flow = (found.metadata or {}).get("flow") if found is not None else None
         return str(flow) if flow in self.graphs else DEFAULT_FLOW
 
@@ -90,11 +108,17 @@ class AppState:
         return True if ready is None else bool(await ready())
 
 
-async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
-    """Build the services and open the stores; ``stack`` closes what must be closed."""
+async def open_app_state(
+    settings: Settings, stack: AsyncExitStack, role: str = "serve"
+) -> AppState:
+    """Build the services and open the stores; ``stack`` closes what must be closed.
+
+    ``role``: ``serve`` (the HTTP doors, with an in-process worker unless
+    ``settings.worker`` is off) or ``worker`` (a worker process; its caller runs the worker).
+    """
     services, _ = await asyncio.to_thread(build_services, settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    instance = settings.instance_url or "local"
+    instance = worker_name() if role == "worker" else settings.instance_url or "local"
     redis_client = None
     if settings.redis_url:
         # A blocking pool: a burst of requests waits for a free connection instead of
@@ -129,6 +153,9 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
         coordinator: Coordinator = redis_coordinator
         limits: Limits = RedisLimits(redis_client, redis_coordinator.lock_prefix)
         audit: AuditLog = RedisAuditLog(redis_client, settings.audit_retention_days)
+        records: RunRecords = RedisRunRecords(redis_client)
+        queue: RunQueue = RedisRunQueue(redis_client, settings.queue)
+        events: RedisEventLog | None = RedisEventLog(redis_client)
         backend = "redis"
     else:
         saver = await stack.enter_async_context(
@@ -137,6 +164,7 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
         coordinator = LocalCoordinator(settings.data_dir / "threads.json")
         limits = LocalLimits()
         audit = SqliteAuditLog(settings.data_dir / "audit.sqlite", settings.audit_retention_days)
+        records, queue, events = LocalRunRecords(), LocalRunQueue(), None
         backend = "sqlite"
         log.warning("no SEEKGRAPH_REDIS_URL: running as a single instance on SQLite checkpoints")
     graphs = flow_graphs(services, saver)
@@ -157,9 +185,34 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
         )
 
     runs = RunManager(
-        coordinator, instance, settings.lock_ttl_ms, limits=limits, audit=audit, observe=observe
+        coordinator,
+        instance,
+        settings.lock_ttl_ms,
+        limits=limits,
+        audit=audit,
+        observe=observe,
+        records=records,
+        events=events,
+        webhooks=Webhooks(
+            settings.webhook_secret.get_secret_value() if settings.webhook_secret else None,
+            settings.webhook_hosts,
+        ),
     )
     background = []
+    worker = None
+    if settings.worker or role == "worker":
+        worker = Worker(
+            queue=queue,
+            runs=runs,
+            graphs=graphs,
+            records=records,
+            events=events,
+            name=instance if role == "worker" else f"{instance}#{worker_name()}",
+            concurrency=settings.worker_concurrency,
+            claim_idle_ms=int(settings.claim_idle_seconds * 1000),
+        )
+        if role == "serve":
+            background.append(asyncio.create_task(worker.run()))
     if services.registry.connectors:
         minutes = settings.connector_sync_minutes
         background.append(asyncio.create_task(sync_loop(services.registry.connectors, minutes)))
@@ -180,6 +233,10 @@ async def open_app_state(settings: Settings, stack: AsyncExitStack) -> AppState:
         audit=audit,
         metrics=metrics,
         saver=saver,
+        records=records,
+        queue=queue,
+        events=events,
+        worker=worker,
     )
 
 
@@ -207,6 +264,8 @@ async def sync_loop(connectors: list[tuple[Any, Any]], minutes: float) -> None:
 
 async def close_app_state(state: AppState) -> None:
     """Stop the live runs (their checkpoints stay) and close what the state opened."""
+    if state.worker is not None:  # its runs end, or go back to the queue for another worker
+        await state.worker.drain(state.settings.shutdown_grace_seconds)
     for task in state.background:
         task.cancel()
     await state.runs.shutdown()

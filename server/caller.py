@@ -1,6 +1,6 @@
 """Who is calling, through which door: what limits, the audit trail and metrics name.
 
-Set once per request when its API key is checked (``server.deps``, the MCP door) and read
+Set once per request when its API key is checked (``server.http.deps``, the MCP door) and read
 wherever the request's work goes — the run started for it copies the context, so its
 audit entry and its limits name the same key and door.
 """

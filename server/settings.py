@@ -237,9 +237,51 @@ class Settings(BaseSettings):
         default=30_000,
         description="Run lock expiry; a keeper thread refreshes it every third of it.",
     )
+    worker: bool = Field(
+        default=True,
+        description="Run an in-process worker beside the HTTP doors (`seekgraph serve`); "
+        "false for an API-only instance whose runs go to `seekgraph worker` processes.",
+    )
+    queue: str = Field(
+        default="seekgraph:runq",
+        max_length=200,
+        description="The Redis stream that holds the run queue; deployments that share one "
+        "Redis give each its own.",
+    )
+    webhook_secret: SecretStr | None = Field(
+        default=None,
+        description="Key of the HMAC-SHA256 signature on webhook deliveries "
+        "(X-Seekgraph-Signature: t=<time>,v1=<hex>); unset: deliveries are not signed.",
+    )
+    webhook_allow_hosts: str = Field(
+        default="",
+        description="Comma-separated host names webhooks may reach although they are "
+        "loopback or private (an intranet receiver); every other such address is refused.",
+    )
+    worker_concurrency: int = Field(
+        default=4, ge=1, description="Runs one worker executes at once."
+    )
+    claim_idle_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        description="A queued run whose worker was silent this long is taken by another "
+        "worker and continued from its last checkpoint.",
+    )
+    queued_lock_ttl_ms: int = Field(
+        default=600_000,
+        description="How long a thread stays reserved for a run waiting in the queue (it is "
+        "passed to the worker that takes the run; kept while nobody else takes the thread).",
+    )
     checkpoint_ttl_minutes: int | None = Field(
         default=None, description="Expire Redis checkpoints after this many idle minutes."
     )
+
+    @property
+    def webhook_hosts(self) -> frozenset[str]:
+        """``webhook_allow_hosts`` as a set of lower-case names."""
+        return frozenset(
+            h.strip().lower() for h in self.webhook_allow_hosts.split(",") if h.strip()
+        )
 
     @property
     def checkpoint_path(self) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -147,7 +148,8 @@ def start_model_server(
     )
 
 
-def start_app(tmp: Path, name: str, env_extra: dict[str, Any]) -> Proc:
+def start_app(tmp: Path, name: str, env_extra: dict[str, Any], *args: str) -> Proc:
+    """``seekgraph serve`` on a free port (``args``: more options, e.g. ``--no-worker``)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     data = tmp / f"data-{name}"
@@ -167,6 +169,7 @@ def start_app(tmp: Path, name: str, env_extra: dict[str, Any]) -> Proc:
             str(port),
             "--log-level",
             "warning",
+            *args,
         ],
         tmp / f"app-{name}.log",
         env=env,
@@ -177,6 +180,26 @@ def start_app(tmp: Path, name: str, env_extra: dict[str, Any]) -> Proc:
     except AssertionError:
         proc.stop()
         raise
+    return proc
+
+
+def start_worker(tmp: Path, name: str, env_extra: dict[str, Any], *args: str) -> Proc:
+    """``seekgraph worker``, once it says it takes runs; ``proc.url`` holds its name."""
+    env = {
+        **os.environ,
+        "SEEKGRAPH_DATA_DIR": str(tmp / f"data-{name}"),
+        **{k: str(v) for k, v in env_extra.items()},
+    }
+    command = [str(Path(sys.executable).parent / "seekgraph"), "worker", *args]
+    proc = Proc(command, tmp / f"worker-{name}.log", env=env)
+    deadline = time.monotonic() + 60
+    while "runs at once" not in proc.log_path.read_text():
+        if not proc.alive() or time.monotonic() > deadline:
+            proc.stop()
+            raise AssertionError(proc.tail())
+        time.sleep(0.1)
+    proc.url = f"worker:{socket.gethostname()}:{proc.popen.pid}"  # its name, in its records
+    assert proc.url in proc.log_path.read_text(), proc.tail()
     return proc
 
 

@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from server.app import create_app
 from server.auth import add_key_to_file
+from server.http.app import create_app
 from server.settings import Settings
 from tests.integration.conftest import RESTRICTED_MARKERS
 
@@ -222,3 +222,25 @@ async def test_a_follow_up_asked_the_moment_an_answer_ends_is_taken_not_refused_
             response = await api.post(f"/threads/{t}/runs", json=body)
             assert response.status_code == 200, response.text
             assert ended(frames(response.text)) == "done"
+
+
+async def test_without_redis_background_runs_queue_in_the_process_and_can_be_stopped(
+    workdir,
+) -> None:
+    """One instance on SQLite: its in-process worker takes background runs."""
+    async with serving(workdir) as api:
+        t = await thread(api)
+        body = {"question": "How do I connect to the VPN from a new laptop?", "stream": False}
+        accepted = await api.post(f"/threads/{t}/runs", json=body)
+        assert accepted.status_code == 202, accepted.text
+        run = accepted.json()["run_id"]
+        joined = (await api.post(f"/threads/{t}/runs/{run}/join")).json()
+        assert joined["run"]["status"] == "success" and "[src:" in joined["values"]["answer"]
+        research = {"question": "VPN, SSO and meals", "flow": "research", "stream": False}
+        other = await thread(api)
+        second = (await api.post(f"/threads/{other}/runs", json=research)).json()["run_id"]
+        stopped = await api.post(f"/threads/{other}/runs/{second}/cancel", params={"wait": True})
+        assert stopped.json()["status"] == "cancelled", stopped.text
+        listed = (await api.get(f"/threads/{other}/runs")).json()
+        assert [(r["run_id"], r["status"]) for r in listed] == [(second, "cancelled")]
+        assert (await api.get(f"/threads/{other}/runs/nope")).status_code == 404

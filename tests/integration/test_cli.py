@@ -114,7 +114,7 @@ def test_help_and_input_errors_answer_without_loading_the_graph() -> None:
     import sys
 
     probe = (
-        "import sys, server.cli as c\n"
+        "import sys, server.cli.main as c\n"
         "try:\n    c.main(['ask', '   '])\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('langgraph', 'langchain_core', 'onnxruntime', 'openai') "
         "if m in sys.modules]\n"

@@ -10,8 +10,8 @@ import asyncio
 import httpx
 
 from graph.api import sync_connector
-from server.app import create_app
 from server.auth import add_key_to_file
+from server.http.app import create_app
 from server.settings import Settings
 from tests.factories import people_workspace
 from tests.integration.connected import fake_system, script, world

@@ -229,8 +229,8 @@ async def test_a_person_removed_from_a_channel_no_longer_sees_it_in_earlier_answ
 
     import httpx
 
-    from server.app import create_app
     from server.auth import add_key_to_file
+    from server.http.app import create_app
     from server.settings import Settings
     from tests.integration.test_api_inprocess import frames
 
@@ -357,7 +357,7 @@ async def test_an_operator_sees_a_failing_connector_in_the_metrics(slack, tmp_pa
 
     import httpx
 
-    from server.app import create_app
+    from server.http.app import create_app
     from server.settings import Settings
 
     script(slack, token="xoxb-test")

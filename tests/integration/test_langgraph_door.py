@@ -188,3 +188,39 @@ async def test_keys_and_permissions_hold_on_this_door_too(world) -> None:
     )
     seen = json.dumps([p.data for p in parts]) + json.dumps(await bob.threads.get_state(mine))
     assert not [m for m in RESTRICTED_MARKERS if m in seen]
+
+
+async def test_background_runs_are_created_joined_listed_and_waited_for(world) -> None:
+    a, b = client(world), client(world, "b")
+    thread = (await a.threads.create())["thread_id"]
+    run = await a.runs.create(thread, "search", input={"question": VPN})
+    assert run["status"] == "pending" and run["thread_id"] == thread
+    values = await b.runs.join(thread, run["run_id"])  # on the other instance
+    assert values["answer"].startswith("Answer w0") and values["citations"]
+    got = await b.runs.get(thread, run["run_id"])
+    assert got["status"] == "success" and got["assistant_id"] == "search"
+    waited = await b.runs.wait(thread, "search", input={"question": "What is the meal allowance?"})
+    assert waited["question"] == "What is the meal allowance?" and waited["answer"]
+    listed = await a.runs.list(thread)
+    assert len(listed) == 2 and listed[1]["run_id"] == run["run_id"]  # newest first
+    assert {r["status"] for r in listed} == {"success"}
+
+
+async def test_a_background_run_is_cancelled_from_another_instance(world) -> None:
+    a, b = client(world), client(world, "b")
+    thread = (await a.threads.create())["thread_id"]
+    run = await a.runs.create(thread, "search", input={"question": VPN})
+    while (await a.runs.get(thread, run["run_id"]))["status"] == "pending":
+        pass
+    with pytest.raises(httpx.HTTPStatusError) as busy:  # the default strategy: reject
+        await b.runs.create(thread, "search", input={"question": VPN})
+    assert busy.value.response.status_code == 409
+    stopped = await b.runs.cancel(thread, run["run_id"], wait=True)
+    assert stopped["status"] == "interrupted" and stopped["cancel_reason"] == "interrupt"
+    assert (await a.runs.get(thread, run["run_id"]))["status"] == "interrupted"
+    with pytest.raises(httpx.HTTPStatusError) as ended:
+        await b.runs.cancel(thread, run["run_id"])
+    assert ended.value.response.status_code == 409
+    with pytest.raises(httpx.HTTPStatusError) as hidden:
+        await client(world, user="bob").runs.get(thread, run["run_id"])
+    assert hidden.value.response.status_code == 404

@@ -64,7 +64,7 @@ def over_stdio(w: dict, *args: str) -> Client:
     env.pop("SEEKGRAPH_LLM_MODEL", None)
     env.pop("SEEKGRAPH_REDIS_URL", None)
     command = str(BIN / "seekgraph") if (BIN / "seekgraph").exists() else sys.executable
-    prefix = [] if command.endswith("seekgraph") else ["-m", "server.cli"]
+    prefix = [] if command.endswith("seekgraph") else ["-m", "server.cli.main"]
     params = StdioServerParameters(
         command=command, args=[*prefix, "mcp", *args], env=env, cwd=str(REPO)
     )

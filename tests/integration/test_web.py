@@ -160,6 +160,27 @@ def test_reload_mid_answer_completes_it_once(page: Page, site: dict) -> None:
     page.screenshot(path=str(SHOTS / "after-reload.png"))
 
 
+def test_stop_ends_the_run_and_keeps_what_it_saved(page: Page, site: dict) -> None:
+    sign_in(page, site, "alice")
+    stop = page.get_by_role("button", name="Stop")
+    expect(stop).to_be_hidden()
+    ask(page, VPN)
+    expect(page.locator("#timeline li").first).to_be_visible(timeout=30_000)
+    stop.click()
+    expect(page.locator("#progress-status")).to_have_text(
+        "(stopped — what it found so far is kept)", timeout=5_000
+    )
+    expect(stop).to_be_hidden()
+    expect(page.get_by_role("button", name="Ask", exact=True)).to_be_enabled()
+    auth = {"Authorization": f"Bearer {site['alice']}"}
+    thread = httpx.get(site["url"] + "/threads", headers=auth).json()[0]["thread_id"]
+    [run] = httpx.get(f"{site['url']}/threads/{thread}/runs", headers=auth).json()
+    assert run["status"] == "cancelled" and run["cancel"] == "interrupt"
+    state = httpx.get(f"{site['url']}/threads/{thread}/state", headers=auth).json()
+    assert state["values"]["question"] == VPN and not state["values"].get("answer")
+    page.screenshot(path=str(SHOTS / "stopped.png"))
+
+
 def test_a_source_turned_off_is_never_cited(page: Page, site: dict) -> None:
     sign_in(page, site, "alice")
     page.get_by_role("checkbox", name="kb").uncheck()

@@ -18,7 +18,7 @@ ALLOWED = {
     "server": {"graph"},
 }
 #: The composition root builds services and graphs: the one server module below graph/.
-COMPOSITION_ROOTS = {"server.bootstrap", "server.studio", "server.cli_admin"}
+COMPOSITION_ROOTS = {"server.bootstrap", "server.studio", "server.cli.admin"}
 
 
 def module_name(path: Path) -> str:
@@ -82,3 +82,33 @@ def test_no_module_over_400_lines() -> None:
         if (n := len(p.read_text().splitlines())) > 400
     }
     assert not long, long
+
+
+#: The server's rooms, and which others each may use: the run machinery knows neither HTTP nor
+#: the command line; the doors may start runs; the command line may start either.
+ROOMS = {
+    "server.runs": set(),
+    "server.http": {"server.runs"},
+    "server.cli": {"server.runs", "server.http"},
+}
+
+
+def test_the_run_machinery_knows_no_door() -> None:
+    wrong = []
+    for module, deps in modules().items():
+        room = next((r for r in ROOMS if module == r or module.startswith(r + ".")), None)
+        if room is None:
+            continue
+        for dep in deps:
+            other = next((r for r in ROOMS if dep == r or dep.startswith(r + ".")), None)
+            if other is not None and other != room and other not in ROOMS[room]:
+                wrong.append(f"{module} → {dep}")
+    assert not wrong, "a server room imports one it may not:\n" + "\n".join(wrong)
+
+
+def test_the_server_is_split_into_rooms() -> None:
+    """No run machinery, door or command left loose at the top of ``server/``."""
+    loose = {p.stem for p in (REPO / "server").glob("*.py")} - {"__init__"}
+    shared = {"app_state", "audit", "auth", "bootstrap", "caller", "images", "limits", "observe"}
+    shared |= {"settings", "studio", "thread_ids"}
+    assert loose <= shared, f"modules to place in a room: {sorted(loose - shared)}"

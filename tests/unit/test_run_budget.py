@@ -10,8 +10,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
 from graph.context import Context
-from server.local_coordination import LocalCoordinator
-from server.runs import RunManager
+from server.runs.local_coordination import LocalCoordinator
+from server.runs.manager import RunManager
 
 
 class Waits(TypedDict, total=False):

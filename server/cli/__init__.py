@@ -1,0 +1,1 @@
+"""The ``seekgraph`` command line."""

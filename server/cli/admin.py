@@ -1,0 +1,238 @@
+"""The ``seekgraph`` admin commands: ``index`` a folder, list or remove ``sources``, add ``keys``.
+
+Kept apart from asking so ``seekgraph --help`` stays light; each imports what it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections import Counter
+from pathlib import Path
+
+from server.cli.common import CliError, settings_of
+from sources.errors import WorkspaceError
+
+
+def index_folder(args: argparse.Namespace) -> int:
+    """Index a folder as a named source, re-indexing only what changed; print a summary."""
+    from tqdm import tqdm
+
+    from providers.embeddings import load_embedder
+    from server.bootstrap import index_path, workspace_of
+    from sources.embedded import EmbeddedIndex
+    from sources.slack_export import is_slack_export
+    from sources.workspace import load_config, people_of, register_source, sync_source
+
+    settings = settings_of(args)
+    folder = Path(args.path).expanduser().resolve()
+    zipped = folder.is_file() and folder.suffix.lower() == ".zip"
+    if not folder.is_dir() and not zipped:
+        raise CliError(f"{args.path} is not a folder or a .zip export")
+    if not args.acl and not zipped and not is_slack_export(folder):
+        raise CliError("say who may read it: --acl group:everyone, --acl user:NAME, …")
+    try:
+        workspace = workspace_of(settings)
+        config = load_config(workspace)
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    # Chat exports: channel membership is the ACL (the workspace's channel list, then the
+    # export's own channels.json); --acl only covers channels that neither lists.
+    channels = dict(config.get("channels", {})) if args.kind == "messages" else None
+    index = EmbeddedIndex(index_path(settings, workspace), load_embedder(settings.embedding_model))
+    files = 0 if zipped else sum(1 for p in folder.rglob("*") if p.is_file())
+    bar = {"file": sys.stderr, "disable": None}  # no bars when stderr is not a terminal
+    reading = tqdm(total=files, unit="file", desc=f"reading {args.source}", **bar)
+    embedding = tqdm(total=0, unit="chunk", desc=f"embedding {args.source}", **bar)
+
+    def embedded(done: int, total: int) -> None:
+        embedding.total = total
+        embedding.update(done - embedding.n)
+
+    try:
+        report = sync_source(
+            index,
+            folder,
+            args.source,
+            args.kind,
+            list(args.acl),
+            channels,
+            progress=lambda _path: reading.update(1),
+            embed_progress=embedded,
+            people=people_of(config),
+        )
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    finally:
+        reading.close()
+        embedding.close()
+    register_source(
+        index, {"name": args.source, "kind": args.kind, "path": str(folder), "acl": list(args.acl)}
+    )
+    for problem in report.problems:
+        print(f"skipped: {problem}", file=sys.stderr)
+    for channel, readers in sorted(report.channel_acls.items()):
+        print(f"#{channel}: readable by {readers}")
+    if report.unsupported:
+        kinds = Counter(Path(f).suffix.lower() or "(no suffix)" for f in report.unsupported)
+        listed = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in kinds.most_common())
+        print(f"not indexed: {len(report.unsupported)} files of types it does not read ({listed})")
+    print(
+        f"{args.source}: {report.indexed} documents indexed ({report.chunks} chunks), "
+        f"{report.unchanged} unchanged, {report.removed} removed, "
+        f"{len(report.problems)} skipped, in {report.seconds:.1f} s"
+    )
+    return 0
+
+
+def manage_sources(args: argparse.Namespace) -> int:
+    """List the workspace's and the added sources, or remove an added one."""
+    from providers.embeddings import load_embedder
+    from server.bootstrap import index_path, workspace_of
+    from sources.embedded import EmbeddedIndex
+    from sources.workspace import load_config, registered_sources, unregister_source
+
+    settings = settings_of(args)
+    workspace = workspace_of(settings)
+    try:
+        config = load_config(workspace)
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    index = EmbeddedIndex(index_path(settings, workspace), load_embedder(settings.embedding_model))
+    try:
+        if args.action == "list":
+            for spec in config["sources"]:
+                print(f"{spec['name']}\t{spec['kind']}\tworkspace")
+            for spec in registered_sources(index):
+                print(f"{spec['name']}\t{spec['kind']}\tadded from {spec['path']}")
+            return 0
+        if not args.name:
+            raise CliError("say which source to remove: seekgraph sources remove NAME")
+        try:
+            removed = unregister_source(index, args.name)
+        except WorkspaceError as exc:
+            raise CliError(str(exc)) from None
+        print(f"{args.name}: removed with its {removed} documents")
+        return 0
+    finally:
+        index.close()
+
+
+def add_key(args: argparse.Namespace) -> int:
+    """Create an API key, store its hash, print the key once."""
+    from server.auth import add_key_to_file
+    from server.bootstrap import workspace_of
+    from sources.workspace import load_config
+
+    settings = settings_of(args)
+    try:
+        users = sorted(load_config(workspace_of(settings))["users"])
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    if args.user not in users:
+        raise CliError(f"unknown user {args.user!r} (users here: {', '.join(users)})")
+    if args.redis:
+        if not settings.redis_url:
+            raise CliError("--redis needs SEEKGRAPH_REDIS_URL")
+        from server.auth import add_key_to_redis
+
+        print(asyncio.run(add_key_to_redis(settings.redis_url, args.user)))
+        return 0
+    path = Path(args.file) if args.file else settings.api_keys_file
+    if path is None:
+        raise CliError("say where keys are kept: --file PATH, --redis or SEEKGRAPH_API_KEYS_FILE")
+    print(add_key_to_file(path, args.user))
+    if path != settings.api_keys_file:
+        print(
+            f"seekgraph: start the server with SEEKGRAPH_API_KEYS_FILE={path.resolve()}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def sync_connectors(args: argparse.Namespace) -> int:
+    """Sync every configured connector once; print what each did (exit 1 when one failed)."""
+    from graph.api import sync_connector
+    from server.bootstrap import build_services
+
+    services, _ = build_services(settings_of(args))
+    connectors = services.registry.connectors
+    if not connectors:
+        raise CliError(
+            "no live connector is configured (set SEEKGRAPH_SLACK_TOKEN, "
+            "SEEKGRAPH_CONFLUENCE_URL, SEEKGRAPH_GDRIVE_CREDENTIALS or SEEKGRAPH_FEISHU_APP_ID)"
+        )
+    failed = 0
+    for connector, index in connectors:
+        done = sync_connector(index, connector)
+        if done.busy:
+            print(f"{done.source}: another instance is syncing it now; skipped")
+            continue
+        if done.error:
+            failed += 1
+            print(
+                f"{done.source}: failed — {done.error}; the last good sync stays", file=sys.stderr
+            )
+            continue
+        print(
+            f"{done.source}: {done.indexed} documents indexed, {done.unchanged} unchanged, "
+            f"{done.removed} removed, {done.groups} groups, {done.seconds:.1f} s"
+        )
+        for problem in done.problems:
+            print(f"{done.source}: skipped {problem}", file=sys.stderr)
+        if done.unknown:
+            print(
+                f"{done.source}: {len(done.unknown)} people it shares with are no workspace user "
+                f"and read nothing here (`seekgraph connect` names them)",
+                file=sys.stderr,
+            )
+    return 1 if failed else 0
+
+
+def check_connectors(args: argparse.Namespace) -> int:
+    """Check each configured connector live, without indexing: what it sees, whom it knows.
+
+    Prints the sync state kept with the index (last good sync, last error), then reads the
+    system once (items already read at their version are not downloaded again) and says how
+    many documents and groups it sees, and which of the people it shares with are no
+    workspace user (add them to ``workspace.json`` to let them read). Exit 1 when a
+    connector cannot read its system; nothing is written.
+    """
+    import time
+
+    from graph.api import ConnectorError, connector_state
+    from server.bootstrap import build_services
+
+    services, _ = build_services(settings_of(args))
+    connectors = [(c, i) for c, i in services.registry.connectors if args.name in (None, c.name)]
+    if not connectors:
+        known = ", ".join(c.name for c, _ in services.registry.connectors) or "none"
+        raise CliError(f"no live connector {args.name or ''} is configured (configured: {known})")
+    failed = 0
+
+    def when(at: float | None) -> str:
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(at)) if at else "never"
+
+    for connector, index in connectors:
+        kept = connector_state(index, connector.name)
+        line = f"{connector.name} ({connector.kind}): last good sync {when(kept.get('at'))}"
+        if kept.get("error"):
+            line += f"; last failed {when(kept.get('failed_at'))}: {kept['error']}"
+        print(line)
+        try:
+            snap = connector.snapshot(kept.get("cursor"))
+        except ConnectorError as exc:
+            failed += 1
+            print(f"{connector.name}: cannot read it now — {exc}", file=sys.stderr)
+            continue
+        seen = len(snap.documents) + len(snap.kept)
+        print(f"{connector.name}: ok — {seen} documents and {len(snap.groups)} groups visible")
+        if snap.unknown:
+            print(
+                f"{connector.name}: no workspace user (they read nothing here; add their e-mail "
+                f"to workspace.json users): {', '.join(sorted(snap.unknown))}"
+            )
+        for problem in snap.problems:
+            print(f"{connector.name}: cannot read {problem}", file=sys.stderr)
+    return 1 if failed else 0

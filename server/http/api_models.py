@@ -1,0 +1,276 @@
+"""Request and response bodies of the HTTP API."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+
+from graph.api import MAX_SOURCES
+from graph.context import REQUEST_KNOBS, Context
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def unicode_text(value: str, what: str) -> str:
+    """``value`` when it is valid Unicode text; a lone surrogate (U+D800) is not.
+
+    JSON may escape one, but no store, model or log can encode it: refused up front.
+    """
+    control = _CONTROL.search(value)
+    if control is not None:
+        raise ValueError(
+            f"{what} holds a control character (U+{ord(control.group()):04X}) at position "
+            f"{control.start() + 1}; send plain text"
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{what} holds an invalid character at position {exc.start + 1} "
+            f"({value[exc.start]!r} is half of a surrogate pair); send valid UTF-8 text"
+        ) from None
+    return value
+
+
+class ThreadOut(BaseModel):
+    """A thread owned by the caller."""
+
+    thread_id: str
+    owner: str
+    title: str | None = None
+    created_at: str | None = Field(default=None, description="When it began (ISO 8601, UTC).")
+
+
+class SourceOut(BaseModel):
+    """A source the caller may search."""
+
+    name: str
+    kind: str
+    authority: int
+
+
+class FlowOut(BaseModel):
+    """A flow a run may choose."""
+
+    name: str
+    description: str
+
+
+class MeOut(BaseModel):
+    """Who the API key belongs to, and what they may search."""
+
+    user: str
+    display_name: str
+    sources: list[SourceOut]
+
+
+class _RunRequestBase(BaseModel):
+    """Start a run on a thread."""
+
+    question: str = Field(description="The question to answer.")
+    images: list[str] = Field(
+        default_factory=list, description="Base64 images (or data: URLs); PNG, JPEG, WebP, GIF."
+    )
+    flow: str = Field(
+        default="search",
+        max_length=64,
+        description="Which flow answers: search (default), quick, reviewed or research "
+        "(GET /flows). A thread keeps the flow of its first run.",
+    )
+    plan: list[dict[str, Any]] | None = Field(
+        default=None,
+        max_length=64,
+        description="research only: your own plan, a list of sub-questions (`id`, `question`, "
+        "`depends_on`, `intent`, `sources`, `title`); checked like a generated one.",
+    )
+
+    stream: bool = Field(
+        default=True,
+        description="false: run in the background; the answer is 202 with the run's id "
+        "(GET …/runs/{run_id}, POST …/runs/{run_id}/join, …/cancel; GET …/stream follows it).",
+    )
+    webhook: str | None = Field(
+        default=None,
+        max_length=2000,
+        description="An http(s) URL that gets the run's record and answer as a signed POST "
+        "when it ends (retried with backoff; private addresses are refused).",
+    )
+    multitask_strategy: Literal["reject", "enqueue", "interrupt", "rollback"] = Field(
+        default="reject",
+        description="When a run is already live on the thread: reject (409), enqueue (run "
+        "after it), interrupt (stop it, keep its steps, then run) or rollback (stop it, undo "
+        "its steps, then run).",
+    )
+
+    @field_validator("question")
+    @classmethod
+    def _question_text(cls, value: str) -> str:
+        return unicode_text(value, "the question")
+
+    @field_validator("sources", "images", check_fields=False)
+    @classmethod
+    def _list_text(cls, values: list[str]) -> list[str]:
+        for value in values:
+            unicode_text(value, "an entry")
+        return values
+
+    @field_validator("model", check_fields=False)
+    @classmethod
+    def _model_text(cls, value: str | None) -> str | None:
+        return None if value is None else unicode_text(value, "the model name")
+
+
+def _knobs() -> dict[str, Any]:
+    """The run request's knobs, one per ``Context`` field marked ``request``."""
+    hints = get_type_hints(Context)
+    out: dict[str, Any] = {}
+    for f in fields(Context):
+        if f.name not in REQUEST_KNOBS:
+            continue
+        annotation, default = hints[f.name], f.default
+        bounds = {k: f.metadata[k] for k in ("ge", "le", "max_length") if k in f.metadata}
+        if get_origin(annotation) is tuple:
+            out[f.name] = (
+                list[get_args(annotation)[0]],  # type: ignore[misc]
+                Field(default_factory=list, description=f.metadata["description"], **bounds),
+            )
+        else:
+            out[f.name] = (
+                annotation,
+                Field(default=default, description=f.metadata["description"], **bounds),
+            )
+    return out
+
+
+if TYPE_CHECKING:  # the knobs are Context's fields, added at run time
+
+    class RunRequest(_RunRequestBase):
+        """Start a run on a thread (the type checker's view)."""
+
+        def __init__(self, **data: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
+
+else:  # derived from Context: a new knob is added there once
+    RunRequest = create_model(
+        "RunRequest", __base__=_RunRequestBase, __doc__=_RunRequestBase.__doc__, **_knobs()
+    )
+
+
+class RunOut(BaseModel):
+    """A run: who started it, how it went, when."""
+
+    run_id: str
+    thread_id: str
+    owner: str
+    flow: str
+    status: str = Field(
+        description="pending (queued), running, success, error, interrupted (stopped at a "
+        "saved step; can be continued), cancelled, or waiting (for a person's review)."
+    )
+    created_at: float
+    updated_at: float
+    multitask_strategy: str
+    background: bool
+    queued: bool
+    executor: str = Field(description="Which instance or worker runs it (empty while queued).")
+    error: str
+    cancel: str = Field(description="The cancel asked for it: interrupt, rollback or empty.")
+
+
+class JoinOut(BaseModel):
+    """A finished run and the thread's state after it."""
+
+    run: RunOut
+    values: dict[str, Any]
+
+
+class ContinueRequest(BaseModel):
+    """Continue a run that stopped half-way."""
+
+    stream: bool = Field(default=True, description="false: continue it in the background (202).")
+
+
+class ResumeRequest(BaseModel):
+    """What a waiting run asked a person for."""
+
+    resume: dict[str, Any] = Field(
+        description='A plan\'s review: {"approve": true}, {"plan": [...]} (your edit, checked) '
+        'or {"replan": "comment"}; the evidence\'s review: {"drop": ["source ids"]}.'
+    )
+
+
+class Problem(BaseModel):
+    """An error: what went wrong and what to fix."""
+
+    detail: str
+    run_id: str | None = None
+
+
+class StateOut(BaseModel):
+    """A thread's latest checkpoint."""
+
+    thread_id: str
+    values: dict[str, Any]
+    next: list[str]
+    pending_tasks: int
+    checkpoint_id: str | None
+
+
+class HistoryItem(BaseModel):
+    """The state after one step of a run."""
+
+    checkpoint_id: str | None
+    parent_checkpoint_id: str | None
+    checkpoint_ns: str = Field(
+        default="",
+        description="'' for the flow's own steps; 'search:<task>' for a question's search",
+    )
+    step: int | None
+    wrote: list[str]
+    next: list[str]
+    created_at: str | None
+    summary: dict[str, Any]
+
+
+class ChatPart(BaseModel):
+    """One part of a chat message's content (text or an image)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    text: str | None = None
+    image_url: dict[str, Any] | str | None = None
+
+
+class ChatMessage(BaseModel):
+    """One message of an OpenAI chat request."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str
+    content: str | list[ChatPart] | None = None
+
+
+class ChatRequest(BaseModel):
+    """An OpenAI chat-completions request; seekgraph's own fields are optional extras."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    model: str = Field(description="A flow, as listed by GET /v1/models.")
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    thread_id: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Continue this thread (or send the X-Seekgraph-Thread-Id header); without "
+        "one a new thread is started and its id returned.",
+    )
+    sources: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_SOURCES,
+        description="Sources to search; all if empty.",
+    )
+    mode: Literal["auto", "llm", "extractive"] = "auto"

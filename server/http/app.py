@@ -1,0 +1,161 @@
+"""The FastAPI application: threads, resumable SSE runs, state and history, health."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from mcp.server.transport_security import TransportSecuritySettings
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redisvl.exceptions import RedisVLError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
+
+from server.app_state import close_app_state, open_app_state
+from server.http.chat_completions import openai_error
+from server.http.http_guard import RequestGuard
+from server.http.mcp_door import RequireApiKey, build_mcp_server, http_user
+from server.http.routes import (
+    health,
+    internal,
+    langgraph_api,
+    langgraph_runs,
+    me,
+    ops,
+    runs,
+    threads,
+    v1,
+)
+from server.http.submit import RunConflictError
+from server.settings import Settings
+
+log = logging.getLogger("seekgraph.server")
+
+
+def validation_detail(exc: RequestValidationError) -> str:
+    """One line that says where the request is wrong and what to send instead."""
+    problems = []
+    for e in exc.errors():
+        if e.get("type") == "json_invalid":
+            offset = e["loc"][-1] if len(e["loc"]) > 1 else None
+            position = offset + 1 if isinstance(offset, int) else "?"  # counted from 1
+            reason = (e.get("ctx") or {}).get("error", "not JSON")
+            problems.append(
+                f"the body is not valid JSON at character {position} ({reason}); "
+                'send an object such as {"question": "..."}'
+            )
+            continue
+        where = ".".join(str(p) for p in e["loc"] if p != "body") or "body"
+        message = str(e["msg"]).removeprefix("Value error, ")
+        problems.append(f"{where}: {message}")
+    return f"invalid request: {'; '.join(problems)}"
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app; nothing is opened until the lifespan starts."""
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            state = await open_app_state(settings, stack)
+            app.state.seekgraph = state
+            await stack.enter_async_context(mcp_server.session_manager.run())
+            try:
+                yield
+            finally:
+                await close_app_state(state)
+
+    app = FastAPI(
+        title="seekgraph",
+        summary="Answers from every source you may see, with citations it can prove.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+
+    # outermost: a body over the limit is refused before any route or key check reads it
+    app.add_middleware(
+        RequestGuard,
+        max_body_bytes=settings.max_request_bytes,
+        body_timeout=settings.body_timeout_seconds,
+    )
+
+    @app.exception_handler(RedisVLError)
+    async def store_reset(request: Request, exc: RedisVLError) -> JSONResponse:
+        # the saver's search indexes are gone (Redis restarted empty): recreate, say retry
+        log.warning("checkpoint store error on %s: %s", request.url.path, exc)
+        await request.app.state.seekgraph.store_ready()
+        return JSONResponse(
+            status_code=503,
+            content={"detail": "the checkpoint store was reset or is not ready; try again shortly"},
+        )
+
+    @app.exception_handler(RedisConnectionError)
+    async def store_down(request: Request, exc: RedisConnectionError) -> JSONResponse:
+        return JSONResponse(
+            status_code=503,
+            content={"detail": "the checkpoint store is unreachable; try again shortly"},
+        )
+
+    @app.exception_handler(RunConflictError)
+    async def busy(request: Request, exc: RunConflictError) -> JSONResponse:
+        # a run holds the thread: 409 naming it, so the client can attach to it
+        return JSONResponse(status_code=409, content={"detail": str(exc), "run_id": exc.run_id})
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        if request.url.path.startswith("/v1/"):
+            return openai_error(422, validation_detail(exc))
+        return JSONResponse(status_code=422, content={"detail": validation_detail(exc)})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if request.url.path.startswith("/v1/"):  # OpenAI clients read OpenAI's error format
+            return openai_error(exc.status_code, str(exc.detail), exc.headers)
+        return await http_exception_handler(request, exc)
+
+    app.include_router(health.router)
+    app.include_router(me.router)
+    app.include_router(threads.router)
+    app.include_router(runs.router)
+    app.include_router(internal.router)
+    app.include_router(ops.router)
+    app.include_router(v1.router)
+    app.include_router(langgraph_api.router)
+    app.include_router(langgraph_runs.router)
+
+    # MCP over streamable HTTP at /mcp, behind the same API keys. Stateless: any instance
+    # can serve any request. DNS-rebinding protection (a Host allow-list) is for servers
+    # without credentials; every request here carries an API key a browser cannot forge.
+    mcp_server = build_mcp_server(
+        lambda: app.state.seekgraph, http_user(lambda: app.state.seekgraph)
+    )
+    mcp_http = mcp_server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    mcp_endpoint = next(r for r in mcp_http.routes if isinstance(r, Route)).endpoint
+    app.router.routes.append(
+        Route(
+            "/mcp",
+            RequireApiKey(mcp_endpoint, lambda: app.state.seekgraph),
+            include_in_schema=False,
+        )
+    )
+
+    static = Path(__file__).parent / "static"
+    app.mount("/static", StaticFiles(directory=static), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(static / "index.html", headers={"Cache-Control": "no-cache"})
+
+    return app

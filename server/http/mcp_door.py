@@ -1,0 +1,332 @@
+"""The MCP door: seekgraph's permissioned search as tools for agents.
+
+Served over streamable HTTP at ``/mcp`` (the API key in ``Authorization: Bearer`` names the
+user, exactly as on the API) and over stdio by ``seekgraph mcp`` (the user from
+``--key`` or ``--user``). Tools: ``search`` (passages, for agents that reason for themselves),
+``ask`` (a run of the search graph: answer, citations, conflicts, what was not found),
+``read_document`` (a whole document the user may read); the sources the user may search are
+the resource ``seekgraph://sources/{kind}`` (``all`` or a kind). Every tool acts as the user
+and each source enforces its own permissions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal
+
+from fastapi import HTTPException
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel, Field
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from graph.api import MAX_SOURCES, UnknownSourceError, UnknownUserError, User
+from server.app_state import AppState
+from server.audit import AuditEntry
+from server.caller import CALLER, Caller, key_id
+from server.http.api_models import RunRequest
+from server.http.streams import events, run_frames, thread_for
+from server.http.submit import RunConflictError
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+#: Seconds a source may take in the ``search`` tool before it is reported as failed.
+SOURCE_TIMEOUT = 20.0
+
+
+class Passage(BaseModel):
+    """One passage a source found."""
+
+    id: str = Field(description="Stable passage id; cite it as [src:ID].")
+    doc_id: str = Field(description="The document it belongs to (for read_document).")
+    title: str
+    source: str
+    kind: str = Field(description="kb, docs, messages or notes.")
+    updated_at: str | None
+    deprecated: bool
+    score: float = Field(description="The source's own score, 0..1.")
+    text: str
+    url: str | None
+
+
+class SearchResult(BaseModel):
+    """Passages for a query, best first, from every source searched."""
+
+    query: str
+    passages: list[Passage]
+    failed_sources: list[str] = Field(description="Sources that did not answer, and why.")
+
+
+class CitedSource(BaseModel):
+    """A source the answer cites."""
+
+    id: str
+    title: str
+    source: str
+    kind: str
+    url: str | None
+    updated_at: str | None
+    quote: str
+
+
+class AskResult(BaseModel):
+    """The answer of a search run."""
+
+    answer: str
+    mode: str | None
+    citations: list[CitedSource]
+    conflicts: list[dict[str, Any]]
+    unanswered: list[str] = Field(description="What could not be found.")
+    notes: list[str]
+    thread_id: str = Field(description="Pass it again to ask a follow-up in the same thread.")
+    status: str = Field(description="done, or why the run stopped (error, interrupted).")
+
+
+class DocumentResult(BaseModel):
+    """A whole document (its text cut at ``max_chars``)."""
+
+    doc_id: str
+    title: str
+    source: str
+    kind: str
+    url: str | None
+    updated_at: str | None
+    version: str | None
+    deprecated: bool
+    text: str
+    truncated: bool
+
+
+UserOf = Callable[[Context], Awaitable[User]]
+
+
+def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
+    """The MCP server over an app's services; ``user_of`` says who calls."""
+    server = MCPServer(
+        "seekgraph",
+        instructions="Search private knowledge with the caller's permissions. Use `search` to "
+        "get passages and reason yourself, `ask` for a cited answer, `read_document` for a "
+        "whole document.",
+    )
+
+    @server.tool(annotations=READ_ONLY)
+    async def search(
+        query: Annotated[str, Field(min_length=1, max_length=4000)],
+        ctx: Context,
+        sources: Annotated[
+            list[str],
+            Field(max_length=MAX_SOURCES, description="Sources to search; all if empty."),
+        ] = [],  # noqa: B006
+        k: Annotated[int, Field(ge=1, le=50, description="Passages to return.")] = 8,
+    ) -> SearchResult:
+        """Find passages about `query` in every source the caller may search."""
+        state, user = app(), await user_of(ctx)
+        try:
+            chosen = state.services.registry.select(sources)
+        except UnknownSourceError as exc:
+            raise ToolError(str(exc.args[0])) from None
+        answers = await asyncio.gather(
+            *(asyncio.wait_for(s.search(query, user, k), SOURCE_TIMEOUT) for s in chosen),
+            return_exceptions=True,
+        )
+        passages: list[Passage] = []
+        failed: list[str] = []
+        for source, answer in zip(chosen, answers, strict=True):
+            if isinstance(answer, BaseException):
+                failed.append(f"{source.name}: {type(answer).__name__}")
+                continue
+            passages += [
+                Passage(
+                    id=h["source_id"],
+                    doc_id=h["doc_id"],
+                    title=h["title"],
+                    source=h["source"],
+                    kind=h["kind"],
+                    updated_at=h["updated_at"],
+                    deprecated=h["deprecated"],
+                    score=h["score"],
+                    text=h["snippet"],
+                    url=h["url"],
+                )
+                for h in answer
+            ]
+        passages.sort(key=lambda p: -p.score)
+        await audit_shown(state, user.name, "search", [p.doc_id for p in passages[:k]])
+        return SearchResult(query=query, passages=passages[:k], failed_sources=failed)
+
+    @server.tool(annotations=READ_ONLY)
+    async def ask(
+        question: Annotated[str, Field(min_length=1, max_length=4000)],
+        ctx: Context,
+        sources: Annotated[
+            list[str],
+            Field(max_length=MAX_SOURCES, description="Sources to search; all if empty."),
+        ] = [],  # noqa: B006
+        mode: Literal["auto", "llm", "extractive"] = "auto",
+        thread_id: Annotated[
+            str | None, Field(max_length=200, description="Continue this thread.")
+        ] = None,
+    ) -> AskResult:
+        """Answer `question` from the caller's sources, with citations it can prove."""
+        state, user = app(), await user_of(ctx)
+        request = RunRequest(question=question, sources=sources, mode=mode)
+        try:
+            thread = await thread_for(state, user, thread_id)
+            frames, _ = await run_frames(state, user, thread, request)
+        except RunConflictError as exc:
+            raise ToolError(str(exc)) from None
+        except HTTPException as exc:  # the shared admission's refusal: the same message
+            raise ToolError(str(exc.detail)) from None
+        final: dict[str, Any] = {}
+        status, step = "done", 0
+        async for event, data in events(frames):
+            if event == "node":
+                step += 1
+                await ctx.report_progress(step, None, f"{data['node']}: {data['summary']}")
+            elif event in ("answer", "snapshot") and "citations" in data:
+                final = data
+            elif event == "end":
+                status = data.get("status", "done")
+        return AskResult(
+            answer=final.get("answer") or "",
+            mode=final.get("mode"),
+            citations=[
+                CitedSource(
+                    id=c["id"],
+                    title=c["title"],
+                    source=c["source"],
+                    kind=c["kind"],
+                    url=c.get("url"),
+                    updated_at=c.get("updated_at"),
+                    quote=c.get("snippet", ""),
+                )
+                for c in final.get("citations") or []
+            ],
+            conflicts=list(final.get("conflicts") or []),
+            unanswered=list(final.get("unanswered") or []),
+            notes=list(final.get("notes") or []),
+            thread_id=thread,
+            status=status,
+        )
+
+    @server.tool(annotations=READ_ONLY)
+    async def read_document(
+        doc_id: Annotated[str, Field(min_length=1, max_length=1000)],
+        ctx: Context,
+        max_chars: Annotated[int, Field(ge=100, le=200_000)] = 20_000,
+    ) -> DocumentResult:
+        """A whole document the caller may read, by the doc_id a passage names."""
+        state, user = app(), await user_of(ctx)
+        sources = state.services.registry.select()
+        named = [s for s in sources if doc_id.startswith(f"{s.name}/")]
+        for source in named or sources:
+            document = await source.read(doc_id, user)
+            if document is not None:
+                text = document["text"]
+                await audit_shown(state, user.name, "read_document", [document["doc_id"]])
+                return DocumentResult(
+                    doc_id=document["doc_id"],
+                    title=document["title"],
+                    source=document["source"],
+                    kind=document["kind"],
+                    url=document["url"],
+                    updated_at=document["updated_at"],
+                    version=document["version"],
+                    deprecated=document["deprecated"],
+                    text=text[:max_chars],
+                    truncated=len(text) > max_chars,
+                )
+        # the same answer whether it does not exist or the caller may not read it
+        raise ToolError(f"no document {doc_id!r} that you may read")
+
+    @server.resource("seekgraph://sources/{kind}", mime_type="application/json")
+    async def sources_resource(kind: str, ctx: Context) -> dict[str, Any]:
+        """The sources the caller may search (``all``, or one kind: kb, docs, messages, notes)."""
+        state = app()
+        await user_of(ctx)
+        listed = [
+            {"name": s.name, "kind": s.kind, "authority": s.authority}
+            for s in state.services.registry.select()
+            if kind in ("all", s.kind)
+        ]
+        if not listed and kind not in ("all", "kb", "docs", "messages", "notes"):
+            raise ResourceNotFoundError(f"no kind {kind!r}; use all, kb, docs, messages or notes")
+        return {"sources": listed}
+
+    return server
+
+
+async def audit_shown(state: AppState, user: str, action: str, doc_ids: list[str]) -> None:
+    """The audit entry of a tool call that showed documents' content."""
+    await state.audit.append(AuditEntry.now(user, action, shown=list(dict.fromkeys(doc_ids))))
+
+
+def bearer_key(headers: Any) -> str | None:
+    """The API key of an ``Authorization: Bearer`` header."""
+    value = headers.get("authorization") if headers is not None else None
+    scheme, _, key = (value or "").partition(" ")
+    return key.strip() if scheme.lower() == "bearer" and key.strip() else None
+
+
+def http_user(app: Callable[[], AppState]) -> UserOf:
+    """Who calls over HTTP: the user of the request's API key."""
+
+    async def user_of(ctx: Context) -> User:
+        state = app()
+        key = bearer_key(ctx.headers)
+        name = await state.keys.user_for(key) if key else None
+        if key is None or name is None:
+            raise ToolError("unknown API key")
+        try:
+            user = state.services.registry.user(name)
+        except UnknownUserError:
+            raise ToolError("this key's user is not known to the workspace") from None
+        CALLER.set(Caller(user=user.name, key_id=key_id(key), door="mcp"))
+        return user
+
+    return user_of
+
+
+class RequireApiKey:
+    """ASGI guard in front of the MCP endpoint: no valid API key, no MCP session."""
+
+    def __init__(self, inner: ASGIApp, app: Callable[[], AppState]) -> None:
+        self.inner = inner
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse requests without a key the app knows (401, like the API)."""
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            key = bearer_key(headers)
+            state = self.app()
+            try:
+                name = await state.keys.user_for(key) if key is not None else None
+                wait = (
+                    None
+                    if key is None or name is None
+                    else await state.limits.hit(key_id(key), state.settings.rate_limit_per_minute)
+                )
+            except OSError:
+                name, wait = None, None
+            if wait is not None:
+                state.metrics.limited.labels("rate").inc()
+                response = JSONResponse(
+                    {"detail": "too many requests with this key; wait and try again"},
+                    status_code=429,
+                    headers={"Retry-After": str(max(1, round(wait)))},
+                )
+                await response(scope, receive, send)
+                return
+            if name is None:
+                detail = (
+                    "unknown API key" if key else "send an API key: Authorization: Bearer <key>"
+                )
+                response = JSONResponse(
+                    {"detail": detail}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+                )
+                await response(scope, receive, send)
+                return
+        await self.inner(scope, receive, send)

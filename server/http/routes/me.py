@@ -1,0 +1,27 @@
+"""The caller: who they are, which sources they may search, which flows they may run."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from graph.flows import FLOWS
+from server.http.api_models import FlowOut, MeOut, SourceOut
+from server.http.deps import AppDep, UserDep
+
+router = APIRouter(tags=["me"])
+
+
+@router.get("/me")
+async def me(app: AppDep, user: UserDep) -> MeOut:
+    """The API key's user and the sources a run may search (each enforces its own ACLs)."""
+    sources = [
+        SourceOut(name=s.name, kind=s.kind, authority=s.authority)
+        for s in app.services.registry.select()
+    ]
+    return MeOut(user=user.name, display_name=user.display_name or user.name, sources=sources)
+
+
+@router.get("/flows")
+async def flows(user: UserDep) -> list[FlowOut]:
+    """The flows a run may choose (``flow`` in the run request)."""
+    return [FlowOut(name=name, description=flow.description) for name, flow in FLOWS.items()]

@@ -1,0 +1,218 @@
+"""Where a run's events come from: the run just started, or the one attached to, anywhere.
+
+Every door (the native SSE API, the OpenAI-compatible chat, MCP, the LangGraph protocol)
+reads runs with ``started_frames`` and ``attach_frames``, so resume, forwarding, takeover
+and the runs that workers execute are written once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from fastapi import HTTPException
+from fastapi.responses import StreamingResponse
+
+from graph.api import User
+from server.app_state import AppState
+from server.http.api_models import RunRequest
+from server.http.deps import STORE_DOWN, own_thread
+from server.http.resume import forward_frames, open_forward, takeover_frames
+from server.http.sse import (
+    BadEventIdError,
+    event_data,
+    frame,
+    handle_frames,
+    parse_last_event_id,
+    with_heartbeats,
+)
+from server.http.submit import RunConflictError, Started, start_run
+from server.runs.events import replica_frames, seed
+from server.runs.handle import Event, RunHandle
+from server.thread_ids import new_thread_id
+
+log = logging.getLogger("seekgraph.runs")
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def sse(
+    app: AppState, frames: AsyncIterator[bytes], run_id: str | None = None
+) -> StreamingResponse:
+    """An SSE response with heartbeats."""
+    headers = dict(SSE_HEADERS)
+    if run_id:
+        headers["X-Run-Id"] = run_id
+
+    async def counted() -> AsyncIterator[bytes]:
+        app.metrics.sse_open.inc()
+        try:
+            async for raw in with_heartbeats(frames, app.settings.heartbeat_seconds):
+                yield raw
+        finally:
+            app.metrics.sse_open.dec()
+
+    return StreamingResponse(
+        counted(),
+        media_type="text/event-stream",
+        headers=headers,
+    )
+
+
+async def attach_frames(
+    app: AppState, owner: str, thread_id: str, lei: str | None, channel: str = "native"
+) -> tuple[AsyncIterator[bytes], str | None]:
+    """The frames of the thread's current or last run, wherever it lives, and its run id.
+
+    1. the run lives on this instance → one snapshot event, then live events (a run that
+       ended interrupted or lost here is looked for again below);
+    2. it lives on another instance (routing table in Redis) → forward to the origin;
+    3. its origin is gone → wait for the dead holder's lock to expire, take it, rebuild the
+       snapshot from the last checkpoint and continue the run from that checkpoint here.
+    """
+    try:
+        _, seq = parse_last_event_id(lei)
+    except BadEventIdError as exc:
+        raise HTTPException(422, str(exc)) from None
+    handle = app.runs.live(thread_id)
+    stopped = ("interrupted", "lost", "handed_back")
+    if handle is not None and handle.done and handle.status in stopped:
+        # it stopped here (a dropped model stream, a Redis blip) or was taken over: follow
+        # it where it lives now, or continue it from its last checkpoint on this instance
+        app.runs.forget(handle)
+        seq = max(seq, handle.seq if channel == "native" else handle.protocol_seq)
+        handle = None
+    if handle is not None:
+        shown = None
+        if handle.done:  # replayed after the fact: as its person may see it now
+            held = [handle.fold, handle.values, [e.data for e in handle.events]]
+            shown = await hidden_from(app, owner, held)
+        frames = handle_frames(handle, snapshot=True, after=seq, channel=channel, shown=shown)
+        return frames, handle.run_id
+    try:
+        latest = await app.records.list(thread_id, 1)
+        if latest and latest[0].queued and app.events is not None:  # a worker's run
+            frames = queued_frames(app, thread_id, latest[0].run_id, owner, seq, channel, True)
+            return frames, latest[0].run_id
+        route = await app.coordinator.route(thread_id)
+    except STORE_DOWN:
+        raise HTTPException(503, "the routing store is unreachable; try again shortly") from None
+    if route is not None and route.instance != app.instance and app.settings.internal_token:
+        upstream = await open_forward(
+            app, route.instance, thread_id, route.run_id, owner, lei, channel
+        )
+        if upstream is not None:
+            return forward_frames(app, upstream, thread_id, owner, seq, channel), route.run_id
+    return takeover_frames(app, thread_id, owner, seq, channel), None
+
+
+async def hidden_from(app: AppState, owner: str, held: Any) -> Callable[[Any], Any] | None:
+    """What takes out of an event what ``owner`` may no longer read (None: nothing to take)."""
+    from graph.run import jsonable
+    from graph.visibility import revoked, without
+
+    try:
+        user = app.services.registry.user(owner)
+    except KeyError:
+        return lambda data: {}
+    gone = await revoked(app.services.registry, user, jsonable(held))
+    return (lambda data: without(data, gone)) if gone else None
+
+
+async def thread_for(app: AppState, user: User, given: str | None) -> str:
+    """The thread to run on: the caller's own when named (404 otherwise), or a new one."""
+    if given:
+        return await own_thread(app, user, given)
+    try:
+        thread_id = new_thread_id()
+        await app.coordinator.create_thread(thread_id, user.name)
+        return thread_id
+    except STORE_DOWN:
+        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
+
+
+async def run_frames(
+    app: AppState, user: User, thread_id: str, request: RunRequest
+) -> tuple[AsyncIterator[bytes], str | None]:
+    """A new run's frames, or those of the run already answering this question.
+
+    A retry of the question a run is still answering (or stopped answering half-way)
+    follows that run from the start instead of starting another.
+    """
+    graph = await app.graph_of(thread_id)
+    snap = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    same = (snap.values or {}).get("question") == request.question.strip()
+    if same and snap.tasks:  # interrupted, or its instance died: continue it
+        return await attach_frames(app, user.name, thread_id, None)
+    try:
+        started = await start_run(app, user, thread_id, request)
+    except RunConflictError as exc:
+        if same:  # the client retried while the run goes on: follow it
+            return await attach_frames(app, user.name, thread_id, None)
+        raise HTTPException(409, f"{exc}; or wait for it to finish") from None
+    return started_frames(app, started, user.name), started.run_id
+
+
+def started_frames(
+    app: AppState, started: Started, owner: str, channel: str = "native"
+) -> AsyncIterator[bytes]:
+    """The frames of a run just started, here or by a worker."""
+    if started.handle is not None:
+        return handle_frames(started.handle, snapshot=False, channel=channel)
+    return queued_frames(app, started.thread_id, started.run_id, owner, channel=channel)
+
+
+async def queued_frames(
+    app: AppState,
+    thread_id: str,
+    run_id: str,
+    owner: str,
+    after: int = 0,
+    channel: str = "native",
+    snapshot: bool = False,
+) -> AsyncIterator[bytes]:
+    """The frames of a run a worker executes (or will), as it publishes them.
+
+    On Redis: a replica of the run fed from its event streams, so a worker on any machine is
+    followed as a run of this instance is. On one instance without Redis: the in-process
+    worker's own handle, once it has taken the run.
+    """
+    if app.events is not None:
+        replica = RunHandle(run_id=run_id, thread_id=thread_id, owner=owner)
+        replica.record_protocol = True
+        shown = None
+        if await seed(app.events, replica):
+            replica.finish()
+            held = [replica.fold, replica.values, [e.data for e in replica.events]]
+            shown = await hidden_from(app, owner, held)
+        frames = handle_frames(replica, snapshot, after=after, channel=channel, shown=shown)
+        async for item in replica_frames(app.events, replica, frames):
+            yield item
+        return
+    while True:
+        handle = app.runs.live(thread_id)
+        if handle is not None and handle.run_id == run_id:
+            async for item in handle_frames(handle, snapshot, after=after, channel=channel):
+                yield item
+            return
+        record = await app.records.get(thread_id, run_id)
+        if record is None or record.done:
+            status = record.status if record is not None else "unknown"
+            yield frame(run_id, Event(after + 1, "end", {"status": status}))
+            return
+        await asyncio.sleep(0.05)
+
+
+def events(frames: AsyncIterator[bytes]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """(event type, data) of each SSE frame."""
+
+    async def gen() -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        async for raw in frames:
+            fields = event_data(raw)
+            if "event" in fields:
+                yield fields["event"], json.loads(fields.get("data") or "{}")
+
+    return gen()

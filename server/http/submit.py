@@ -1,0 +1,345 @@
+"""Starting, stopping and awaiting runs: admission, the lock, the multitask strategies.
+
+Every door (the native SSE API, the OpenAI-compatible chat, MCP, the LangGraph protocol)
+starts runs with ``start_run``, so admission rules are written once. A run either starts on
+this instance (a streamed run where a worker lives) or is put on the run queue for a worker
+(background runs, API-only instances, runs waiting their turn on a busy thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import HTTPException
+from langgraph.types import Command
+
+from graph.api import AdmissionError, PlanError, User, admit, checked_plan
+from graph.context import REQUEST_KNOBS, Context, context_from_dict, context_to_dict
+from server.app_state import AppState
+from server.caller import CALLER
+from server.http.api_models import RunRequest
+from server.http.deps import STORE_DOWN
+from server.images import ImageError, accept_images, stored_bytes
+from server.limits import seconds_to_midnight
+from server.runs.handle import RunHandle
+from server.runs.queue import Job
+from server.runs.records import CancelAction, RunRecord
+from server.runs.webhooks import WebhookRefusedError, check_webhook
+
+log = logging.getLogger("seekgraph.runs")
+
+
+@dataclass
+class Started:
+    """A run that was accepted: its handle when it runs here, None when it is queued."""
+
+    run_id: str
+    thread_id: str
+    handle: RunHandle | None
+
+
+def queued_token(run_id: str) -> str:
+    """The lock token of a run waiting in the queue (its worker takes the lock over)."""
+    return f"{run_id}@queued"
+
+
+def live_run_of(holder: str | None) -> str | None:
+    """The run id in a lock token."""
+    return (holder or "").split("@")[0] or None
+
+
+async def cancel_run(app: AppState, thread_id: str, run_id: str, action: CancelAction) -> None:
+    """Ask the run to stop wherever it runs (at once when it runs in this process)."""
+    await app.records.request_cancel(thread_id, run_id, action)
+    app.runs.cancel_local(thread_id, run_id, action)
+
+
+async def record_of(app: AppState, thread_id: str, run_id: str) -> RunRecord:
+    """The run's record; 404 when the thread has no such run."""
+    record = await app.records.get(thread_id, run_id) if len(run_id) <= 64 else None
+    if record is None:
+        raise HTTPException(404, f"this thread has no run {run_id[:64]!r}")
+    return record
+
+
+async def finished(app: AppState, thread_id: str, run_id: str, timeout: float) -> RunRecord:
+    """The run's record once it has ended (or as it is after ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    record = await record_of(app, thread_id, run_id)
+    delay = 0.02
+    while not record.done and time.monotonic() < deadline:
+        await asyncio.sleep(delay)
+        delay = min(delay * 1.5, 0.5)
+        record = await record_of(app, thread_id, run_id)
+    return record
+
+
+async def stop_run(
+    app: AppState, thread_id: str, run_id: str, action: CancelAction, wait: bool
+) -> RunRecord:
+    """Cancel the run (409 once it ended); with ``wait``, its record once it has stopped."""
+    record = await record_of(app, thread_id, run_id)
+    if record.done:
+        raise HTTPException(409, f"run {run_id} already ended ({record.status})")
+    await cancel_run(app, thread_id, run_id, action)
+    record = await app.records.update(thread_id, run_id, cancel=action) or record
+    if record.status == "pending":  # nobody runs it yet: it never will
+        record = await app.records.update(thread_id, run_id, status="cancelled") or record
+    if wait:
+        record = await finished(app, thread_id, run_id, 30.0)
+    return record
+
+
+class RunConflictError(Exception):
+    """Another run is live on the thread; ``run_id`` names it (when known)."""
+
+    def __init__(self, thread_id: str, run_id: str | None) -> None:
+        super().__init__(
+            "a run is already live on this thread; attach to it with "
+            f"GET /threads/{thread_id}/stream"
+        )
+        self.run_id = run_id
+
+
+async def start_run(
+    app: AppState, user: User, thread_id: str, body: RunRequest, record_protocol: bool = False
+) -> Started:
+    """Admit a run on a thread the caller owns and start it, here or through the queue.
+
+    A streamed run on an instance with a worker runs here; a background run (``stream``
+    false), any run on an API-only instance, and a run that waits its turn on a busy thread
+    (``multitask_strategy`` other than ``reject``) go to the queue. Raises ``HTTPException``
+    (422 bad input, 503 store down) before anything is locked or stored, and
+    ``RunConflictError`` while another run is live on the thread (``reject``).
+    """
+    settings = app.settings
+    try:
+        if not await app.store_ready():
+            raise HTTPException(503, "the checkpoint store is not ready yet; try again shortly")
+    except STORE_DOWN:
+        raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
+    flow = await app.flow_of(thread_id)
+    previous = (
+        await app.graphs[flow].aget_state({"configurable": {"thread_id": thread_id}})
+    ).values
+    if body.flow not in app.graphs:
+        raise HTTPException(422, f"unknown flow {body.flow!r}; flows: {', '.join(app.graphs)}")
+    if previous and body.flow != flow:
+        raise HTTPException(
+            422, f"this thread runs the {flow!r} flow; start a new thread for {body.flow!r}"
+        )
+    flow = body.flow
+    if body.plan is not None and flow != "research":
+        raise HTTPException(422, f"a plan is for the research flow, not {flow!r}")
+    try:
+        plan = checked_plan(body.plan) if body.plan is not None else None
+    except PlanError as exc:
+        raise HTTPException(422, f"the plan cannot run: {exc}") from None
+    earlier_images = [ref for t in (previous or {}).get("turns", []) for ref in t.get("images", [])]
+    context = context_from_dict({**body.model_dump(include=set(REQUEST_KNOBS)), "user": user.name})
+    try:
+        admitted = admit(app.services, context, body.question, bool(body.images or earlier_images))
+    except AdmissionError as exc:
+        raise HTTPException(422, str(exc)) from None
+    try:
+        images = (
+            accept_images(
+                body.images,
+                app.images_dir,
+                user.name,
+                settings.max_images,
+                settings.max_image_bytes,
+                thread_bytes=stored_bytes(app.images_dir, user.name, earlier_images),
+                max_thread_bytes=settings.max_thread_image_bytes,
+            )
+            if body.images
+            else []
+        )
+    except ImageError as exc:
+        raise HTTPException(422, str(exc)) from None
+    try:
+        webhook = check_webhook(body.webhook, settings.webhook_hosts) if body.webhook else ""
+    except WebhookRefusedError as exc:
+        raise HTTPException(422, f"the webhook cannot be used: {exc}") from None
+    context = await within_daily_tokens(app, user, context)
+    run_id = app.runs.new_run_id()
+    caller = CALLER.get()
+    limit_key = caller.key_id if caller is not None and caller.user == user.name else user.name
+    queued = not body.stream or app.worker is None
+    token = queued_token(run_id) if queued else app.runs.token(run_id)
+    ttl = settings.queued_lock_ttl_ms if queued else settings.lock_ttl_ms
+    strategy = body.multitask_strategy
+    try:
+        locked = await app.coordinator.acquire(thread_id, token, ttl)
+        if not locked:
+            live = live_run_of(await app.coordinator.holder(thread_id))
+            if strategy == "reject":
+                raise RunConflictError(thread_id, live)
+            if live is not None and strategy in ("interrupt", "rollback"):
+                await cancel_run(app, thread_id, live, strategy)
+            queued, token = True, ""  # waits for the thread, then runs
+        elif not await app.limits.claim_run(
+            limit_key, thread_id, token, settings.max_live_runs_per_key
+        ):
+            await app.coordinator.release(thread_id, token)
+            app.metrics.limited.labels("live_runs").inc()
+            raise HTTPException(
+                429,
+                f"{settings.max_live_runs_per_key} runs of this key are live already; wait "
+                "for one to end",
+                headers={"Retry-After": "5"},
+            )
+    except STORE_DOWN:
+        raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
+    graph_input: dict[str, Any] = {"question": admitted.question}
+    if images:
+        graph_input["images"] = images
+    if plan is not None:
+        graph_input["plan"] = plan
+    if flow == "research":
+        graph_input["trace_id"] = run_id  # one id from the request to every model call
+    record = RunRecord(
+        run_id=run_id,
+        thread_id=thread_id,
+        owner=user.name,
+        flow=flow,
+        multitask_strategy=strategy,
+        background=not body.stream,
+        queued=queued,
+        webhook=webhook,
+    )
+    try:
+        await app.coordinator.set_title(thread_id, admitted.question[:120])
+        await app.records.put(record)
+        if queued:
+            job = Job(run_id, thread_id, user.name, flow, "start", graph_input,
+                      context_to_dict(context), limit_key, record_protocol, token)  # fmt: skip
+            await app.queue.put(job)
+            return Started(run_id, thread_id, None)
+        handle = app.runs.start(
+            thread_id,
+            user.name,
+            graph_input,
+            context,
+            run_id,
+            record_protocol=record_protocol,
+            limit_key=limit_key,
+            graph=app.graphs[flow],
+            flow=flow,
+        )
+    except BaseException:
+        # nothing started: the thread must not stay locked by a run that never ran
+        log.exception("could not start run %s on thread %s", run_id, thread_id)
+        with contextlib.suppress(Exception):
+            await app.records.update(thread_id, run_id, status="error", error="not started")
+            if token:
+                await app.coordinator.release(thread_id, token)
+                await app.limits.release_run(limit_key, thread_id, token)
+        raise HTTPException(503, "the run could not be started; nothing was changed") from None
+    return Started(run_id, thread_id, handle)
+
+
+async def within_daily_tokens(app: AppState, user: User, context: Context) -> Context:
+    """The run's context with its token budget cut to what is left of the user's day.
+
+    429 (with ``Retry-After`` until the next UTC day) when the day's tokens are spent.
+    """
+    budget = app.settings.daily_tokens_per_user
+    if budget is None:
+        return context
+    try:
+        used, _ = await app.limits.usage_today(user.name)
+    except STORE_DOWN:
+        raise HTTPException(503, "the limits store is unreachable; try again shortly") from None
+    if used >= budget:
+        app.metrics.limited.labels("daily_tokens").inc()
+        raise HTTPException(
+            429,
+            f"your daily model budget of {budget} tokens is spent ({used} used today, UTC); "
+            "it renews at midnight UTC",
+            headers={"Retry-After": str(seconds_to_midnight())},
+        )
+    return dataclasses.replace(context, max_tokens=min(context.max_tokens, budget - used))
+
+
+async def resume_run(
+    app: AppState,
+    user: User,
+    thread_id: str,
+    value: Any,
+    record_protocol: bool = False,
+    background: bool = False,
+) -> Started:
+    """Resume a run that waits for a person (an ``interrupt()``) with ``value``.
+
+    Raises ``HTTPException`` 422 when nothing waits, ``RunConflictError`` while a run is live.
+    """
+    return await start_again(app, user, thread_id, "resume", value, record_protocol, background)
+
+
+async def continue_run(
+    app: AppState, user: User, thread_id: str, background: bool = False
+) -> Started:
+    """Continue the thread's run from its last saved step (one that was stopped half-way).
+
+    Raises ``HTTPException`` 422 when the thread has nothing unfinished (or waits for a
+    person: that is a resume), ``RunConflictError`` while a run is live.
+    """
+    return await start_again(app, user, thread_id, "continue", None, False, background)
+
+
+async def start_again(
+    app: AppState,
+    user: User,
+    thread_id: str,
+    kind: str,
+    value: Any,
+    record_protocol: bool,
+    background: bool,
+) -> Started:
+    """A run that goes on from the thread's checkpoint: resumed with a value, or continued."""
+    config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
+    flow = await app.flow_of(thread_id)
+    snap = await app.graphs[flow].aget_state(config)  # type: ignore[arg-type]
+    if kind == "resume" and not snap.interrupts:
+        raise HTTPException(422, "nothing on this thread waits for a resume value; start a run")
+    if kind == "continue" and (snap.interrupts or not snap.tasks):
+        what = "waits for a person: resume it" if snap.interrupts else "has no unfinished run"
+        raise HTTPException(422, f"this thread {what}")
+    run_id = app.runs.new_run_id()
+    queued = background or app.worker is None
+    token = queued_token(run_id) if queued else app.runs.token(run_id)
+    ttl = app.settings.queued_lock_ttl_ms if queued else app.settings.lock_ttl_ms
+    if not await app.coordinator.acquire(thread_id, token, ttl):
+        raise RunConflictError(thread_id, live_run_of(await app.coordinator.holder(thread_id)))
+    last = await app.coordinator.last_run(thread_id)
+    context = context_from_dict({**(last[1] if last else {}), "user": user.name})
+    try:
+        record = RunRecord(run_id, thread_id, user.name, flow, background=background)
+        await app.records.put(dataclasses.replace(record, queued=queued))
+        if queued:
+            job = Job(run_id, thread_id, user.name, flow, kind, value,
+                      context_to_dict(context), "", record_protocol, token)  # fmt: skip
+            await app.queue.put(job)
+            return Started(run_id, thread_id, None)
+        handle = app.runs.start(
+            thread_id,
+            user.name,
+            Command(resume=value) if kind == "resume" else None,
+            context,
+            run_id,
+            record_protocol=record_protocol,
+            graph=app.graphs[flow],
+            flow=flow,
+        )
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await app.coordinator.release(thread_id, token)
+        raise
+    return Started(run_id, thread_id, handle)

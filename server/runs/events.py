@@ -1,0 +1,201 @@
+"""A run's numbered events where every instance can read them: one Redis Stream per channel.
+
+The executor of a run (a worker, or an instance's in-process worker) publishes each event as
+it is emitted, with the stream entry id ``0-<seq>``: the numbering the clients see is the
+stream's own, so a reader resumes after any ``Last-Event-ID`` with one ``XRANGE``/``XREAD``,
+and an event written twice (a worker that took a run over repeats nothing, but a retried
+write might) is refused by Redis instead of duplicated. Any API instance follows a run it
+does not execute through a *replica*: a local ``RunHandle`` fed from the streams, so the
+snapshot, ``Last-Event-ID`` and heartbeat paths are the ones an in-process run uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError, ResponseError
+
+from server.runs.handle import Event, RunHandle
+
+log = logging.getLogger("seekgraph.runs")
+
+CHANNELS = ("native", "protocol")
+#: How long a run's events are kept after its last one (reconnects and joins within it).
+EVENTS_TTL_S = 24 * 3600
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _event(entry_id: Any, fields: dict[Any, Any]) -> Event:
+    seq = int(_text(entry_id).split("-")[1])
+    kind = _text(fields.get(b"type", fields.get("type")))
+    data = json.loads(fields.get(b"data", fields.get("data")) or b"null")
+    return Event(seq, kind, data)
+
+
+class RedisEventLog:
+    """The events of every run, under ``<prefix>:events:{<thread>}:<run>:<channel>``."""
+
+    def __init__(self, client: aioredis.Redis, prefix: str = "seekgraph") -> None:
+        self.r = client
+        self.p = prefix
+
+    def key(self, thread_id: str, run_id: str, channel: str) -> str:
+        """The stream of one channel of one run (the thread in braces: one cluster slot)."""
+        return f"{self.p}:events:{{{thread_id}}}:{run_id}:{channel}"
+
+    async def append(self, thread_id: str, run_id: str, items: list[tuple[str, Event]]) -> None:
+        """Add events in one round trip; an event already there is left as it is."""
+        if not items:
+            return
+        async with self.r.pipeline(transaction=False) as pipe:
+            for channel, event in items:
+                data = json.dumps(event.data, ensure_ascii=False, separators=(",", ":"))
+                pipe.xadd(
+                    self.key(thread_id, run_id, channel),
+                    {"type": event.type, "data": data},
+                    id=f"0-{event.seq}",
+                )
+            for channel in {c for c, _ in items}:
+                pipe.expire(self.key(thread_id, run_id, channel), EVENTS_TTL_S)
+            results = await pipe.execute(raise_on_error=False)
+        for result in results:
+            if isinstance(result, ResponseError) and "equal or smaller" in str(result):
+                continue  # written before: the stream keeps the first copy
+            if isinstance(result, Exception):
+                raise result
+
+    async def read(self, thread_id: str, run_id: str, channel: str, after: int = 0) -> list[Event]:
+        """Every event of the channel numbered after ``after``."""
+        found: Any = await self.r.xrange(self.key(thread_id, run_id, channel), min=f"0-{after + 1}")
+        return [_event(i, f) for i, f in found]
+
+    async def wait(
+        self, thread_id: str, run_id: str, after: dict[str, int], block_ms: int
+    ) -> list[tuple[str, Event]]:
+        """Events after ``after`` (per channel), waiting up to ``block_ms`` for one."""
+        keys: Any = {self.key(thread_id, run_id, c): f"0-{n}" for c, n in after.items()}
+        found: Any = await self.r.xread(keys, block=block_ms)
+        by_key = {self.key(thread_id, run_id, c): c for c in after}
+        return [
+            (by_key[_text(key)], _event(i, f)) for key, entries in found or [] for i, f in entries
+        ]
+
+    async def last_seq(self, thread_id: str, run_id: str, channel: str) -> int:
+        """The number of the channel's last event (0: none)."""
+        found: Any = await self.r.xrevrange(self.key(thread_id, run_id, channel), count=1)
+        return int(_text(found[0][0]).split("-")[1]) if found else 0
+
+    async def exists(self, thread_id: str, run_id: str) -> bool:
+        """Whether the run published anything."""
+        return bool(await self.r.exists(self.key(thread_id, run_id, "native")))
+
+
+class EventPublisher:
+    """Publishes a handle's events in order, batching what accumulates during a write."""
+
+    def __init__(self, events: RedisEventLog, thread_id: str, run_id: str) -> None:
+        self.events = events
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self._pending: list[tuple[str, Event]] = []
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._task = asyncio.create_task(self._pump())
+
+    def __call__(self, channel: str, event: Event) -> None:
+        """Queue one event (called by ``RunHandle`` as it emits)."""
+        self._pending.append((channel, event))
+        self._wake.set()
+
+    async def _pump(self) -> None:
+        delay = 0.05
+        while True:
+            if not self._pending:
+                if self._closing:
+                    return
+                await self._wake.wait()
+                self._wake.clear()
+                continue
+            batch = self._pending[:500]
+            try:
+                await self.events.append(self.thread_id, self.run_id, batch)
+            except RedisError as exc:  # keep the batch; the store may come back
+                log.warning("run %s: events not published yet (%s); retrying", self.run_id, exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            delay = 0.05
+            del self._pending[: len(batch)]
+
+    async def close(self, timeout: float = 10.0) -> None:
+        """Publish what is queued (waits up to ``timeout`` seconds), then stop."""
+        self._closing = True
+        self._wake.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), timeout)
+        except TimeoutError:
+            log.error("run %s: %d events could not be published", self.run_id, len(self._pending))
+            self._task.cancel()
+
+
+async def seed(events: RedisEventLog, handle: RunHandle) -> bool:
+    """Load what a run published so far into ``handle``; True when it has ended."""
+    ended = False
+    for channel in CHANNELS:
+        for event in await events.read(handle.thread_id, handle.run_id, channel):
+            handle.append(channel, event)
+            ended = ended or (channel == "native" and event.type == "end")
+    return ended
+
+
+async def replica_frames(
+    events: RedisEventLog, handle: RunHandle, frames: AsyncIterator[bytes]
+) -> AsyncIterator[bytes]:
+    """``frames`` of a replica ``handle`` (already seeded) while its events are tailed.
+
+    The tail stops when the run's ``end`` arrives or the reader goes away.
+    """
+
+    async def tail() -> None:
+        after = {
+            "native": handle.seq,
+            "protocol": handle.protocol_seq,
+        }
+        while not handle.done:
+            try:
+                found = await events.wait(handle.thread_id, handle.run_id, after, 1000)
+            except RedisError as exc:
+                log.warning("run %s: cannot read its events (%s); retrying", handle.run_id, exc)
+                await asyncio.sleep(0.5)
+                continue
+            for channel, event in found:
+                if event.seq <= after[channel]:
+                    continue
+                after[channel] = event.seq
+                handle.append(channel, event)
+                if channel == "native" and event.type == "end":
+                    # the protocol's events are written before the native end (same batch)
+                    for late in await events.read(
+                        handle.thread_id, handle.run_id, "protocol", after["protocol"]
+                    ):
+                        handle.append("protocol", late)
+                    handle.finish()
+
+    task = None if handle.done else asyncio.create_task(tail())
+    try:
+        async for item in frames:
+            yield item
+    finally:
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
