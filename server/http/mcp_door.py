@@ -4,6 +4,7 @@ Served over streamable HTTP at ``/mcp`` (the API key in ``Authorization: Bearer`
 user, exactly as on the API) and over stdio by ``seekgraph mcp`` (the user from
 ``--key`` or ``--user``). Tools: ``search`` (passages, for agents that reason for themselves),
 ``ask`` (a run of the search graph: answer, citations, conflicts, what was not found),
+``research`` (a cited report, run as a background job; cancelling the call stops it),
 ``read_document`` (a whole document the user may read); the sources the user may search are
 the resource ``seekgraph://sources/{kind}`` (``all`` or a kind). Every tool acts as the user
 and each source enforces its own permissions.
@@ -12,7 +13,7 @@ and each source enforces its own permissions.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import HTTPException
@@ -28,8 +29,8 @@ from server.app_state import AppState
 from server.audit import AuditEntry
 from server.caller import CALLER, Caller, key_id
 from server.http.api_models import RunRequest
-from server.http.streams import events, run_frames, thread_for
-from server.http.submit import RunConflictError
+from server.http.streams import events, run_frames, started_frames, thread_for
+from server.http.submit import RunConflictError, cancel_run, start_run
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 #: Seconds a source may take in the ``search`` tool before it is reported as failed.
@@ -99,6 +100,41 @@ class DocumentResult(BaseModel):
     truncated: bool
 
 
+async def result_of(frames: AsyncIterator[bytes], thread: str, ctx: Context) -> AskResult:
+    """A run's result from its frames, reporting each step as progress."""
+    final: dict[str, Any] = {}
+    status, step = "done", 0
+    async for event, data in events(frames):
+        if event == "node":
+            step += 1
+            await ctx.report_progress(step, None, f"{data['node']}: {data['summary']}")
+        elif event in ("answer", "snapshot") and "citations" in data:
+            final = data
+        elif event == "end":
+            status = data.get("status", "done")
+    return AskResult(
+        answer=final.get("answer") or "",
+        mode=final.get("mode"),
+        citations=[
+            CitedSource(
+                id=c["id"],
+                title=c["title"],
+                source=c["source"],
+                kind=c["kind"],
+                url=c.get("url"),
+                updated_at=c.get("updated_at"),
+                quote=c.get("snippet", ""),
+            )
+            for c in final.get("citations") or []
+        ],
+        conflicts=list(final.get("conflicts") or []),
+        unanswered=list(final.get("unanswered") or []),
+        notes=list(final.get("notes") or []),
+        thread_id=thread,
+        status=status,
+    )
+
+
 UserOf = Callable[[Context], Awaitable[User]]
 
 
@@ -107,8 +143,8 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
     server = MCPServer(
         "seekgraph",
         instructions="Search private knowledge with the caller's permissions. Use `search` to "
-        "get passages and reason yourself, `ask` for a cited answer, `read_document` for a "
-        "whole document.",
+        "get passages and reason yourself, `ask` for a cited answer, `research` for a cited "
+        "report on a broad question, `read_document` for a whole document.",
     )
 
     @server.tool(annotations=READ_ONLY)
@@ -179,37 +215,35 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
             raise ToolError(str(exc)) from None
         except HTTPException as exc:  # the shared admission's refusal: the same message
             raise ToolError(str(exc.detail)) from None
-        final: dict[str, Any] = {}
-        status, step = "done", 0
-        async for event, data in events(frames):
-            if event == "node":
-                step += 1
-                await ctx.report_progress(step, None, f"{data['node']}: {data['summary']}")
-            elif event in ("answer", "snapshot") and "citations" in data:
-                final = data
-            elif event == "end":
-                status = data.get("status", "done")
-        return AskResult(
-            answer=final.get("answer") or "",
-            mode=final.get("mode"),
-            citations=[
-                CitedSource(
-                    id=c["id"],
-                    title=c["title"],
-                    source=c["source"],
-                    kind=c["kind"],
-                    url=c.get("url"),
-                    updated_at=c.get("updated_at"),
-                    quote=c.get("snippet", ""),
-                )
-                for c in final.get("citations") or []
-            ],
-            conflicts=list(final.get("conflicts") or []),
-            unanswered=list(final.get("unanswered") or []),
-            notes=list(final.get("notes") or []),
-            thread_id=thread,
-            status=status,
-        )
+        return await result_of(frames, thread, ctx)
+
+    @server.tool(annotations=READ_ONLY)
+    async def research(
+        question: Annotated[str, Field(min_length=1, max_length=4000)],
+        ctx: Context,
+        sources: Annotated[
+            list[str],
+            Field(max_length=MAX_SOURCES, description="Sources to search; all if empty."),
+        ] = [],  # noqa: B006
+    ) -> AskResult:
+        """Write a cited research report on `question` (minutes: progress is reported).
+
+        It runs as a background job on the server's workers; cancelling the call stops it
+        (what it finished is kept on its thread).
+        """
+        state, user = app(), await user_of(ctx)
+        request = RunRequest(question=question, sources=sources, flow="research", stream=False)
+        try:
+            thread = await thread_for(state, user, None)
+            started = await start_run(state, user, thread, request)
+        except HTTPException as exc:
+            raise ToolError(str(exc.detail)) from None
+        frames = started_frames(state, started, user.name)
+        try:
+            return await result_of(frames, thread, ctx)
+        except asyncio.CancelledError:  # the client cancelled the call: stop the run too
+            await asyncio.shield(cancel_run(state, thread, started.run_id, "interrupt"))
+            raise
 
     @server.tool(annotations=READ_ONLY)
     async def read_document(

@@ -13,6 +13,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
+import httpx
 import httpx2
 import pytest
 from mcp import Client
@@ -75,7 +76,7 @@ async def test_tools_are_listed_with_schemas_and_read_only_annotations(world) ->
     async with over_http(world, world["alice"]) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         templates = (await client.list_resource_templates()).resource_templates
-    assert {"search", "ask", "read_document"} <= set(tools)
+    assert {"search", "ask", "research", "read_document"} <= set(tools)
     for tool in tools.values():
         assert tool.input_schema["type"] == "object" and tool.output_schema is not None
         assert tool.annotations.read_only_hint is True
@@ -144,8 +145,6 @@ async def test_an_unknown_key_is_refused(world) -> None:
         async with over_http(world, "sg_unknown") as client:
             await client.list_tools()
     assert refused.group_contains(MCPError, match="error response")
-    import httpx
-
     raw = httpx.post(world["app"].url + "/mcp", json={}, headers={"Authorization": "Bearer x"})
     assert raw.status_code == 401 and raw.json()["detail"] == "unknown API key"
     bare = httpx.post(world["app"].url + "/mcp", json={})
@@ -182,3 +181,40 @@ async def test_stdio_serves_the_same_tools_as_the_keys_user(world) -> None:
     assert {"search", "ask", "read_document"} <= names
     assert not [m for m in RESTRICTED_MARKERS if m in json.dumps(found.structured_content)]
     assert answered.structured_content["citations"]
+
+
+async def test_research_runs_as_a_job_and_a_cancelled_call_stops_it(world) -> None:
+    progress: list[str] = []
+    first = asyncio.Event()
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+        first.set()
+
+    question = {"question": "What does a new employee need to know about VPN and expenses?"}
+    async with over_http(world, world["alice"]) as client:
+        report = await client.call_tool("research", question, progress_callback=on_progress)
+    result = report.structured_content
+    assert result["status"] == "done" and "## Contents" in result["answer"]
+    assert any(m.startswith("schedule:") for m in progress)
+
+    async def research_then_cancel() -> None:
+        async with over_http(world, world["alice"]) as client:
+            await client.call_tool("research", question, progress_callback=on_progress)
+
+    first.clear()
+    call = asyncio.create_task(research_then_cancel())
+    await first.wait()
+    call.cancel()  # the client gives up: the job it started must stop too
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    auth = {"Authorization": f"Bearer {world['alice']}"}
+    base = world["app"].url
+    async with httpx.AsyncClient(headers=auth, timeout=30) as http:
+        thread = (await http.get(f"{base}/threads")).json()[0]["thread_id"]
+        for _ in range(100):
+            [run] = (await http.get(f"{base}/threads/{thread}/runs")).json()
+            if run["status"] != "running":
+                break
+            await asyncio.sleep(0.1)
+    assert run["background"] is True and run["status"] == "cancelled", run
