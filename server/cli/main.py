@@ -62,6 +62,11 @@ def _parser() -> argparse.ArgumentParser:
     research.add_argument("--review", action="store_true", help="approve the plan first")
     research.add_argument("--out", help="write the report (Markdown) to this file")
     research.add_argument("--json", action="store_true", help="print one JSON object")
+    research.add_argument(
+        "--detach",
+        action="store_true",
+        help="queue it for the server's workers and return (needs SEEKGRAPH_REDIS_URL)",
+    )
     research.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
     add_knobs(research, skip=("review_before_answer",))
     sub.add_parser("diagram", help="print the search graph as a Mermaid diagram")
@@ -121,8 +126,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     connect.add_argument("name", nargs="?", help="one connector (default: every configured one)")
     connect.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
-    runs = sub.add_parser("runs", help="server runs, from the audit trail")
+    runs = sub.add_parser("runs", help="server runs: list, cancel, show (the audit trail)")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)
+    listing = runs_sub.add_parser("list", help="a thread's runs and how they stand (Redis)")
+    listing.add_argument("thread_id")
+    listing.add_argument("--json", action="store_true")
+    stop = runs_sub.add_parser("cancel", help="stop a run at its next step, wherever it runs")
+    stop.add_argument("thread_id")
+    stop.add_argument("run_id")
+    stop.add_argument("--rollback", action="store_true", help="also undo what it saved")
     show = runs_sub.add_parser("show", help="a run's user, door, status, documents and cost")
     show.add_argument("run_id")
     show.add_argument("--json", action="store_true")
@@ -336,6 +348,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from server.cli.admin import check_connectors
 
             return check_connectors(args)
+        if args.command == "runs" and args.runs_command in ("list", "cancel"):
+            from server.cli.jobs import runs_cancel, runs_list
+
+            command = runs_list if args.runs_command == "list" else runs_cancel
+            return asyncio.run(command(args, Settings()))
         if args.command in ("audit", "runs"):
             from server.cli.ops import audit_command, runs_show
 

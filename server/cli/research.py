@@ -38,6 +38,12 @@ async def research_command(args: argparse.Namespace) -> int:
 
     services, _, user = services_and_user(args, settings)
     context = Context(user=user, review_before_answer=args.review, **knobs_of(args))
+    if args.detach:
+        if args.review:
+            raise CliError("--review waits for you at the terminal; it cannot be --detach'ed")
+        from server.cli.jobs import detach
+
+        return await detach(settings, user, graph_input, context, args.json)
     thread = str(uuid.uuid4())
     config = run_config(thread, owner=user, flow="research")
     settings.data_dir.mkdir(parents=True, exist_ok=True)

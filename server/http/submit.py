@@ -29,7 +29,7 @@ from server.images import ImageError, accept_images, stored_bytes
 from server.limits import seconds_to_midnight
 from server.runs.handle import RunHandle
 from server.runs.queue import Job
-from server.runs.records import CancelAction, RunRecord
+from server.runs.records import CancelAction, RunEndedError, RunRecord, ask_to_cancel
 from server.runs.webhooks import WebhookRefusedError, check_webhook
 
 log = logging.getLogger("seekgraph.runs")
@@ -56,7 +56,8 @@ def live_run_of(holder: str | None) -> str | None:
 
 async def cancel_run(app: AppState, thread_id: str, run_id: str, action: CancelAction) -> None:
     """Ask the run to stop wherever it runs (at once when it runs in this process)."""
-    await app.records.request_cancel(thread_id, run_id, action)
+    with contextlib.suppress(RunEndedError):  # it ended meanwhile: nothing to stop
+        await ask_to_cancel(app.records, thread_id, run_id, action)
     app.runs.cancel_local(thread_id, run_id, action)
 
 
@@ -83,14 +84,14 @@ async def finished(app: AppState, thread_id: str, run_id: str, timeout: float) -
 async def stop_run(
     app: AppState, thread_id: str, run_id: str, action: CancelAction, wait: bool
 ) -> RunRecord:
-    """Cancel the run (409 once it ended); with ``wait``, its record once it has stopped."""
-    record = await record_of(app, thread_id, run_id)
-    if record.done:
-        raise HTTPException(409, f"run {run_id} already ended ({record.status})")
-    await cancel_run(app, thread_id, run_id, action)
-    record = await app.records.update(thread_id, run_id, cancel=action) or record
-    if record.status == "pending":  # nobody runs it yet: it never will
-        record = await app.records.update(thread_id, run_id, status="cancelled") or record
+    """Cancel the run (404 unknown, 409 once it ended); with ``wait``, once it has stopped."""
+    await record_of(app, thread_id, run_id)
+    try:
+        record = await ask_to_cancel(app.records, thread_id, run_id, action)
+    except RunEndedError as exc:
+        raise HTTPException(409, str(exc)) from None
+    assert record is not None
+    app.runs.cancel_local(thread_id, run_id, action)  # at once when it runs in this process
     if wait:
         record = await finished(app, thread_id, run_id, 30.0)
     return record

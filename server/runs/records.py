@@ -202,3 +202,30 @@ class LocalRunRecords:
     async def cancel_requested(self, thread_id: str, run_id: str) -> CancelAction | None:
         """The flag."""
         return self._cancels.get((thread_id, run_id))
+
+
+class RunEndedError(Exception):
+    """The run to cancel already ended; ``status`` says how."""
+
+    def __init__(self, run_id: str, status: str) -> None:
+        super().__init__(f"run {run_id} already ended ({status})")
+        self.status = status
+
+
+async def ask_to_cancel(
+    records: RunRecords, thread_id: str, run_id: str, action: CancelAction
+) -> RunRecord | None:
+    """Flag the run for its executor; a run nobody took yet is cancelled at once.
+
+    None when there is no such run; ``RunEndedError`` when it already ended.
+    """
+    record = await records.get(thread_id, run_id)
+    if record is None:
+        return None
+    if record.done:
+        raise RunEndedError(run_id, record.status)
+    await records.request_cancel(thread_id, run_id, action)
+    record = await records.update(thread_id, run_id, cancel=action) or record
+    if record.status == "pending":  # nobody runs it yet: it never will
+        record = await records.update(thread_id, run_id, status="cancelled") or record
+    return record

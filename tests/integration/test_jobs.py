@@ -11,10 +11,14 @@ import hashlib
 import hmac
 import http.server
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -415,3 +419,47 @@ def test_a_webhook_gets_the_signed_end_of_the_run_retried_until_it_is_taken(worl
     assert "webhook" not in payload["run"]
     assert [r.status_code for r in refused] == [422, 422, 422]
     assert "private" in refused[0].json()["detail"]
+
+
+def test_the_command_line_detaches_a_research_run_lists_and_cancels_runs(world) -> None:
+    tmp = world["tmp"]
+    plan = tmp / "plan.json"
+    plan.write_text(json.dumps(RESEARCH["plan"]))
+    env = {**os.environ, **{k: str(v) for k, v in world["env"].items()},
+           "SEEKGRAPH_DATA_DIR": str(tmp / "cli-data")}  # fmt: skip
+    seekgraph = str(Path(sys.executable).parent / "seekgraph")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([seekgraph, *args], env=env, capture_output=True, text=True,
+                              timeout=120)  # fmt: skip
+
+    queued = cli("research", "VPN, meals and SSO", "--user", "alice", "--plan", str(plan),
+                 "--detach", "--json")  # fmt: skip
+    assert queued.returncode == 0, queued.stderr
+    ids = json.loads(queued.stdout)
+    deadline = time.monotonic() + 60
+    while True:
+        listed = cli("runs", "list", ids["thread_id"], "--json")
+        [run] = json.loads(listed.stdout)
+        if run["status"] not in ("pending", "running") or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert run["run_id"] == ids["run_id"] and run["status"] == "success", run
+    with httpx.Client(timeout=30) as c:  # alice's thread, as the API shows it
+        state = c.get(f"{world['api'].url}/threads/{ids['thread_id']}/state",
+                      headers=auth(world["alice"])).json()["values"]  # fmt: skip
+    assert "## Contents" in state["answer"]
+    second = json.loads(cli("research", "VPN, meals and SSO", "--user", "alice", "--plan",
+                            str(plan), "--detach", "--json").stdout)  # fmt: skip
+    stopped = cli("runs", "cancel", second["thread_id"], second["run_id"])
+    assert stopped.returncode == 0, stopped.stderr
+    deadline = time.monotonic() + 30
+    while (rec := json.loads(cli("runs", "list", second["thread_id"], "--json").stdout)[0])[
+        "status"
+    ] == "running" and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert rec["status"] == "cancelled"
+    again = cli("runs", "cancel", second["thread_id"], second["run_id"])
+    assert again.returncode == 2 and "already ended (cancelled)" in again.stderr
+    unknown = cli("runs", "list", "no-such-thread")
+    assert unknown.returncode == 2 and "no runs recorded" in unknown.stderr
