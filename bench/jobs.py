@@ -95,16 +95,18 @@ async def open_worker(
     )
 
 
-async def serve_worker(url: str, queue: str, concurrency: int) -> None:
-    """The ``worker`` command: run until SIGTERM, then drain."""
+async def serve_worker(
+    url: str, queue: str, concurrency: int, sleep: float = SLEEP_S, grace: float = 5.0
+) -> None:
+    """The ``worker`` command: run until SIGTERM, then drain (``grace`` seconds)."""
     name = f"bench-worker:{os.getpid()}"
-    worker = await open_worker(url, queue, concurrency, name)
+    worker = await open_worker(url, queue, concurrency, name, sleep)
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     task = asyncio.create_task(worker.run())
     print("ready", flush=True)
     await stop.wait()
-    await worker.drain(5)
+    await worker.drain(grace)
     task.cancel()
 
 
@@ -243,10 +245,23 @@ async def queue_overhead(url: str, n: int) -> dict[str, Any]:
     }
 
 
+def spawn_worker(url: str, queue: str, concurrency: int, log: Path, *timing: float) -> Any:
+    """A bench worker process (``timing``: source sleep, drain grace), once it is ready."""
+    from tests.integration.processes import Proc
+
+    args = ["worker", url, queue, str(concurrency), *map(str, timing)]
+    proc = Proc([sys.executable, "-m", "bench.jobs", *args], log)
+    while "ready" not in log.read_text():
+        assert proc.alive(), proc.tail()
+        time.sleep(0.05)
+    return proc
+
+
 def main() -> None:
-    if sys.argv[1:2] == ["worker"]:
+    if sys.argv[1:2] == ["worker"]:  # url queue concurrency [sleep grace]
         url, queue, concurrency = sys.argv[2], sys.argv[3], int(sys.argv[4])
-        asyncio.run(serve_worker(url, queue, concurrency))
+        timing = [float(x) for x in sys.argv[5:7]]
+        asyncio.run(serve_worker(url, queue, concurrency, *timing))
         return
     from server.auth import add_key_to_file
     from tests.integration.processes import Proc, start_app, start_redis
@@ -258,6 +273,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="runs at once per worker")
     parser.add_argument("--cancels", type=int, default=20)
     parser.add_argument("--overhead-runs", type=int, default=50)
+    parser.add_argument("--fault-trials", type=int, default=10, help="each of SIGKILL, SIGTERM")
     args = parser.parse_args()
     started = time.time()
     out: dict[str, Any] = {"command": command_line("bench.jobs", args)}
@@ -277,23 +293,9 @@ def main() -> None:
             out["throughput"] = {}
             for count in [int(w) for w in args.workers.split(",")]:
                 workers = [
-                    Proc(
-                        [
-                            sys.executable,
-                            "-m",
-                            "bench.jobs",
-                            "worker",
-                            url,
-                            queue,
-                            str(args.concurrency),
-                        ],
-                        tmp / f"w{count}-{i}.log",
-                    )  # fmt: skip
+                    spawn_worker(url, queue, args.concurrency, tmp / f"w{count}-{i}.log")
                     for i in range(count)
                 ]
-                while not all("ready" in w.log_path.read_text() for w in workers):
-                    assert all(w.alive() for w in workers), [w.tail() for w in workers]
-                    time.sleep(0.1)
                 try:
                     result = asyncio.run(throughput(urls, key, args.runs))
                     if count == 2:
@@ -308,6 +310,10 @@ def main() -> None:
             if one:
                 out["scaling"] = {k: round(v / one, 2) for k, v in rates.items()}
             out["queue_overhead"] = asyncio.run(queue_overhead(url, args.overhead_runs))
+            if args.fault_trials:
+                from bench.job_faults import faults
+
+                out["faults"] = faults(urls, key, url, queue, tmp, args.fault_trials)
         finally:
             for p in reversed(procs):
                 p.stop()

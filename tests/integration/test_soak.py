@@ -54,3 +54,16 @@ def test_the_doors_benchmark_measures_every_door(tmp_path) -> None:
     assert set(result["systems"]) == {"native", "openai", "langgraph", "mcp"}
     for door in result["systems"].values():
         assert door["run_p50_s"] > 0 and door["first_token_p50_s"] > 0
+
+
+def test_the_jobs_benchmark_scales_cancels_and_survives_its_workers(tmp_path) -> None:
+    result = run(
+        "bench.jobs", "--runs", "6", "--workers", "1,2", "--cancels", "2",
+        "--overhead-runs", "3", "--fault-trials", "2", out=tmp_path / "jobs.json", timeout=600,
+    )  # fmt: skip
+    assert set(result["throughput"]) == {"1_workers", "2_workers"}
+    assert all(t["runs_per_minute"] > 0 for t in result["throughput"].values())
+    assert result["cancel_latency"]["max_s"] < 2.0
+    faults = result["faults"]
+    assert faults["sigkill"].startswith("2/2") and faults["sigterm"].startswith("2/2"), faults
+    assert result["queue_overhead"]["queued_median_ms"] > 0
