@@ -158,6 +158,11 @@ async def open_app_state(
         events: RedisEventLog | None = RedisEventLog(redis_client)
         backend = "redis"
     else:
+        if not settings.worker:
+            raise ValueError(
+                "SEEKGRAPH_WORKER=false needs SEEKGRAPH_REDIS_URL: without Redis no other "
+                "process can take this instance's runs"
+            )
         saver = await stack.enter_async_context(
             FencedSqliteSaver.from_conn_string(str(settings.data_dir / "server.sqlite"))
         )

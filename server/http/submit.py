@@ -91,6 +91,8 @@ async def stop_run(
     except RunEndedError as exc:
         raise HTTPException(409, str(exc)) from None
     assert record is not None
+    if record.status == "cancelled":  # it never started: the thread it held is free now
+        await app.coordinator.release(thread_id, queued_token(run_id))
     app.runs.cancel_local(thread_id, run_id, action)  # at once when it runs in this process
     if wait:
         record = await finished(app, thread_id, run_id, 30.0)

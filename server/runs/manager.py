@@ -1,10 +1,11 @@
-"""Live runs on this instance: each run's numbered events, its folded snapshot, its lock.
+"""Runs executed by this process: the graph driven in a task, under the thread's lock.
 
-A ``RunHandle`` keeps every event of a run (ids ``run:seq``) and a folded view of them (the
-snapshot a reconnecting client receives instead of a replay). ``RunManager`` drives the graph
-for a run in a background task: it holds the thread's lock (refreshed by a heartbeat, checked
-before every checkpoint write), publishes the route to this instance, and releases both at
-the end, whatever happens to the client's connection.
+``RunManager`` drives a run in a background task (its events go to a ``RunHandle``): it
+holds the thread's lock (refreshed by a keeper thread, checked before every checkpoint
+write), publishes the route to this process, keeps the run's record, stops the run when a
+cancel is asked (rolling the thread back if asked so), and releases everything at the end,
+whatever happens to the client's connection. A worker's runs also publish their events for
+every instance.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from server.runs.fencing import FENCE, Fence, LostLockError
 from server.runs.handle import RunHandle
 from server.runs.lock_keeper import LockKeeper
 from server.runs.records import RunRecords, outcome
+from server.runs.rollback import checkpoint_id, roll_back
 from server.runs.webhooks import Webhooks
 
 log = logging.getLogger("seekgraph.runs")
@@ -177,11 +179,7 @@ class RunManager:
             route = Route(instance=self.instance, run_id=handle.run_id)
             await self.coordinator.refresh(handle.thread_id, token, self.lock_ttl_ms, route)
             keeper.start()
-            before = await checkpoint_id(graph, handle.thread_id)
-            if self.records is not None:
-                await self.records.update(
-                    handle.thread_id, handle.run_id, status="running", executor=self.instance
-                )
+            before = await self._where_it_began(graph, handle)
             await self.coordinator.set_last_run(
                 handle.thread_id, handle.run_id, context_to_dict(context)
             )
@@ -308,6 +306,25 @@ class RunManager:
                 if isinstance(handle.sink, EventPublisher):
                     await handle.sink.close()
 
+    async def _where_it_began(
+        self, graph: CompiledStateGraph[Any, Any, Any, Any], handle: RunHandle
+    ) -> str | None:
+        """The thread's checkpoint when the run first began (a rollback's target).
+
+        Kept in the run's record, so a run continued by another worker rolls back to where
+        it began, not to where it was taken over; the record shows who runs it now.
+        """
+        record = None
+        if self.records is not None:
+            record = await self.records.get(handle.thread_id, handle.run_id)
+        began = record.began_at if record is not None and record.began_at else None
+        if began is None:
+            began = await checkpoint_id(graph, handle.thread_id) or "-"
+        if self.records is not None:
+            await self.records.update(handle.thread_id, handle.run_id, status="running",
+                                      executor=self.instance, began_at=began)  # fmt: skip
+        return None if began == "-" else began
+
     async def _watch_cancel(self, handle: RunHandle, drive: asyncio.Task[None]) -> None:
         """Stop the run when someone asks for it to be cancelled (on any instance)."""
         if self.records is None:
@@ -362,29 +379,3 @@ class RunManager:
         for handle in self.runs.values():
             if handle.task is not None and not handle.done:
                 handle.task.cancel()
-
-
-async def checkpoint_id(
-    graph: CompiledStateGraph[Any, Any, Any, Any], thread_id: str
-) -> str | None:
-    """The id of the thread's latest checkpoint (None: the thread has none yet)."""
-    snap = await graph.aget_state({"configurable": {"thread_id": thread_id}})
-    found = (snap.config or {}).get("configurable", {}).get("checkpoint_id")
-    return str(found) if found and snap.created_at else None
-
-
-async def roll_back(
-    graph: CompiledStateGraph[Any, Any, Any, Any], thread_id: str, before: str | None
-) -> None:
-    """Put the thread back where a run found it: its checkpoint then is the latest again.
-
-    A copy of that checkpoint is written as the newest, so the cancelled run's steps are
-    left on a branch the thread no longer continues (its history and state follow the
-    latest checkpoint's line); a thread that had none is emptied.
-    """
-    if before is None:
-        assert graph.checkpointer is not None and not isinstance(graph.checkpointer, bool)
-        await graph.checkpointer.adelete_thread(thread_id)
-        return
-    config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_id": before}}
-    await graph.aupdate_state(config, None, as_node="__copy__")

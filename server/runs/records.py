@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, Protocol
 
 import redis.asyncio as aioredis
@@ -49,6 +49,8 @@ class RunRecord:
     cancel: str = ""
     """The cancel action asked for, if any."""
     webhook: str = ""
+    began_at: str = ""
+    """The thread's checkpoint id when the run first began (``-``: it had none)."""
 
     @property
     def done(self) -> bool:
@@ -59,6 +61,7 @@ class RunRecord:
         """The record as an API response (no webhook address: it may carry a secret)."""
         out = asdict(self)
         out.pop("webhook")
+        out.pop("began_at")
         return out
 
 
@@ -91,7 +94,13 @@ class RunRecords(Protocol):
 
 
 def _record(raw: bytes | str) -> RunRecord:
-    return RunRecord(**json.loads(raw))
+    """A stored record.
+
+    Fields this version does not know (written by a newer one during a rolling upgrade) are
+    left out rather than failing every read.
+    """
+    known = {f.name for f in fields(RunRecord)}
+    return RunRecord(**{k: v for k, v in json.loads(raw).items() if k in known})
 
 
 class RedisRunRecords:

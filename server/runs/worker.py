@@ -142,9 +142,12 @@ class Worker:
     async def _run(self, entry: str, job: Job) -> bool:
         """Execute one job; True when it needs no worker any more."""
         record = await self.records.get(job.thread_id, job.run_id)
-        if record is None or record.status in FINISHED:
-            return True
         coordinator = self.runs.coordinator
+        if record is None or record.status in FINISHED:
+            if job.lock_token and (record is None or record.status == "cancelled"):
+                # cancelled while it waited: free the thread it held (if it still does)
+                await coordinator.release(job.thread_id, job.lock_token)
+            return True
         token = self.runs.token(job.run_id)
         if await self.records.cancel_requested(job.thread_id, job.run_id) is not None:
             if job.lock_token:  # cancelled while it waited: free the thread it held

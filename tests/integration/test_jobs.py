@@ -12,6 +12,7 @@ import hmac
 import http.server
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -463,3 +464,26 @@ def test_the_command_line_detaches_a_research_run_lists_and_cancels_runs(world) 
     assert again.returncode == 2 and "already ended (cancelled)" in again.stderr
     unknown = cli("runs", "list", "no-such-thread")
     assert unknown.returncode == 2 and "no runs recorded" in unknown.stderr
+
+
+def test_a_run_cancelled_before_a_worker_took_it_never_runs_and_frees_its_thread(world) -> None:
+    api, alice = world["api"].url, world["alice"]
+    workers = list(world["workers"])
+    with httpx.Client(timeout=60) as c:
+        thread = new_thread(c, api, alice)
+        for w in workers:  # no worker takes anything for now
+            w.popen.send_signal(signal.SIGSTOP)
+        try:
+            waiting = background(c, api, alice, thread)
+            stopped = cancel(c, api, alice, thread, waiting["run_id"])
+            after = c.post(f"{api}/threads/{thread}/runs", json={**QUESTION, "stream": False},
+                           headers=auth(alice))  # fmt: skip
+        finally:
+            for w in workers:
+                w.popen.send_signal(signal.SIGCONT)
+        done = join(c, api, alice, thread, after.json()["run_id"])["run"]
+        never = record(c, api, alice, thread, waiting["run_id"])
+    assert stopped.status_code == 202 and stopped.json()["status"] == "cancelled"
+    assert after.status_code == 202, after.text  # the thread was free at once, not after 10 min
+    assert done["status"] == "success"
+    assert never["status"] == "cancelled" and never["executor"] == ""
