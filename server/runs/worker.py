@@ -154,12 +154,8 @@ class Worker:
                 await coordinator.release(job.thread_id, job.lock_token)
             await self.records.update(job.thread_id, job.run_id, status="cancelled")
             return True
-        handle = RunHandle(run_id=job.run_id, thread_id=job.thread_id, owner=job.owner)
-        started = record.status != "pending"  # it ran before: its worker died or handed it back
-        if started and self.events is not None and await seed(self.events, handle):
-            return True  # it ended, but its worker died before it acknowledged the job
-        got = bool(job.lock_token) and not started
-        if got:
+        got = bool(job.lock_token) and record.status == "pending"
+        if got:  # the lock the accepting instance took for it passes to this worker
             got = await coordinator.handoff(
                 job.thread_id, job.lock_token, token, self.runs.lock_ttl_ms
             )
@@ -173,6 +169,15 @@ class Worker:
             got = await coordinator.acquire(job.thread_id, token, self.runs.lock_ttl_ms)
             if not got:
                 await asyncio.sleep(0.25)
+        # the thread is this worker's now: look again (a worker that was only slow may have
+        # finished the run, or published more of it, while this one waited)
+        record = await self.records.get(job.thread_id, job.run_id)
+        handle = RunHandle(run_id=job.run_id, thread_id=job.thread_id, owner=job.owner)
+        started = record is not None and record.status != "pending"  # it ran before
+        ended = started and self.events is not None and await seed(self.events, handle)
+        if record is None or record.status in FINISHED or ended:
+            await coordinator.release(job.thread_id, token)
+            return True
         limits = self.runs.limits
         if limits is not None and job.limit_key:  # counted as this worker's run from now on
             with contextlib.suppress(Exception):
