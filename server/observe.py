@@ -103,6 +103,12 @@ class Metrics:
             ["source"],
             registry=r,
         )
+        self.queue_runs = Gauge(
+            "seekgraph_queue_runs",
+            "Runs in the run queue: pending (no worker took them yet) or claimed (in work).",
+            ["state"],
+            registry=r,
+        )
         self.connector_failing = Gauge(
             "seekgraph_connector_failing",
             "1 while a live connector's last sync failed (expired token, service down: "

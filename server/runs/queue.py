@@ -182,7 +182,10 @@ class RedisRunQueue:
 
     async def depth(self) -> dict[str, int]:
         """From ``XINFO GROUPS``: entries not yet delivered (lag) and delivered, not acked."""
-        groups = await self.r.xinfo_groups(self.key)
+        try:
+            groups = await self.r.xinfo_groups(self.key)
+        except ResponseError:  # no run was ever queued here: no stream yet
+            return {"pending": 0, "claimed": 0}
         for group in groups:
             if _text(group.get("name")) == GROUP:
                 lag = group.get("lag")

@@ -114,10 +114,12 @@ def test_a_background_run_is_executed_by_a_worker_and_joined_on_another_instance
         assert accepted["status"] == "pending" and accepted["background"] is True
         joined = join(c, api2, alice, thread, accepted["run_id"])
         listed = c.get(f"{api2}/threads/{thread}/runs", headers=auth(alice)).json()
+        metrics = c.get(f"{api}/metrics", headers=auth(world["env"]["SEEKGRAPH_INTERNAL_TOKEN"]))
     assert joined["run"]["status"] == "success"
     assert joined["run"]["executor"] in {w.url for w in world["workers"]}
     assert joined["values"]["answer"] and joined["values"]["citations"]
     assert [r["run_id"] for r in listed] == [accepted["run_id"]]
+    assert 'seekgraph_queue_runs{state="pending"} 0.0' in metrics.text  # nothing left waiting
 
 
 def test_a_run_streamed_from_an_api_only_instance_resumes_on_another(world) -> None:

@@ -54,6 +54,8 @@ async def metrics(app: AppDep, _: OperatorDep) -> Response:
             app.metrics.synced_at.labels(connector.name).set(kept["at"])
         app.metrics.sync_problems.labels(connector.name).set(len(kept.get("problems") or []))
         app.metrics.connector_failing.labels(connector.name).set(1 if kept.get("error") else 0)
+    for state, count in (await app.queue.depth()).items():
+        app.metrics.queue_runs.labels(state).set(count)
     return Response(generate_latest(app.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
