@@ -136,6 +136,11 @@ async def result_of(frames: AsyncIterator[bytes], thread: str, ctx: Context) -> 
 
 
 UserOf = Callable[[Context], Awaitable[User]]
+#: The tools' shared arguments.
+Sources = Annotated[
+    list[str], Field(max_length=MAX_SOURCES, description="Sources to search; all if empty.")
+]
+Question = Annotated[str, Field(min_length=1, max_length=4000)]
 
 
 def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
@@ -151,10 +156,7 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
     async def search(
         query: Annotated[str, Field(min_length=1, max_length=4000)],
         ctx: Context,
-        sources: Annotated[
-            list[str],
-            Field(max_length=MAX_SOURCES, description="Sources to search; all if empty."),
-        ] = [],  # noqa: B006
+        sources: Sources = [],  # noqa: B006
         k: Annotated[int, Field(ge=1, le=50, description="Passages to return.")] = 8,
     ) -> SearchResult:
         """Find passages about `query` in every source the caller may search."""
@@ -194,12 +196,9 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     async def ask(
-        question: Annotated[str, Field(min_length=1, max_length=4000)],
+        question: Question,
         ctx: Context,
-        sources: Annotated[
-            list[str],
-            Field(max_length=MAX_SOURCES, description="Sources to search; all if empty."),
-        ] = [],  # noqa: B006
+        sources: Sources = [],  # noqa: B006
         mode: Literal["auto", "llm", "extractive"] = "auto",
         thread_id: Annotated[
             str | None, Field(max_length=200, description="Continue this thread.")
@@ -219,12 +218,9 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     async def research(
-        question: Annotated[str, Field(min_length=1, max_length=4000)],
+        question: Question,
         ctx: Context,
-        sources: Annotated[
-            list[str],
-            Field(max_length=MAX_SOURCES, description="Sources to search; all if empty."),
-        ] = [],  # noqa: B006
+        sources: Sources = [],  # noqa: B006
     ) -> AskResult:
         """Write a cited research report on `question` (minutes: progress is reported).
 
