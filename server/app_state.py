@@ -25,6 +25,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 from graph.flows import DEFAULT_FLOW
+from graph.ingest import WorkerEmbedding
 from server.audit import AuditLog, RedisAuditLog, SqliteAuditLog
 from server.auth import ApiKeyStore
 from server.bootstrap import build_services, close_services, flow_graphs
@@ -34,6 +35,7 @@ from server.runs.coordination import Coordinator, RedisCoordinator
 from server.runs.events import RedisEventLog
 from server.runs.fencing import FencedRedisSaver, FencedSqliteSaver
 from server.runs.handle import RunHandle
+from server.runs.ingest import IngestWorker, ingest_jobs, ingest_queue
 from server.runs.local_coordination import LocalCoordinator
 from server.runs.manager import RunManager
 from server.runs.queue import LocalRunQueue, RedisRunQueue, RunQueue
@@ -78,6 +80,8 @@ class AppState:
     """Where queued runs publish their events (Redis only)."""
     worker: Worker | None = None
     """This process's worker (None: an API-only instance)."""
+    ingester: IngestWorker | None = None
+    """This process's ingest worker (with a worker, when the index is on Redis)."""
 
     async def flow_of(self, thread_id: str) -> str:
         """The flow the thread runs (its runs' checkpoints say; a new thread: the default)."""
@@ -218,6 +222,22 @@ async def open_app_state(
         )
         if role == "serve":
             background.append(asyncio.create_task(worker.run()))
+    ingester = None
+    if redis_client is not None and settings.index_backend == "redis":
+        jobs = ingest_jobs(sync_client, settings.ingest_queue)
+        for _, index in services.registry.connectors:  # scheduled syncs embed on the workers
+            index.workers = WorkerEmbedding(jobs)
+        if worker is not None:
+            ingester = IngestWorker(
+                queue=ingest_queue(redis_client, settings.ingest_queue),
+                jobs=jobs,
+                redis_url=str(settings.redis_url),
+                embedder=services.embedder,
+                name=worker.name,
+                claim_idle_ms=int(settings.claim_idle_seconds * 1000),
+            )
+            if role == "serve":
+                background.append(asyncio.create_task(ingester.run()))
     if services.registry.connectors:
         minutes = settings.connector_sync_minutes
         background.append(asyncio.create_task(sync_loop(services.registry.connectors, minutes)))
@@ -242,6 +262,7 @@ async def open_app_state(
         queue=queue,
         events=events,
         worker=worker,
+        ingester=ingester,
     )
 
 
@@ -271,6 +292,8 @@ async def close_app_state(state: AppState) -> None:
     """Stop the live runs (their checkpoints stay) and close what the state opened."""
     if state.worker is not None:  # its runs end, or go back to the queue for another worker
         await state.worker.drain(state.settings.shutdown_grace_seconds)
+    if state.ingester is not None:
+        await state.ingester.drain(state.settings.shutdown_grace_seconds)
     for task in state.background:
         task.cancel()
     await state.runs.shutdown()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.graph.state import CompiledStateGraph
 
@@ -15,7 +15,7 @@ from graph.flows import FLOWS
 from nodes.services import Services
 from providers.chat import ChatModelConfig, aclose_chat_clients, load_chat_model
 from providers.cohere_rerank import CohereReranker
-from providers.embeddings import load_embedder
+from providers.embeddings import Embedder, load_embedder
 from providers.rerank import LocalReranker, Reranker
 from server.images import load_image
 from server.settings import Settings
@@ -26,6 +26,9 @@ from sources.index_vectors import reranker_embedder
 from sources.registry import SourceRegistry
 from sources.web import WebSource, web_source
 from sources.web_fetch import FetchPolicy, PageFetcher
+
+if TYPE_CHECKING:
+    from sources.redis_index import RedisIndex
 from sources.workspace import (
     SyncReport,
     WorkspaceError,
@@ -185,20 +188,33 @@ def connect(registry: SourceRegistry, connectors: list[Connector]) -> None:
     registry.memberships = lambda user: member_groups(index, names, user)
 
 
+def shared_index(settings: Settings, workspace: Path, embedder: Embedder) -> RedisIndex | None:
+    """The workspace's index on Redis when ``SEEKGRAPH_INDEX_BACKEND=redis`` (else None)."""
+    if settings.index_backend != "redis":
+        return None
+    if not settings.redis_url:
+        raise WorkspaceError("SEEKGRAPH_INDEX_BACKEND=redis needs SEEKGRAPH_REDIS_URL")
+    from sources.redis_index import RedisIndex
+
+    scope = hashlib.sha256(str(workspace).encode()).hexdigest()[:12]
+    return RedisIndex(
+        settings.redis_url, embedder, prefix=f"seekgraph:index:{scope}:{embedder.name}:"
+    )
+
+
+def open_index(settings: Settings, workspace: Path, embedder: Embedder) -> Any:
+    """The workspace's index: on Redis, or the embedded SQLite file (``index_path``)."""
+    shared = shared_index(settings, workspace, embedder)
+    if shared is not None:
+        return shared
+    return EmbeddedIndex(index_path(settings, workspace), embedder)
+
+
 def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
     """Open (and sync) the workspace and load the configured models."""
     embedder = load_embedder(settings.embedding_model)
     workspace = workspace_of(settings)
-    shared = None
-    if settings.index_backend == "redis":
-        if not settings.redis_url:
-            raise WorkspaceError("SEEKGRAPH_INDEX_BACKEND=redis needs SEEKGRAPH_REDIS_URL")
-        from sources.redis_index import RedisIndex
-
-        scope = hashlib.sha256(str(workspace).encode()).hexdigest()[:12]
-        shared = RedisIndex(
-            settings.redis_url, embedder, prefix=f"seekgraph:index:{scope}:{embedder.name}:"
-        )
+    shared = shared_index(settings, workspace, embedder)
     registry, report = open_workspace(
         workspace, index_path(settings, workspace), embedder, index=shared
     )

@@ -248,6 +248,12 @@ class Settings(BaseSettings):
         description="The Redis stream that holds the run queue; deployments that share one "
         "Redis give each its own.",
     )
+    ingest_queue: str = Field(
+        default="seekgraph:ingestq",
+        max_length=200,
+        description="The Redis stream of embedding batches (`seekgraph index --detach`, "
+        "connector syncs) that the workers take.",
+    )
     webhook_secret: SecretStr | None = Field(
         default=None,
         description="Key of the HMAC-SHA256 signature on webhook deliveries "

@@ -17,13 +17,17 @@ from providers.embeddings import Embedder, calibrate_cosine, text_hash
 from providers.terms import segmented
 from sources.base import User
 from sources.embedded_schema import claim_lease, migrate, release_lease
-from sources.index_source import IndexedDocument, context_chunks, with_message_context
+from sources.index_source import (
+    IndexedDocument,
+    context_chunks,
+    passage_texts,
+    with_message_context,
+)
 from sources.scoring import (
     FIELD_WEIGHTS,
     chunk_embed_text,
     fuse,
     lexical_terms,
-    plain_embed_texts,
 )
 from state.models import Chunk, Document, Hit, hit_of
 
@@ -137,10 +141,7 @@ class EmbeddedIndex:
         """
         docs = list({d.doc_id: d for d in docs}.values())
         all_chunks = [(d, c) for d in docs for c in d.chunks]
-        texts = [chunk_embed_text(d.title, c) for d, c in all_chunks]
-        # a message indexed with its previous one: its own vector too, for the reranker
-        plain = [t for d, c in all_chunks for t in plain_embed_texts(d.title, c)]
-        vectors = self._embed_cached(texts + plain, progress=progress)[: len(texts)]
+        vectors = self._embed_cached(passage_texts(docs), progress=progress)[: len(all_chunks)]
         written = 0
         with self._lock, self._conn:
             for d in docs:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sources.base import User, hide_unseen_links
+from sources.scoring import chunk_embed_text, plain_embed_texts
 from state.models import AUTHORITY_BY_KIND, Chunk, Document, Hit
 
 
@@ -121,6 +122,17 @@ class EmbeddedSource:
     async def visible(self, doc_id: str, user: User) -> bool:
         """Whether ``user`` may read ``doc_id`` now (the index checks its ACL)."""
         return await asyncio.to_thread(self.index.read, self.name, doc_id, user) is not None
+
+
+def passage_texts(docs: list[IndexedDocument]) -> list[str]:
+    """What an index embeds for ``docs``: each chunk in context, then each message alone.
+
+    A message indexed with its previous one gets its own vector too, for the reranker; the
+    first ``sum(len(d.chunks))`` vectors are the chunks', in order.
+    """
+    pairs = [(d, c) for d in docs for c in d.chunks]
+    texts = [chunk_embed_text(d.title, c) for d, c in pairs]
+    return texts + [t for d, c in pairs for t in plain_embed_texts(d.title, c)]
 
 
 def id_prefixes(doc_id: str) -> list[str]:

@@ -25,13 +25,16 @@ from redis.commands.search.query import Query
 from providers.embeddings import Embedder, calibrate_cosine
 from providers.terms import segmented
 from sources.base import User
-from sources.index_source import IndexedDocument, context_chunks, with_message_context
+from sources.index_source import (
+    IndexedDocument,
+    context_chunks,
+    passage_texts,
+    with_message_context,
+)
 from sources.scoring import (
     FIELD_WEIGHTS,
-    chunk_embed_text,
     fuse,
     lexical_terms,
-    plain_embed_texts,
 )
 from state.models import Chunk, Document, Hit, hit_of
 
@@ -39,21 +42,19 @@ log = logging.getLogger(__name__)
 _TAG_SPECIAL = re.compile(r"([,.<>{}\[\]\"':;!@#$%^&*()\-+=~|/\\ ])")
 
 
+def content_key(text: str) -> str:
+    """A passage's key in the vector cache (its text's SHA-256)."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def tag(value: str) -> str:
-    """A value escaped for a RediSearch tag query."""
-    return _TAG_SPECIAL.sub(r"\\\1", value)
-
-
-def text_term(value: str) -> str:
-    """A word escaped for a RediSearch text query."""
+    """A value escaped for a RediSearch tag or text query."""
     return _TAG_SPECIAL.sub(r"\\\1", value)
 
 
 #: Renew a lease its owner holds (compare and set, atomically).
 _RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 """
 #: Delete a lease only when its owner gives it back.
@@ -71,6 +72,8 @@ class RedisIndex:
         self.embedder = embedder
         self.prefix = prefix
         self.name = f"{prefix}idx"
+        # hands missing vectors to the workers (set by a server that has them)
+        self.workers: Callable[[RedisIndex, list[str]], None] | None = None
         self._ensure()
 
     def schema(self) -> list[Field]:
@@ -162,29 +165,56 @@ class RedisIndex:
     ) -> list[np.ndarray]:
         """Vectors by content hash from the cache; only the missing ones are computed.
 
-        ``progress(done, total)`` follows each batch computed, as on the SQLite index.
+        ``progress(done, total)`` follows each batch computed, as on the SQLite index. With
+        ``workers`` set (``ingest_jobs.WorkerEmbedding``), the missing ones are first handed
+        to the workers and read back from the cache; what they leave is computed here.
         """
-        key = f"{self.prefix}emb:{self.embedder.name}"
-        hashes = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
-        cached = self.r.hmget(key, hashes) if hashes else []
-        found = {
+        if store and self.workers is not None and (absent := self.missing_texts(texts)):
+            self.workers(self, absent)
+        hashes = [content_key(t) for t in texts]
+        found = self._cached(hashes)
+        missing = [t for h, t in dict(zip(hashes, texts, strict=True)).items() if h not in found]
+        found.update(self._compute(missing, store, progress))
+        return [found[h] for h in hashes]
+
+    def _compute(
+        self, texts: list[str], store: bool, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, np.ndarray]:
+        out = {}
+        for start in range(0, len(texts), 64):
+            part = [(content_key(t), t) for t in texts[start : start + 64]]
+            vecs = self.embedder.embed_passages([t for _, t in part])
+            if progress is not None:
+                progress(start + len(part), len(texts))
+            for (h, _), v in zip(part, vecs, strict=True):
+                out[h] = v.astype(np.float32)
+            if store:
+                self.r.hset(self._cache_key, mapping={h: out[h].tobytes() for h, _ in part})
+        return out
+
+    @property
+    def _cache_key(self) -> str:
+        return f"{self.prefix}emb:{self.embedder.name}"
+
+    def _cached(self, hashes: list[str]) -> dict[str, np.ndarray]:
+        cached = self.r.hmget(self._cache_key, hashes) if hashes else []
+        return {
             h: np.frombuffer(bytes(v), dtype=np.float32)  # type: ignore[arg-type]
             for h, v in zip(hashes, cached, strict=True)
             if v is not None
         }
-        missing = [
-            (h, t) for h, t in dict(zip(hashes, texts, strict=True)).items() if h not in found
-        ]
-        for start in range(0, len(missing), 64):
-            part = missing[start : start + 64]
-            vecs = self.embedder.embed_passages([t for _, t in part])
-            if progress is not None:
-                progress(start + len(part), len(missing))
-            for (h, _), v in zip(part, vecs, strict=True):
-                found[h] = v.astype(np.float32)
-            if store:
-                self.r.hset(key, mapping={h: found[h].tobytes() for h, _ in part})
-        return [found[h] for h in hashes]
+
+    def missing_texts(self, texts: list[str]) -> list[str]:
+        """The texts (once each) whose vectors are not in the cache yet."""
+        unique = {content_key(t): t for t in texts}
+        found = self._cached(list(unique))
+        return [t for h, t in unique.items() if h not in found]
+
+    def store_vectors(self, texts: list[str]) -> int:
+        """Compute and cache the vectors of ``texts`` not cached yet; how many were computed."""
+        missing = self.missing_texts(texts)
+        self._compute(missing, store=True)
+        return len(missing)
 
     def upsert(
         self, docs: Iterable[IndexedDocument], progress: Callable[[int, int], None] | None = None
@@ -195,10 +225,8 @@ class RedisIndex:
         """
         docs = list({d.doc_id: d for d in docs}.values())
         pairs = [(d, c) for d in docs for c in d.chunks]
-        texts = [chunk_embed_text(d.title, c) for d, c in pairs]
         # a message indexed with its previous one: its own vector too, for the reranker
-        plain = [t for d, c in pairs for t in plain_embed_texts(d.title, c)]
-        vectors = self.passage_vectors(texts + plain, progress=progress)[: len(texts)]
+        vectors = self.passage_vectors(passage_texts(docs), progress=progress)[: len(pairs)]
         self.delete(d.doc_id for d in docs)
         pipe = self.r.pipeline(transaction=False)
         for d in docs:
@@ -274,7 +302,7 @@ class RedisIndex:
         lexical: dict[str, float] = {}
         words = lexical_terms(query)
         if words:
-            text = "|".join(text_term(w) for w in words)
+            text = "|".join(tag(w) for w in words)
             q = (
                 Query(f"(@title|heading|text|preceding:({text})) {where}")
                 .scorer("BM25STD")

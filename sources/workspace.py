@@ -22,7 +22,7 @@ from sources.chunking import IngestError
 from sources.embedded import EmbeddedIndex
 from sources.errors import WorkspaceError as WorkspaceError
 from sources.index_source import EmbeddedSource, apply_documents
-from sources.ingest import files_under, read_folder
+from sources.ingest import Ingested, files_under, read_folder
 from sources.registry import SourceRegistry
 
 
@@ -120,6 +120,29 @@ def people_of(config: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def read_source(
+    folder: Path,
+    name: str,
+    kind: str,
+    acl: list[str],
+    channels: dict[str, list[str]] | None = None,
+    progress: Callable[[Path], None] | None = None,
+    people: dict[str, str] | None = None,
+) -> Ingested:
+    """Read one source folder or zip into documents with their chunks (nothing embedded)."""
+    if kind not in KINDS:
+        raise WorkspaceError(f"source {name!r}: kind must be one of {', '.join(KINDS)}")
+    if folder.is_file() and folder.suffix.lower() == ".zip":
+        try:
+            with unzipped(folder) as root:
+                return read_folder(root, name, kind, acl, channels, progress, people)
+        except IngestError as exc:
+            raise WorkspaceError(f"source {name!r}: {exc}") from None
+    if folder.is_dir():
+        return read_folder(folder, name, kind, acl, channels, progress, people)
+    raise WorkspaceError(f"source {name!r}: folder {folder} does not exist")
+
+
 def sync_source(
     index: EmbeddedIndex,
     folder: Path,
@@ -133,18 +156,7 @@ def sync_source(
 ) -> SyncReport:
     """Index what changed in one source folder or zip (by content hash); remove what is gone."""
     started = time.perf_counter()
-    if kind not in KINDS:
-        raise WorkspaceError(f"source {name!r}: kind must be one of {', '.join(KINDS)}")
-    if folder.is_file() and folder.suffix.lower() == ".zip":
-        try:
-            with unzipped(folder) as root:
-                read = read_folder(root, name, kind, acl, channels, progress, people)
-        except IngestError as exc:
-            raise WorkspaceError(f"source {name!r}: {exc}") from None
-    elif folder.is_dir():
-        read = read_folder(folder, name, kind, acl, channels, progress, people)
-    else:
-        raise WorkspaceError(f"source {name!r}: folder {folder} does not exist")
+    read = read_source(folder, name, kind, acl, channels, progress, people)
     changed, gone, chunks = apply_documents(index, name, read.documents, embed_progress)
     # the source's sync state, kept with the index (operators read it: GET /metrics)
     state = {"at": time.time(), "indexed": changed, "problems": len(read.problems)}

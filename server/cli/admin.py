@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from server.cli.common import CliError, settings_of
+from server.settings import Settings
 from sources.errors import WorkspaceError
 
 
@@ -20,8 +21,7 @@ def index_folder(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from providers.embeddings import load_embedder
-    from server.bootstrap import index_path, workspace_of
-    from sources.embedded import EmbeddedIndex
+    from server.bootstrap import open_index, workspace_of
     from sources.slack_export import is_slack_export
     from sources.workspace import load_config, people_of, register_source, sync_source
 
@@ -40,7 +40,12 @@ def index_folder(args: argparse.Namespace) -> int:
     # Chat exports: channel membership is the ACL (the workspace's channel list, then the
     # export's own channels.json); --acl only covers channels that neither lists.
     channels = dict(config.get("channels", {})) if args.kind == "messages" else None
-    index = EmbeddedIndex(index_path(settings, workspace), load_embedder(settings.embedding_model))
+    if args.detach:
+        return _index_detached(args, settings, folder, channels, people_of(config))
+    try:
+        index = open_index(settings, workspace, load_embedder(settings.embedding_model))
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
     files = 0 if zipped else sum(1 for p in folder.rglob("*") if p.is_file())
     bar = {"file": sys.stderr, "disable": None}  # no bars when stderr is not a terminal
     reading = tqdm(total=files, unit="file", desc=f"reading {args.source}", **bar)
@@ -86,11 +91,81 @@ def index_folder(args: argparse.Namespace) -> int:
     return 0
 
 
+def _index_detached(
+    args: argparse.Namespace,
+    settings: Settings,
+    folder: Path,
+    channels: dict[str, list[str]] | None,
+    people: dict[str, str],
+) -> int:
+    """Read and chunk here; queue the embedding as batches for the workers; print the job."""
+    from providers.embeddings import load_embedder
+    from server.bootstrap import shared_index, workspace_of
+    from server.runs.ingest import ingest_jobs
+    from sources.workspace import read_source
+
+    if not settings.redis_url or settings.index_backend != "redis":
+        raise CliError(
+            "--detach hands the embedding to `seekgraph worker` processes through Redis: set "
+            "SEEKGRAPH_REDIS_URL and SEEKGRAPH_INDEX_BACKEND=redis (or index without --detach)"
+        )
+    try:
+        index = shared_index(
+            settings, workspace_of(settings), load_embedder(settings.embedding_model)
+        )
+        read = read_source(folder, args.source, args.kind, list(args.acl), channels, people=people)
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    assert index is not None
+    spec = {"name": args.source, "kind": args.kind, "path": str(folder), "acl": list(args.acl)}
+    try:
+        job_id, batches = ingest_jobs(index.r, settings.ingest_queue).plan(
+            index, spec, read.documents, read.problems
+        )
+    finally:
+        index.close()
+    for problem in read.problems:
+        print(f"skipped: {problem}", file=sys.stderr)
+    print(
+        f"{args.source}: {len(read.documents)} documents read; ingest job {job_id} queued "
+        f"({batches} embedding batches for the workers)"
+    )
+    print(f"follow it: seekgraph ingest show {job_id}", file=sys.stderr)
+    return 0
+
+
+def ingest_command(args: argparse.Namespace) -> int:
+    """``seekgraph ingest list|show``: the ingest jobs and their progress (Redis)."""
+    import json
+
+    import redis
+
+    from server.runs.ingest import ingest_jobs
+
+    settings = settings_of(args)
+    if not settings.redis_url:
+        raise CliError("ingest jobs live in Redis: set SEEKGRAPH_REDIS_URL")
+    client = redis.Redis.from_url(settings.redis_url)
+    try:
+        jobs = ingest_jobs(client, settings.ingest_queue)
+        if args.ingest_command == "list":
+            for job in jobs.recent(args.limit):
+                print(f"{job['job_id']}\t{job.get('source', '')}\t{job['status']}\t"
+                      f"{job['done']}/{job['batches']} batches")  # fmt: skip
+            return 0
+        found = jobs.status(args.job_id)
+        if found is None:
+            raise CliError(f"no ingest job {args.job_id!r} (jobs are kept 7 days)")
+        print(json.dumps(found, indent=2, sort_keys=True))
+        return 1 if found["status"] == "failed" else 0
+    finally:
+        client.close()
+
+
 def manage_sources(args: argparse.Namespace) -> int:
     """List the workspace's and the added sources, or remove an added one."""
     from providers.embeddings import load_embedder
-    from server.bootstrap import index_path, workspace_of
-    from sources.embedded import EmbeddedIndex
+    from server.bootstrap import open_index, workspace_of
     from sources.workspace import load_config, registered_sources, unregister_source
 
     settings = settings_of(args)
@@ -99,7 +174,10 @@ def manage_sources(args: argparse.Namespace) -> int:
         config = load_config(workspace)
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
-    index = EmbeddedIndex(index_path(settings, workspace), load_embedder(settings.embedding_model))
+    try:
+        index = open_index(settings, workspace, load_embedder(settings.embedding_model))
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
     try:
         if args.action == "list":
             for spec in config["sources"]:

@@ -85,6 +85,18 @@ def _parser() -> argparse.ArgumentParser:
         help="who may read it: user:NAME or group:NAME (repeatable)",
     )
     index.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
+    index.add_argument(
+        "--detach",
+        action="store_true",
+        help="read here, queue the embedding for `seekgraph worker` processes and return "
+        "(needs SEEKGRAPH_REDIS_URL and SEEKGRAPH_INDEX_BACKEND=redis)",
+    )
+    ingest = sub.add_parser("ingest", help="ingest jobs queued by index --detach: list, show")
+    ingest_sub = ingest.add_subparsers(dest="ingest_command", required=True)
+    ingest_list = ingest_sub.add_parser("list", help="the newest jobs and their progress")
+    ingest_list.add_argument("--limit", type=int, default=20)
+    ingest_show = ingest_sub.add_parser("show", help="one job: status, batches, workers, counts")
+    ingest_show.add_argument("job_id")
     sources = sub.add_parser("sources", help="list the sources, or remove one added by index")
     sources.add_argument("action", choices=["list", "remove"])
     sources.add_argument("name", nargs="?", help="the source to remove")
@@ -330,6 +342,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return index_folder(args)
         if args.command == "sources":
             return manage_sources(args)
+        if args.command == "ingest":
+            from server.cli.admin import ingest_command
+
+            return ingest_command(args)
         if args.command == "serve":
             from server.cli.serve import serve
 

@@ -33,8 +33,10 @@ async def worker_command(args: argparse.Namespace) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         running = asyncio.create_task(worker.run())
+        ingesting = asyncio.create_task(state.ingester.run()) if state.ingester else None
+        also = " and ingest batches" if ingesting else ""
         print(
-            f"seekgraph worker {worker.name}: up to {worker.concurrency} runs at once",
+            f"seekgraph worker {worker.name}: up to {worker.concurrency} runs at once{also}",
             file=sys.stderr,
             flush=True,
         )
@@ -46,7 +48,11 @@ async def worker_command(args: argparse.Namespace) -> int:
                 running.result()  # a worker that stopped by itself failed: say why
             print(f"seekgraph worker {worker.name}: draining", file=sys.stderr, flush=True)
             await worker.drain(settings.shutdown_grace_seconds)
+            if state.ingester is not None:
+                await state.ingester.drain(settings.shutdown_grace_seconds)
         finally:
             running.cancel()
+            if ingesting is not None:
+                ingesting.cancel()
             await close_app_state(state)
     return 0

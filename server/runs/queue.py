@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
@@ -52,12 +53,23 @@ class Job:
         return cls(**json.loads(raw))
 
 
+class Payload(Protocol):
+    """What a stream entry carries: a run's ``Job``, or an ingest task."""
+
+    def dumps(self) -> str:
+        """As the stream entry's payload."""
+        ...
+
+
+P = TypeVar("P", bound=Payload)
+
+
 @dataclass
-class Claimed:
+class Claimed(Generic[P]):
     """A job a worker holds, with its entry id (to acknowledge, touch or release)."""
 
     entry: str
-    job: Job
+    job: P
 
 
 class RunQueue(Protocol):
@@ -71,11 +83,11 @@ class RunQueue(Protocol):
         """Add a job; returns its entry id."""
         ...
 
-    async def claim(self, consumer: str, count: int, block_ms: int) -> list[Claimed]:
+    async def claim(self, consumer: str, count: int, block_ms: int) -> list[Claimed[Job]]:
         """New jobs for ``consumer`` (waits up to ``block_ms`` for one)."""
         ...
 
-    async def reclaim(self, consumer: str, idle_ms: int, count: int) -> list[Claimed]:
+    async def reclaim(self, consumer: str, idle_ms: int, count: int) -> list[Claimed[Job]]:
         """Jobs of workers silent for ``idle_ms``, now ``consumer``'s."""
         ...
 
@@ -100,15 +112,16 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-class RedisRunQueue:
-    """The queue on a Redis Stream with the consumer group ``workers``."""
+class RedisStreamQueue(Generic[P]):
+    """A queue on a Redis Stream with the consumer group ``workers``."""
 
     #: An idle time that any ``reclaim`` passes: what ``release`` gives an entry.
     RELEASED_IDLE_MS = 10**12
 
-    def __init__(self, client: aioredis.Redis, key: str = "seekgraph:runq") -> None:
+    def __init__(self, client: aioredis.Redis, key: str, loads: Callable[[bytes | str], P]) -> None:
         self.r = client
         self.key = key
+        self.loads = loads
 
     async def setup(self) -> None:
         """Create the stream and its group unless they exist."""
@@ -118,20 +131,20 @@ class RedisRunQueue:
             if "BUSYGROUP" not in str(exc):
                 raise
 
-    async def put(self, job: Job) -> str:
+    async def put(self, job: P) -> str:
         """``XADD``."""
         return _text(await self.r.xadd(self.key, {"job": job.dumps()}))
 
-    def _claimed(self, entries: Any) -> list[Claimed]:
+    def _claimed(self, entries: Any) -> list[Claimed[P]]:
         out = []
         for entry_id, fields in entries or []:
             if not fields:  # deleted while pending
                 continue
             raw = fields.get(b"job", fields.get("job"))
-            out.append(Claimed(_text(entry_id), Job.loads(raw)))
+            out.append(Claimed(_text(entry_id), self.loads(raw)))
         return out
 
-    async def claim(self, consumer: str, count: int, block_ms: int) -> list[Claimed]:
+    async def claim(self, consumer: str, count: int, block_ms: int) -> list[Claimed[P]]:
         """``XREADGROUP … >``."""
         try:
             found: Any = await self.r.xreadgroup(
@@ -144,7 +157,7 @@ class RedisRunQueue:
             return []
         return [c for _, entries in found or [] for c in self._claimed(entries)]
 
-    async def reclaim(self, consumer: str, idle_ms: int, count: int) -> list[Claimed]:
+    async def reclaim(self, consumer: str, idle_ms: int, count: int) -> list[Claimed[P]]:
         """``XAUTOCLAIM`` from the start of the pending list."""
         try:
             result: Any = await self.r.xautoclaim(
@@ -193,12 +206,19 @@ class RedisRunQueue:
         return {"pending": 0, "claimed": 0}
 
 
+class RedisRunQueue(RedisStreamQueue[Job]):
+    """The run queue: ``Job`` entries on ``key``."""
+
+    def __init__(self, client: aioredis.Redis, key: str = "seekgraph:runq") -> None:
+        super().__init__(client, key, Job.loads)
+
+
 class LocalRunQueue:
     """The queue for one process: an ``asyncio.Queue`` (nothing survives a restart)."""
 
     def __init__(self) -> None:
-        self._queue: asyncio.Queue[Claimed] = asyncio.Queue()
-        self._held: dict[str, Claimed] = {}
+        self._queue: asyncio.Queue[Claimed[Job]] = asyncio.Queue()
+        self._held: dict[str, Claimed[Job]] = {}
         self._next = 0
 
     async def setup(self) -> None:
@@ -211,7 +231,7 @@ class LocalRunQueue:
         await self._queue.put(Claimed(entry, job))
         return entry
 
-    async def claim(self, consumer: str, count: int, block_ms: int) -> list[Claimed]:
+    async def claim(self, consumer: str, count: int, block_ms: int) -> list[Claimed[Job]]:
         """Up to ``count`` jobs, waiting up to ``block_ms`` for the first."""
         try:
             first = await asyncio.wait_for(self._queue.get(), block_ms / 1000)
@@ -224,7 +244,7 @@ class LocalRunQueue:
             self._held[claimed.entry] = claimed
         return out
 
-    async def reclaim(self, consumer: str, idle_ms: int, count: int) -> list[Claimed]:
+    async def reclaim(self, consumer: str, idle_ms: int, count: int) -> list[Claimed[Job]]:
         """One process: nobody else's jobs to take."""
         return []
 

@@ -127,7 +127,7 @@ class Worker:
                 await self.queue.release(self.name, left)
             log.info("%s: handed %d run(s) back to the queue", self.name, len(left))
 
-    async def _execute(self, claimed: Claimed) -> None:
+    async def _execute(self, claimed: Claimed[Job]) -> None:
         job = claimed.job
         try:
             finished = await self._run(claimed.entry, job)

@@ -1,0 +1,11 @@
+"""What the workers and the command line use to run ingestion as jobs (re-exported from sources).
+
+Kept apart from ``graph.api`` so that importing the doors' API stays light (this pulls in
+numpy and the Redis index).
+"""
+
+from providers.embeddings import Embedder
+from sources.ingest_jobs import IngestError, IngestJobs, IngestTask, WorkerEmbedding
+from sources.redis_index import RedisIndex
+
+__all__ = ["Embedder", "IngestError", "IngestJobs", "IngestTask", "RedisIndex", "WorkerEmbedding"]
