@@ -1,13 +1,15 @@
-"""The jobs benchmark's fault trials: a worker killed or stopped under a streamed run.
+"""The jobs benchmark's fault trials: a worker killed or stopped, or Redis restarted, mid-run.
 
 Part of ``python -m bench.jobs`` (``--fault-trials N``): N runs whose worker gets SIGKILL and
 N whose worker gets SIGTERM (with no drain grace, so it hands the run back), each at a
-different point of the run.
+different point of the run; then (``--restart-runs M``) Redis killed and restarted from its
+append-only file while one run streams and M wait or run in the background.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +112,73 @@ def faults(
         how: f"{sum(oks)}/{len(oks)} completed on another worker, no gap or duplicate, unforked"
         for how, oks in results.items()
     } | {"problems": problems}
+
+
+def redis_restart(
+    apis: list[str], key: str, redis_proc: Any, port: int, tmp: Path, runs: int, down_s: float
+) -> tuple[dict[str, Any], Any]:
+    """Redis killed (SIGKILL) and restarted from its AOF while runs stream and wait in the queue.
+
+    One run is streamed on one instance up to its 4th event; ``runs`` more are submitted in
+    the background; then Redis dies and comes back ``down_s`` later on the same port. Passes
+    when the streamed run is followed to ``done`` on the other instance with every event
+    once, and every background run ends ``success`` with one unforked history. Returns the
+    new Redis process.
+    """
+    from tests.integration.processes import start_redis, unforked
+
+    headers = {"Authorization": f"Bearer {key}"}
+    body = {"question": "VPN, SSO and meals", "flow": "research", "plan": PLAN}
+    problems: list[str] = []
+    with httpx.Client(timeout=180, headers=headers) as client:
+        a, b = apis
+        thread = client.post(f"{a}/threads").json()["thread_id"]
+        with client.stream("POST", f"{a}/threads/{thread}/runs", json=body) as r:
+            first = frames_of(r, 4)
+        background = []
+        for i in range(runs):
+            t = client.post(f"{apis[i % 2]}/threads").json()["thread_id"]
+            made = client.post(f"{apis[i % 2]}/threads/{t}/runs", json={**body, "stream": False})
+            background.append((t, made.json()["run_id"]))
+        redis_proc.kill()
+        down = time.monotonic()
+        time.sleep(down_s)
+        redis_proc, _ = start_redis(tmp, port, persist=True)
+        back = time.monotonic() - down
+        with client.stream("GET", f"{b}/threads/{thread}/stream",
+                           headers={"Last-Event-ID": first[-1]["id"]}) as r:  # fmt: skip
+            second = frames_of(r)
+
+        def seq(f: dict[str, Any]) -> int:
+            return int(f["id"].split(":")[1])
+
+        rest = [seq(f) for f in second[1:]]
+        snap = seq(second[0]) if second[0]["event"] == "snapshot" else -1
+        streamed = (
+            snap >= seq(first[-1])
+            and rest == list(range(snap + 1, snap + 1 + len(rest)))
+            and second[-1]["event"] == "end"
+            and second[-1]["data"]["status"] == "done"
+            and unforked(client.get(f"{b}/threads/{thread}/history").json())
+        )
+        if not streamed:
+            problems.append(f"streamed run: {second[-1]}")
+        ended = 0
+        deadline = time.monotonic() + 180
+        for t, run in background:
+            while time.monotonic() < deadline:
+                record = client.get(f"{a}/threads/{t}/runs/{run}").json()
+                if record.get("status") in ("success", "error", "cancelled"):
+                    break
+                time.sleep(0.25)
+            history = client.get(f"{a}/threads/{t}/history").json()
+            if record.get("status") == "success" and unforked(history):
+                ended += 1
+            else:
+                problems.append(f"background {run}: {record.get('status')} {record.get('error')}")
+    return {
+        "redis_back_after_s": round(back, 2),
+        "streamed_run": "done, no gap or duplicate" if streamed else "FAILED",
+        "background_runs": f"{ended}/{runs} ended success, unforked",
+        "problems": problems,
+    }, redis_proc

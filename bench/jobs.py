@@ -32,8 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import redis
-import redis.asyncio as aioredis
 
 from bench.report import command_line, write
 
@@ -72,6 +70,7 @@ async def open_worker(
     url: str, queue: str, concurrency: int, name: str, sleep: float = SLEEP_S
 ) -> Any:
     """A ``Worker`` on Redis over the sleepy services (and what it opened)."""
+    from server.app_state import redis_clients
     from server.bootstrap import flow_graphs
     from server.runs.coordination import RedisCoordinator
     from server.runs.events import RedisEventLog
@@ -81,10 +80,10 @@ async def open_worker(
     from server.runs.records import RedisRunRecords
     from server.runs.worker import Worker
 
-    client = aioredis.Redis.from_url(url)
+    client, sync_client = redis_clients(url)  # as the product's workers: retried connections
     saver = FencedRedisSaver(redis_client=client)
     await saver.asetup()
-    coordinator = RedisCoordinator(client, sync_client=redis.Redis.from_url(url))
+    coordinator = RedisCoordinator(client, sync_client=sync_client)
     records, events = RedisRunRecords(client), RedisEventLog(client)
     runs = RunManager(coordinator, name, LOCK_TTL_MS, records=records, events=events)
     graphs = flow_graphs(sleepy_services(sleep), saver)
@@ -269,6 +268,7 @@ def main() -> None:
         asyncio.run(serve_worker(url, queue, concurrency, *timing))
         return
     from server.auth import add_key_to_file
+    from tests.integration.conftest import free_port
     from tests.integration.processes import Proc, start_app, start_redis
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -279,13 +279,18 @@ def main() -> None:
     parser.add_argument("--cancels", type=int, default=20)
     parser.add_argument("--overhead-runs", type=int, default=50)
     parser.add_argument("--fault-trials", type=int, default=10, help="each of SIGKILL, SIGTERM")
+    parser.add_argument(
+        "--restart-runs", type=int, default=6, help="background runs across a Redis restart"
+    )
+    parser.add_argument("--redis-down", type=float, default=5.0, help="seconds Redis is away")
     args = parser.parse_args()
     started = time.time()
     out: dict[str, Any] = {"command": command_line("bench.jobs", args)}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        redis_proc, url = start_redis(tmp)
-        procs: list[Proc] = [redis_proc]
+        port = free_port()
+        redis_proc, url = start_redis(tmp, port, persist=True)  # AOF: it may be restarted
+        procs: list[Proc] = []
         try:
             queue = f"bench-jobs-{uuid.uuid4().hex[:6]}"
             keys = tmp / "keys.json"
@@ -325,9 +330,22 @@ def main() -> None:
                 from bench.job_faults import faults
 
                 out["faults"] = faults(urls, key, url, queue, tmp, args.fault_trials)
+            if args.restart_runs:
+                from bench.job_faults import FAULT_SLEEP_S, redis_restart
+
+                pool = [spawn_worker(url, queue, 4, tmp / f"restart-w{i}.log", FAULT_SLEEP_S, 5.0)
+                        for i in range(2)]  # fmt: skip
+                try:
+                    out["redis_restart"], redis_proc = redis_restart(
+                        urls, key, redis_proc, port, tmp, args.restart_runs, args.redis_down
+                    )
+                finally:
+                    for w in pool:
+                        w.stop()
         finally:
             for p in reversed(procs):
                 p.stop()
+            redis_proc.stop()
     out["settings"] = {
         "source_sleep_s": SLEEP_S,
         "concurrency_per_worker": args.concurrency,

@@ -102,9 +102,12 @@ class MiniLMEmbedder:
     #: paraphrases 0.95-0.99, keyword variants 0.88-0.94, feedback variants 0.54-0.62.
     paraphrase_cosine = 0.95
 
-    def __init__(self, max_tokens: int = 256, batch_size: int = 8) -> None:
+    def __init__(
+        self, max_tokens: int = 256, batch_size: int = 8, num_threads: int | None = None
+    ) -> None:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
+        self.num_threads = num_threads
         if max_tokens != 256:
             self.name = f"{self.name}-{max_tokens}"
         self._session: Any = None
@@ -122,6 +125,9 @@ class MiniLMEmbedder:
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        if self.num_threads:
+            options.intra_op_num_threads = self.num_threads
+            options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(
             str(model_path()), sess_options=options, providers=["CPUExecutionProvider"]
         )
@@ -237,12 +243,16 @@ class RememberingEmbedder:
         return np.vstack([found[k] for k in keys]).astype(np.float32)
 
 
-def load_embedder(name: str = "minilm") -> Embedder:
-    """The embedder called ``name``: ``minilm`` (English, fast) or ``e5`` (multilingual)."""
+def load_embedder(name: str = "minilm", threads: int | None = None) -> Embedder:
+    """The embedder called ``name``: ``minilm`` (English, fast) or ``e5`` (multilingual).
+
+    ``threads``: CPU threads per call (None: the runtime's default, every core) — one each
+    lets several worker processes share a machine without slowing each other down.
+    """
     if name == "minilm":
-        return MiniLMEmbedder()
+        return MiniLMEmbedder(num_threads=threads)
     if name == "e5":
-        return E5Embedder()
+        return E5Embedder(num_threads=threads)
     raise ValueError(f"unknown embedding model {name!r}: use one of {', '.join(EMBEDDING_MODELS)}")
 
 

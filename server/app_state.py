@@ -112,6 +112,30 @@ class AppState:
         return True if ready is None else bool(await ready())
 
 
+def redis_clients(url: str) -> tuple[aioredis.Redis, redis.Redis]:
+    """The async and the blocking client every Redis user of a process shares.
+
+    A blocking pool: a burst of requests waits for a free connection instead of failing (the
+    default pool raises MaxConnectionsError past its limit). A connection broken by a Redis
+    restart is retried on a fresh one (every write is idempotent: a checkpoint or a write
+    stored twice is stored once).
+    """
+    retries: dict[str, Any] = {
+        "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+        "socket_timeout": 5,
+    }
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url,
+        max_connections=64,
+        timeout=10,
+        retry=AsyncRetry(ExponentialBackoff(cap=1.0, base=0.05), 3),
+        **retries,
+    )
+    sync = redis.Redis.from_url(url, retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 3),
+                                **retries)  # fmt: skip
+    return aioredis.Redis(connection_pool=pool), sync
+
+
 async def open_app_state(
     settings: Settings, stack: AsyncExitStack, role: str = "serve"
 ) -> AppState:
@@ -125,22 +149,7 @@ async def open_app_state(
     instance = worker_name() if role == "worker" else settings.instance_url or "local"
     redis_client = None
     if settings.redis_url:
-        # A blocking pool: a burst of requests waits for a free connection instead of
-        # failing (the default pool raises MaxConnectionsError past its limit).
-        # A connection broken by a Redis restart is retried on a fresh one (every
-        # write is idempotent: a checkpoint or a write stored twice is stored once).
-        retries = {
-            "retry_on_error": [RedisConnectionError, RedisTimeoutError],
-            "socket_timeout": 5,
-        }
-        pool = aioredis.BlockingConnectionPool.from_url(
-            settings.redis_url,
-            max_connections=64,
-            timeout=10,
-            retry=AsyncRetry(ExponentialBackoff(cap=1.0, base=0.05), 3),
-            **retries,
-        )
-        redis_client = aioredis.Redis(connection_pool=pool)
+        redis_client, sync_client = redis_clients(settings.redis_url)
         ttl = (
             {"default_ttl": settings.checkpoint_ttl_minutes, "refresh_on_read": True}
             if settings.checkpoint_ttl_minutes
@@ -148,11 +157,6 @@ async def open_app_state(
         )
         saver: Any = FencedRedisSaver(redis_client=redis_client, ttl=ttl)
         await saver.asetup()
-        sync_client = redis.Redis.from_url(
-            settings.redis_url,
-            retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 3),
-            **retries,
-        )
         redis_coordinator = RedisCoordinator(redis_client, sync_client=sync_client)
         coordinator: Coordinator = redis_coordinator
         limits: Limits = RedisLimits(redis_client, redis_coordinator.lock_prefix)

@@ -212,7 +212,7 @@ def open_index(settings: Settings, workspace: Path, embedder: Embedder) -> Any:
 
 def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
     """Open (and sync) the workspace and load the configured models."""
-    embedder = load_embedder(settings.embedding_model)
+    embedder = load_embedder(settings.embedding_model, settings.embedding_threads)
     workspace = workspace_of(settings)
     shared = shared_index(settings, workspace, embedder)
     registry, report = open_workspace(

@@ -70,6 +70,13 @@ class Settings(BaseSettings):
         description="Embedding model of the index: minilm (all-MiniLM-L6-v2 int8, English, "
         "~23 abstracts/s) or e5 (multilingual-e5-small, Chinese too, ~4 abstracts/s).",
     )
+    embedding_threads: int | None = Field(
+        default=None,
+        ge=1,
+        le=256,
+        description="CPU threads per embedding call (unset: every core); 1 lets several "
+        "`seekgraph worker` processes share a machine's cores without contention.",
+    )
     index_backend: str = Field(
         default="sqlite",
         pattern="^(sqlite|redis)$",

@@ -43,7 +43,9 @@ def index_folder(args: argparse.Namespace) -> int:
     if args.detach:
         return _index_detached(args, settings, folder, channels, people_of(config))
     try:
-        index = open_index(settings, workspace, load_embedder(settings.embedding_model))
+        index = open_index(
+            settings, workspace, load_embedder(settings.embedding_model, settings.embedding_threads)
+        )
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     files = 0 if zipped else sum(1 for p in folder.rglob("*") if p.is_file())
@@ -111,7 +113,9 @@ def _index_detached(
         )
     try:
         index = shared_index(
-            settings, workspace_of(settings), load_embedder(settings.embedding_model)
+            settings,
+            workspace_of(settings),
+            load_embedder(settings.embedding_model, settings.embedding_threads),
         )
         read = read_source(folder, args.source, args.kind, list(args.acl), channels, people=people)
     except WorkspaceError as exc:
@@ -175,7 +179,9 @@ def manage_sources(args: argparse.Namespace) -> int:
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     try:
-        index = open_index(settings, workspace, load_embedder(settings.embedding_model))
+        index = open_index(
+            settings, workspace, load_embedder(settings.embedding_model, settings.embedding_threads)
+        )
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     try:

@@ -66,22 +66,14 @@ class Proc:
         return self.log_path.read_text()[-4000:]
 
 
-def start_redis(tmp: Path, port: int | None = None) -> tuple[Proc, str]:
+def start_redis(tmp: Path, port: int | None = None, persist: bool = False) -> tuple[Proc, str]:
+    """A Redis with the search and JSON modules; ``persist``: every write in an AOF under
+    ``tmp`` (fsync always), so a restart on the same port and folder loses nothing."""
     port = port or free_port()
     server, modules = redis_binaries()
-    args = [
-        server,
-        "--port",
-        str(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--dir",
-        str(tmp),
-    ]
+    aof = ["yes", "--appendfsync", "always"] if persist else ["no"]
+    args = [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", *aof, "--dir", str(tmp)]  # fmt: skip
     for module in modules:
         args += ["--loadmodule", module]
     proc = Proc(args, tmp / f"redis-{port}.log")
