@@ -251,15 +251,22 @@ class RunManager:
             log.warning("run %s lost the lock: %s", handle.run_id, exc)
             handle.emit("error", {"message": LOST_MESSAGE})
         except (RedisConnectionError, RedisTimeoutError) as exc:
-            status = "interrupted"
             log.error("checkpoint store unreachable during run %s: %s", handle.run_id, exc)
-            handle.emit(
-                "error",
-                {
-                    "message": "the checkpoint store is unreachable; the run stopped at its last "
-                    "saved step and can be resumed with GET /threads/{id}/stream"
-                },
-            )
+            if isinstance(handle.sink, EventPublisher):  # a worker's run: back to the queue
+                status = "handed_back"
+                handle.emit("node", {"node": "handback", "detail": {},
+                                     "summary": "the checkpoint store was unreachable; the run "
+                                     "goes back to the queue and a worker continues it from "
+                                     "its last saved step"})  # fmt: skip
+            else:
+                status = "interrupted"
+                handle.emit(
+                    "error",
+                    {
+                        "message": "the checkpoint store is unreachable; the run stopped at its "
+                        "last saved step and can be resumed with GET /threads/{id}/stream"
+                    },
+                )
         except RUN_ERRORS as exc:
             status = "interrupted" if isinstance(exc, RESUMABLE_ERRORS) else "error"
             handle.emit("error", {"message": str(exc)})

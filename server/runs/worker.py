@@ -20,6 +20,8 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from graph.context import context_from_dict
 from server.runs.events import RedisEventLog, seed
@@ -27,6 +29,7 @@ from server.runs.handle import RunHandle
 from server.runs.manager import RunManager
 from server.runs.queue import Claimed, Job, RunQueue
 from server.runs.records import RunRecords
+from server.runs.rollback import checkpoint_id
 
 #: Statuses of runs a worker has nothing more to do for (an interrupted one is continued).
 FINISHED = frozenset({"success", "error", "cancelled", "waiting"})
@@ -131,6 +134,10 @@ class Worker:
         job = claimed.job
         try:
             finished = await self._run(claimed.entry, job)
+        except (RedisConnectionError, RedisTimeoutError) as exc:  # the store is away: the
+            # entry stays pending, untouched, and is taken again once it answers
+            log.warning("%s: run %s paused, Redis unreachable (%s)", self.name, job.run_id, exc)
+            return
         except Exception:  # noqa: BLE001 - one job's failure must not stop the worker
             log.exception("%s: run %s failed to start", self.name, job.run_id)
             await self.records.update(job.thread_id, job.run_id, status="error",
@@ -183,6 +190,11 @@ class Worker:
             with contextlib.suppress(Exception):
                 await limits.release_run(job.limit_key, job.thread_id, job.lock_token)
                 await limits.claim_run(job.limit_key, job.thread_id, token, self.max_live_runs)
+        if started and record.began_at and job.kind != "continue":
+            # begun, but nothing of it saved (its executor died, or the store went away, before
+            # its first step was written): it starts again from its input
+            now = await checkpoint_id(self.graphs[job.flow], job.thread_id)
+            started = now != (None if record.began_at == "-" else record.began_at)
         graph_input: Any = None
         continued = started or job.kind == "continue"
         if job.kind == "resume" and not started:
@@ -210,5 +222,10 @@ class Worker:
             await asyncio.shield(handle.task)
         finally:
             self.handles.pop(entry, None)
+        if handle.status == "handed_back" and entry not in self._handing_back:
+            # the store went away mid-run: any worker takes the entry once it is back
+            with contextlib.suppress(Exception):
+                await self.queue.release(self.name, [entry])
+            return False
         # lost: another worker took it over and holds its entry now
         return handle.status != "lost" and entry not in self._handing_back
