@@ -424,6 +424,29 @@ def test_a_webhook_gets_the_signed_end_of_the_run_retried_until_it_is_taken(worl
     assert "private" in refused[0].json()["detail"]
 
 
+def test_the_langgraph_door_takes_a_webhook_for_a_background_run(world) -> None:
+    from langgraph_sdk import get_sync_client
+
+    receiver = Receiver([])
+    sdk = get_sync_client(url=world["api"].url + "/langgraph", api_key=world["alice"])
+    try:
+        thread = sdk.threads.create()["thread_id"]
+        run = sdk.runs.create(thread, "search", input=QUESTION, webhook=receiver.url)
+        sdk.runs.join(thread, run["run_id"])
+        deadline = time.monotonic() + 20
+        while not receiver.calls and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            sdk.runs.create(thread, "search", input=QUESTION, webhook="http://10.1.2.3/hook")
+    finally:
+        sdk.close()
+        receiver.shutdown()
+        receiver.server_close()
+    assert len(receiver.calls) == 1
+    assert json.loads(receiver.calls[0][1])["run"]["run_id"] == run["run_id"]
+    assert refused.value.response.status_code == 422
+
+
 def test_the_command_line_detaches_a_research_run_lists_and_cancels_runs(world) -> None:
     tmp = world["tmp"]
     plan = tmp / "plan.json"

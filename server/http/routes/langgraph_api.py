@@ -262,6 +262,8 @@ class RunCreate(BaseModel):
     command: dict[str, Any] | None = None
     stream_mode: str | list[str] = "values"
     context: dict[str, Any] = Field(default_factory=dict)
+    webhook: str | None = None
+    """Called with the run's record, answer and citations when it ends (signed, retried)."""
 
 
 def modes_of(stream_mode: str | list[str] | None) -> set[str]:
@@ -320,6 +322,7 @@ async def start_protocol_run(
             flow=flow,
             stream=not background,
             multitask_strategy=strategy,
+            webhook=body.webhook,
             **{k: v for k, v in fields.items() if k in allowed},
         )
     except ValidationError as exc:
