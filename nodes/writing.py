@@ -8,7 +8,9 @@ images sent to a vision model within a byte budget.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 from typing import Any
 
 from langchain_core.messages import BaseMessageChunk, HumanMessage
@@ -17,7 +19,17 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.evidence import by_authority
 from nodes.services import Services
-from providers.chat import AnswerInterruptedError, ChatModel, classify, served_by, usage_tokens
+from providers.chat import (
+    AnswerInterruptedError,
+    ChatModel,
+    ModelError,
+    ModelUnavailableError,
+    ThinkFilter,
+    classify,
+    served_by,
+    serving_of,
+    usage_tokens,
+)
 from state.events import TokenEvent
 from state.models import Evidence, ImageRef
 from state.schemas import SearchState
@@ -89,15 +101,31 @@ async def stream_answer(
     request: Any = content
     if isinstance(content, list):
         request = [HumanMessage(content=[dict(part) for part in content])]
+    thinking = ThinkFilter()  # a reasoning model's <think> block is not the answer
+
+    def emit(text: str) -> None:
+        if text:
+            parts.append(text)
+            token: TokenEvent = {"event": "token", "text": text}
+            runtime.stream_writer(token)
+
+    serving = serving_of(model)
+    stream = model.astream(request).__aiter__()
+    began = False  # a first chunk came (reasoning counts: the model is answering)
     try:
-        async for chunk in model.astream(request):
-            text = chunk.content if isinstance(chunk.content, str) else ""
-            if text:
-                parts.append(text)
-                token: TokenEvent = {"event": "token", "text": text}
-                runtime.stream_writer(token)
+        while True:
+            wait = serving.get("idle_s" if began else "first_token_s")
+            try:
+                chunk = await asyncio.wait_for(anext(stream), wait)
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                raise _silence(began, wait) from None
+            began = True
+            emit(thinking.feed(chunk.content if isinstance(chunk.content, str) else ""))
             if isinstance(chunk, BaseMessageChunk):
                 final = chunk if final is None else final + chunk
+        emit(thinking.flush())
     except Exception as exc:  # noqa: BLE001 - classified below
         if parts:
             raise AnswerInterruptedError(
@@ -105,8 +133,23 @@ async def stream_answer(
                 f"({type(exc).__name__}); resume the run to write the answer again"
             ) from exc
         raise classify(exc) from exc
+    finally:
+        with contextlib.suppress(Exception):
+            await stream.aclose()  # type: ignore[attr-defined]
     tokens = usage_tokens(final) if final is not None else 0
     return "".join(parts).strip(), tokens, served_by(final) if final is not None else "unknown"
+
+
+def _silence(began: bool, seconds: float | None) -> ModelError:
+    """The error for a model that went quiet, naming the setting that allows it longer."""
+    if not began:
+        return ModelUnavailableError(
+            f"the chat model sent no first token within {seconds:g} s (a slow local model "
+            "reads the prompt first: raise SEEKGRAPH_LLM_FIRST_TOKEN_TIMEOUT)"
+        )
+    return ModelUnavailableError(
+        f"the chat model went silent for {seconds:g} s mid-answer (SEEKGRAPH_LLM_TIMEOUT)"
+    )
 
 
 def with_images(

@@ -68,15 +68,57 @@ class StructuredOutputError(ModelError):
         self.tokens = tokens
 
 
+#: How structured replies are asked for: ``prompt`` (format instructions only: any server),
+#: ``json_object`` (``response_format`` of that type with the schema beside it: llama.cpp,
+#: vLLM, Ollama), ``json_schema`` (OpenAI's structured outputs).
+JSON_MODES = ("prompt", "json_object", "json_schema")
+#: Where a model returned by ``load_chat_model`` keeps how it is served (its config metadata).
+SERVING = "seekgraph_serving"
+
+
 @dataclass(frozen=True)
 class ChatModelConfig:
-    """Where a chat model lives: any OpenAI-compatible endpoint."""
+    """Where a chat model lives: any OpenAI-compatible endpoint, and how it is served."""
 
     model: str
     base_url: str | None = None
     api_key: str | None = None
     timeout: float = 60.0
+    """The longest silence between the tokens of a reply."""
     max_tokens: int | None = 1024
+    connect_timeout: float = 10.0
+    first_token_timeout: float | None = None
+    """The wait for a reply's first token — the prompt read on a slow local model — and for a
+    reply that is not streamed, all of it (None: ``timeout``)."""
+    json_mode: str = "prompt"
+
+    @property
+    def first_token_s(self) -> float:
+        """``first_token_timeout``, or ``timeout`` when unset."""
+        return self.first_token_timeout or self.timeout
+
+    def http_timeout(self) -> httpx.Timeout:
+        """By phase: connecting, then waiting for bytes (the longer of the two waits)."""
+        wait = max(self.first_token_s, self.timeout)
+        return httpx.Timeout(connect=self.connect_timeout, read=wait, write=wait, pool=wait)
+
+
+def serving_of(model: Any) -> dict[str, Any]:
+    """How ``model`` is served (``first_token_s``, ``idle_s``, ``json_mode``); {} if unknown."""
+    config = getattr(model, "config", None) or {}
+    return dict((config.get("metadata") or {}).get(SERVING) or {})
+
+
+def response_format(mode: str, schema: type[BaseModel]) -> dict[str, Any] | None:
+    """The ``response_format`` field for ``mode`` (None: ``prompt``, nothing is sent)."""
+    if mode == "json_object":
+        return {"type": "json_object", "schema": schema.model_json_schema()}
+    if mode == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()},
+        }
+    return None
 
 
 #: HTTP clients of the chat models this process made (closed by ``aclose_chat_clients``).
@@ -92,11 +134,11 @@ async def aclose_chat_clients() -> None:
 def _openai(config: ChatModelConfig) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
-    client = httpx.AsyncClient(timeout=config.timeout)
+    client = httpx.AsyncClient(timeout=config.http_timeout())
     _CLIENTS.append(client)
     kwargs: dict[str, Any] = {
         "model": config.model,
-        "timeout": config.timeout,
+        "timeout": config.http_timeout(),
         "max_retries": 0,  # failover is immediate; retries would only delay it
         "stream_usage": True,
         "api_key": SecretStr(config.api_key or "not-needed"),
@@ -116,10 +158,15 @@ def load_chat_model(config: ChatModelConfig, backup: ChatModelConfig | None = No
     Streaming switches only before the first chunk: once answer tokens reached the person,
     a failure is raised instead of starting the answer again with another model.
     """
+    if config.json_mode not in JSON_MODES:
+        raise ValueError(f"json_mode must be one of {', '.join(JSON_MODES)}")
     primary = _openai(config)
-    if backup is None:
-        return primary
-    return primary.with_fallbacks([_openai(backup)], exceptions_to_handle=RETRYABLE)
+    model: ChatModel = primary
+    if backup is not None:
+        model = primary.with_fallbacks([_openai(backup)], exceptions_to_handle=RETRYABLE)
+    serving = {"first_token_s": config.first_token_s, "idle_s": config.timeout,
+               "json_mode": config.json_mode}  # fmt: skip
+    return model.with_config(metadata={SERVING: serving})
 
 
 def classify(exc: BaseException) -> ModelError:
@@ -133,11 +180,32 @@ def classify(exc: BaseException) -> ModelError:
     ):
         return ModelClientError(
             f"the chat model endpoint refused the request ({exc.status_code}): "
-            f"{_short(exc)} — check the model name, key and endpoint in the settings"
+            f"{_short(exc)} — {_what_to_set(str(exc))}"
+        )
+    if isinstance(exc, openai.APIStatusError) and "response_format" in str(exc):
+        # llama.cpp answers a json_schema it does not take with 500
+        return ModelClientError(
+            f"the chat model endpoint failed on the request ({exc.status_code}): "
+            f"{_short(exc)} — {_what_to_set(str(exc))}"
         )
     if isinstance(exc, RETRYABLE):
         return ModelUnavailableError(f"the chat model is unavailable ({type(exc).__name__})")
     return ModelUnavailableError(f"the chat model call failed ({type(exc).__name__})")
+
+
+def _what_to_set(message: str) -> str:
+    """The setting that a refusal points at, said plainly."""
+    lowered = message.lower()
+    if "response_format" in lowered or "json_schema" in lowered or "json_object" in lowered:
+        return (
+            "this server does not take that JSON mode: set SEEKGRAPH_LLM_JSON_MODE=json_object "
+            "(llama.cpp, vLLM, Ollama) or prompt (any server)"
+        )
+    if "max_completion_tokens" in lowered or "max_tokens" in lowered:
+        return "this server refuses the reply length: lower SEEKGRAPH_LLM_MAX_TOKENS"
+    if "context" in lowered and ("length" in lowered or "window" in lowered or "exceed" in lowered):
+        return "the prompt is longer than the model's context: start its server with a larger one"
+    return "check the model name, key and endpoint in the settings"
 
 
 def _short(exc: BaseException) -> str:
@@ -160,6 +228,52 @@ def served_by(message: BaseMessage) -> str:
 
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.S | re.I)
+
+
+class ThinkFilter:
+    """Drops ``<think>…</think>`` reasoning from a streamed reply, tags split across chunks too.
+
+    Reasoning models served by llama.cpp, Ollama or vLLM (Qwen3, DeepSeek-R1 distillations)
+    write their reasoning inline before the answer; it is neither the answer nor citable.
+    """
+
+    OPEN, CLOSE = "<think>", "</think>"
+
+    def __init__(self) -> None:
+        self._held = ""
+        self.inside = False
+        self.thought = 0
+        """Characters of reasoning dropped so far."""
+
+    def feed(self, text: str) -> str:
+        """The part of ``text`` (after what was held back) that is answer, as far as known."""
+        self._held += text
+        out: list[str] = []
+        while self._held:
+            tag = self.CLOSE if self.inside else self.OPEN
+            at = self._held.lower().find(tag)
+            if at < 0:  # keep back what may be the start of a tag split across chunks
+                keep = next((n for n in range(len(tag) - 1, 0, -1)
+                             if self._held.lower().endswith(tag[:n])), 0)  # fmt: skip
+                cut = len(self._held) - keep
+                if self.inside:
+                    self.thought += cut
+                else:
+                    out.append(self._held[:cut])
+                self._held = self._held[cut:]
+                break
+            if self.inside:
+                self.thought += at
+            else:
+                out.append(self._held[:at])
+            self._held = self._held[at + len(tag) :]
+            self.inside = not self.inside
+        return "".join(out)
+
+    def flush(self) -> str:
+        """What was held back at the end of the reply (nothing while still reasoning)."""
+        rest, self._held = ("" if self.inside else self._held), ""
+        return rest
 
 
 def parse_structured(text: str, schema: type[M]) -> M:
@@ -189,6 +303,9 @@ async def ainvoke_structured(
     instructions = PydanticOutputParser(pydantic_object=schema).get_format_instructions()
     full = f"{prompt}\n\n{instructions}"
     tokens = 0
+    wanted = response_format(serving_of(model).get("json_mode", "prompt"), schema)
+    if wanted is not None:
+        model = model.bind(response_format=wanted)
     try:
         message = await model.ainvoke(full)
     except Exception as exc:  # noqa: BLE001 - classified for the caller

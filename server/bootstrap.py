@@ -223,6 +223,13 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
         registry.add(web)
     connect(registry, configured_connectors(settings, workspace))
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    phases: dict[str, Any] = {
+        "timeout": settings.llm_timeout,
+        "first_token_timeout": settings.llm_first_token_timeout,
+        "connect_timeout": settings.llm_connect_timeout,
+        "json_mode": settings.llm_json_mode,
+        "max_tokens": settings.llm_max_tokens,
+    }
     backup = None
     if settings.backup_llm_model:
         backup_key = settings.backup_llm_api_key
@@ -230,7 +237,7 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
             model=settings.backup_llm_model,
             base_url=settings.backup_llm_base_url or settings.llm_base_url,
             api_key=backup_key.get_secret_value() if backup_key else key,
-            timeout=settings.llm_timeout,
+            **phases,
         )
     chat = vision = None
     if settings.llm_model:
@@ -238,7 +245,7 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
             model=settings.llm_model,
             base_url=settings.llm_base_url,
             api_key=key,
-            timeout=settings.llm_timeout,
+            **phases,
         )
         chat = load_chat_model(primary, backup)
         if settings.vision_llm_model:
@@ -247,7 +254,7 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
                     model=settings.vision_llm_model,
                     base_url=settings.llm_base_url,
                     api_key=key,
-                    timeout=settings.llm_timeout,
+                    **phases,
                 )
             )
     index = next(

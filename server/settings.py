@@ -37,7 +37,29 @@ class Settings(BaseSettings):
     llm_model: str | None = Field(
         default=None, description="Chat model name; unset means extractive mode (no LLM)."
     )
-    llm_timeout: float = Field(default=60.0, description="Seconds per model call.")
+    llm_timeout: float = Field(
+        default=60.0, gt=0, description="Longest silence, in seconds, between a reply's tokens."
+    )
+    llm_first_token_timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds to wait for a reply's first token — a slow local model reads the "
+        "prompt first — and for a reply that is not streamed, all of it (unset: "
+        "SEEKGRAPH_LLM_TIMEOUT).",
+    )
+    llm_connect_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds to connect to the model endpoint."
+    )
+    llm_json_mode: str = Field(
+        default="prompt",
+        pattern="^(prompt|json_object|json_schema)$",
+        description="How structured replies are asked for: prompt (format instructions, any "
+        "server), json_object (with the schema: llama.cpp, vLLM, Ollama) or json_schema "
+        "(OpenAI structured outputs).",
+    )
+    llm_max_tokens: int = Field(
+        default=1024, ge=16, le=200_000, description="Longest reply, in tokens, asked of a model."
+    )
     backup_llm_model: str | None = Field(
         default=None, description="Backup chat model, used for a call when the primary fails."
     )

@@ -9,9 +9,11 @@ slows every streamed answer token, so a test can catch a run mid-answer.
 
 A test scripts failures with ``POST /script`` (a list of steps, one consumed per call):
 ``{"status": 503}``, ``{"sleep": 5}``, ``{"drop": true}`` (connection closed mid-response),
-``{"content": "raw reply"}``, ``{"fail_after": 3}`` (stream 3 chunks, then drop), or
-``{"alternate": 503}`` (every other call fails with that status, until ``/script`` again).
-``GET /calls`` counts the calls served.
+``{"content": "raw reply"}``, ``{"fail_after": 3}`` (stream 3 chunks, then drop),
+``{"stall_after": 3, "stall": 5}`` (stream 3 chunks, then stay silent 5 s), a status with the
+server's own words (``{"status": 400, "message": "…"}``), or ``{"alternate": 503}`` (every
+other call fails with that status, until ``/script`` again). ``GET /calls`` counts the calls
+served and shows the last requests' fields (``response_format``, the two length fields).
 
     python -m tests.fakes.model_server --port 9000 --delay 0.05 --tokens 60
 """
@@ -143,6 +145,9 @@ def create_app(delay: float, tokens: int, first_delay: float = 0.0) -> FastAPI:
                 "model": body.get("model"),
                 "stream": bool(body.get("stream")),
                 "images": prompt.count("data:image/"),
+                "response_format": body.get("response_format"),
+                "max_tokens": body.get("max_tokens"),
+                "max_completion_tokens": body.get("max_completion_tokens"),
             }
         )
         step = script.pop(0) if script else {}
@@ -154,7 +159,10 @@ def create_app(delay: float, tokens: int, first_delay: float = 0.0) -> FastAPI:
             return JSONResponse(
                 status_code=step["status"],
                 content={
-                    "error": {"message": f"scripted failure {step['status']}", "type": "test"}
+                    "error": {
+                        "message": step.get("message", f"scripted failure {step['status']}"),
+                        "type": "test",
+                    }
                 },
             )
         if step.get("drop"):
@@ -185,6 +193,7 @@ def create_app(delay: float, tokens: int, first_delay: float = 0.0) -> FastAPI:
             )
 
         fail_after = step.get("fail_after")
+        stall_after, stall = step.get("stall_after"), float(step.get("stall", 0))
 
         async def chunks() -> AsyncIterator[bytes]:
             pieces = re.findall(r"\S+\s*", text)
@@ -205,6 +214,8 @@ def create_app(delay: float, tokens: int, first_delay: float = 0.0) -> FastAPI:
                 yield f"data: {json.dumps(chunk)}\n\n".encode()
                 if fail_after is not None and pieces.index(piece) + 1 >= fail_after:
                     raise Dropped("stream dropped on purpose")
+                if stall_after is not None and pieces.index(piece) + 1 == stall_after:
+                    await asyncio.sleep(stall)
                 if delay and "[src:" in text:
                     await asyncio.sleep(delay)
             final = {
