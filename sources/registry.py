@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
@@ -26,10 +27,24 @@ class SourceRegistry:
         self.memberships: Callable[[str], frozenset[str]] | None = None
         """Groups a user is in *now* in connected systems (``sources.connector``), read at
         each question so a membership change needs no re-indexing."""
+        self.refresh: Callable[[SourceRegistry], None] | None = None
+        """Brings the sources added or removed elsewhere (``seekgraph index``, an ingest job)
+        into this registry; called at most every ``refresh_seconds`` when sources are asked."""
+        self.refresh_seconds = 5.0
+        self._refreshed = 0.0
         for source in sources:
             self.add(source)
         for user in users:
             self._users[user.name] = user
+
+    def _fresh(self) -> None:
+        if self.refresh is not None and time.monotonic() - self._refreshed >= self.refresh_seconds:
+            self._refreshed = time.monotonic()
+            self.refresh(self)
+
+    def remove(self, name: str) -> None:
+        """Stop searching the source called ``name`` (nothing when there is none)."""
+        self._sources.pop(name, None)
 
     def add(self, source: Source) -> None:
         """Register ``source`` under its name (a second one with that name replaces it)."""
@@ -37,6 +52,7 @@ class SourceRegistry:
 
     def get(self, name: str) -> Source:
         """The source called ``name``."""
+        self._fresh()
         try:
             return self._sources[name]
         except KeyError:
@@ -45,6 +61,7 @@ class SourceRegistry:
 
     def names(self) -> list[str]:
         """Registered source names, in registration order."""
+        self._fresh()
         return list(self._sources)
 
     def select(self, names: Iterable[str] = ()) -> list[Source]:
@@ -54,6 +71,7 @@ class SourceRegistry:
         longer than ``MAX_SOURCES`` is refused before any name is looked up.
         """
         wanted = list(dict.fromkeys(names))
+        self._fresh()
         if not wanted:
             return list(self._sources.values())
         if len(wanted) > MAX_SOURCES:

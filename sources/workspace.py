@@ -244,4 +244,26 @@ def open_workspace(
         sources=[EmbeddedSource(index, s["name"], s["kind"]) for s in specs],
         users=users_of(config),
     )
+    registry.refresh = added_sources_follower(index, {s["name"] for s in config["sources"]})
     return registry, report
+
+
+def added_sources_follower(index: Any, fixed: set[str]) -> Callable[[SourceRegistry], None]:
+    """A registry refresh that follows the sources added to ``index``.
+
+    What ``seekgraph index`` (or an ingest job) added since is searched, what ``sources
+    remove`` took away is not; the workspace's own sources (``fixed``) stay.
+    """
+    followed: set[str] = set()
+
+    def refresh(registry: SourceRegistry) -> None:
+        specs = {s["name"]: s for s in registered_sources(index) if s["name"] not in fixed}
+        for name in followed - set(specs):
+            registry.remove(name)
+            followed.discard(name)
+        for name, spec in specs.items():
+            if name not in followed:
+                registry.add(EmbeddedSource(index, name, spec["kind"]))
+                followed.add(name)
+
+    return refresh

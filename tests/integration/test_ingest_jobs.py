@@ -232,3 +232,24 @@ def test_a_batch_left_by_a_killed_worker_is_done_by_another(world: dict[str, Any
 def test_ingest_task_from_a_newer_version_is_read() -> None:
     raw = json.dumps({"job_id": "j", "step": "finish", "later_field": 1})
     assert IngestTask.loads(raw).step == "finish"
+
+
+def test_a_running_registry_follows_sources_added_and_removed_elsewhere(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    from sources.embedded import EmbeddedIndex
+    from sources.workspace import open_workspace, register_source, sync_source, unregister_source
+
+    registry, _ = open_workspace(demo_workspace(), tmp_path / "idx.sqlite", embedder)
+    registry.refresh_seconds = 0.0
+    assert "handbook" not in registry.names()
+    other = EmbeddedIndex(tmp_path / "idx.sqlite", embedder)  # as `seekgraph index` would
+    write_corpus(tmp_path / "docs", 3)
+    sync_source(other, tmp_path / "docs", "handbook", "docs", ["group:everyone"])
+    register_source(other, {"name": "handbook", "kind": "docs", "path": "", "acl": []})
+    assert "handbook" in registry.names()  # no restart
+    hits = asyncio.run(registry.get("handbook").search("code word for project 2", ALICE, 3))
+    assert hits and hits[0]["doc_id"] == "handbook/p2"
+    unregister_source(other, "handbook")
+    assert "handbook" not in registry.names() and "kb" in registry.names()
+    other.close()
