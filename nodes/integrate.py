@@ -24,7 +24,7 @@ from nodes.extractive import (
     extractive_body,
 )
 from nodes.needs import REFUSAL, carries, describe_needs, needs_of
-from nodes.prompting import conversation_of, render_evidence
+from nodes.prompting import cited_ids, conversation_of, render_evidence
 from nodes.prompts import FORCED_NOTE, TOKENS_SPENT
 from nodes.services import Services, chat_model_for, node_name, now
 from nodes.writing import (
@@ -131,8 +131,10 @@ async def integrate(
             mode = "llm"
             copied = echoes_instructions(body, prompt)
             echoed = (
-                f"repeated its instructions ({copied!r})" if copied else None
-            ) or refuses_wrongly(body, judged)
+                (f"repeated its instructions ({copied!r})" if copied else None)
+                or refuses_wrongly(body, judged)
+                or (None if nothing_answers or cited_ids(body) else "cited none of its sources")
+            )
             calls.append(
                 {
                     "node": node_name("integrate"),
@@ -142,7 +144,7 @@ async def integrate(
                     "tokens": tokens,
                 }
             )
-            if echoed:  # a small model that copies its prompt: the person gets the quotes
+            if echoed:  # a small model that copies its prompt or cites nothing: the quotes
                 mode = "extractive"
                 body = extractive_body(lines, quoted, gaps if nothing_answers else [])
         except ModelClientError as exc:

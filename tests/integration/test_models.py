@@ -197,6 +197,23 @@ async def test_malformed_output_twice_degrades_that_node_and_the_state_says_so(
     assert out["mode"] == "llm" and out["citations"]
 
 
+async def test_an_answer_that_cites_nothing_becomes_the_sources_quotes(servers, embedder) -> None:
+    # a small local model answers in prose without a single [src:…]: the person gets
+    # quotes they can check, and the run says why
+    services = graph_services(embedder, servers)
+    prose = "Install the WireGuard client from Self Service and import your profile."
+    script_model(servers["primary"], {}, {}, {}, {"content": prose})  # expand, grade, evaluate
+    out, values = await run(
+        services,
+        "How do I install the WireGuard VPN client?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "extractive" and "[src:kb/vpn#0]" in out["answer"]
+    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert degraded["outcome"] == "degraded" and "cited none" in degraded["detail"]
+    script_model(servers["primary"])
+
+
 async def test_a_full_run_answers_while_the_primary_fails_half_its_calls(servers, embedder) -> None:
     services = graph_services(embedder, servers)
     script_model(servers["primary"], {"alternate": 503})
