@@ -61,6 +61,8 @@ def judge(q: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
         "refused": refused,
         "restricted_shown": shown,
         "answer": answer,
+        "mode": values.get("mode"),
+        "model_calls": [f"{c['node']}:{c['outcome']}" for c in values.get("model_calls", []) or []],
     }
 
 
@@ -91,6 +93,8 @@ def demo_runner(workdir: Path) -> GraphRunner:
 async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     data = Path(args.data)
     questions = [json.loads(line) for line in (data / "questions.jsonl").open() if line.strip()]
+    questions = [q for q in questions if args.half in (None, q["half"])]
+    questions = [q for q in questions if args.corpus in (None, q["corpus"])][: args.limit]
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         demo = demo_runner(Path(tmp))
@@ -98,11 +102,12 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         reader = User("bench", frozenset({"everyone"}))
         readmes = index_runner(index, EmbeddedSource(index, SOURCE, "docs"), [reader])
         for q in questions:
+            started = time.perf_counter()
             if q["corpus"] == "demo":
-                values, _ = await demo.run_graph(q["question"], q["user"])
+                values, _ = await demo.run_graph(q["question"], q["user"], mode=args.mode)
             else:
                 values, _ = await readmes.run_graph(q["question"], reader.name)
-            results.append(judge(q, values))
+            results.append({**judge(q, values), "seconds": round(time.perf_counter() - started, 1)})
     out: dict[str, Any] = {
         "data": str(data),
         "all": rates(results),
@@ -130,6 +135,13 @@ def main() -> None:
     parser.add_argument("--json", type=Path, required=True)
     parser.add_argument("--answers", type=Path, help="also write every answer here (JSON)")
     parser.add_argument("--compare", type=Path, help="an earlier --answers file")
+    parser.add_argument("--half", choices=["tune", "report"], help="only this half")
+    parser.add_argument("--corpus", choices=["demo", "readme"], help="only this corpus")
+    parser.add_argument("--limit", type=int, help="only the first N questions (after filters)")
+    parser.add_argument(
+        "--mode", default="extractive", choices=["extractive", "llm"],
+        help="llm: the model of SEEKGRAPH_LLM_* answers the demo's questions",
+    )  # fmt: skip
     args = parser.parse_args()
     started = time.time()
     out = asyncio.run(evaluate(args))

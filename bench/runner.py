@@ -58,7 +58,7 @@ class GraphRunner:
 
         thread = uuid.uuid4().hex
         result = RunResult()
-        context = Context(user=user, mode="extractive", **knobs)
+        context = Context(**{"user": user, "mode": "extractive", **knobs})
         async for _ in stream_run(
             self.graph,
             {"question": question},
