@@ -46,29 +46,34 @@ def start_cluster(tmp: Path, shards: int = 3) -> tuple[list[Any], list[int]]:
         for module in modules:
             args += ["--loadmodule", module]
         procs.append(Proc(args, tmp / f"cluster-{port}.log"))
-    clients = [redis.Redis(port=p) for p in ports]
-    deadline = time.monotonic() + 20
-    for c in clients:
-        while True:
-            try:
-                c.ping()
-                break
-            except redis.ConnectionError:
-                assert time.monotonic() < deadline, "a cluster node did not start"
-                time.sleep(0.1)
-    step = 16384 // shards
-    for i, c in enumerate(clients):
-        last = 16383 if i == shards - 1 else (i + 1) * step - 1
-        c.execute_command("CLUSTER", "ADDSLOTSRANGE", i * step, last)  # type: ignore[no-untyped-call]
-    for c in clients[1:]:
-        c.execute_command("CLUSTER", "MEET", "127.0.0.1", ports[0])  # type: ignore[no-untyped-call]
+    try:
+        clients = [redis.Redis(port=p) for p in ports]
+        deadline = time.monotonic() + 20
+        for c in clients:
+            while True:
+                try:
+                    c.ping()
+                    break
+                except redis.ConnectionError:
+                    assert time.monotonic() < deadline, "a cluster node did not start"
+                    time.sleep(0.1)
+        step = 16384 // shards
+        for i, c in enumerate(clients):
+            last = 16383 if i == shards - 1 else (i + 1) * step - 1
+            c.execute_command("CLUSTER", "ADDSLOTSRANGE", i * step, last)  # type: ignore[no-untyped-call]
+        for c in clients[1:]:
+            c.execute_command("CLUSTER", "MEET", "127.0.0.1", ports[0])  # type: ignore[no-untyped-call]
 
-    def settled(info: dict[str, Any]) -> bool:
-        return info.get("cluster_state") == "ok" and int(info["cluster_known_nodes"]) == shards
+        def settled(info: dict[str, Any]) -> bool:
+            return info.get("cluster_state") == "ok" and int(info["cluster_known_nodes"]) == shards
 
-    while not all(settled(c.cluster("INFO")) for c in clients):
-        assert time.monotonic() < deadline + 30, "the cluster did not reach state ok"
-        time.sleep(0.2)
+        while not all(settled(c.cluster("INFO")) for c in clients):
+            assert time.monotonic() < deadline + 30, "the cluster did not reach state ok"
+            time.sleep(0.2)
+    except BaseException:  # a node that did not come up: stop the others too
+        for proc in procs:
+            proc.stop()
+        raise
     return procs, ports
 
 
