@@ -108,7 +108,7 @@ class IngestJobs:
         known = index.document_hashes(spec["name"])
         changed = [d for d in documents if known.get(d.doc_id) != d.content_hash]
         missing = index.missing_texts(passage_texts(changed))
-        batches = [missing[i : i + BATCH] for i in range(0, len(missing), BATCH)]
+        batches = -(-len(missing) // BATCH)
         job_id = uuid.uuid4().hex[:16]
         record: dict[Any, Any] = {
             "job_id": job_id,
@@ -120,7 +120,7 @@ class IngestJobs:
             "documents": len(documents),
             "changed": len(changed),
             "passages": len(missing),
-            "batches": len(batches),
+            "batches": batches,
             "problems": json.dumps(problems or []),
             "created_at": time.time(),
         }
@@ -131,12 +131,22 @@ class IngestJobs:
         for part in ("", ":docs"):
             pipe.expire(self._key(job_id, part), KEEP_S)
         pipe.execute()
-        task = IngestTask(job_id, prefix=index.prefix, model=index.embedder.name)
-        for n, texts in enumerate(batches):
-            self.enqueue(IngestTask(**{**asdict(task), "batch": n, "texts": texts}))
+        self.queue_batches(index, job_id, missing)
         if not batches:
-            self.enqueue(IngestTask(**{**asdict(task), "step": "finish"}))
-        return job_id, len(batches)
+            self.enqueue(IngestTask(job_id, step="finish", prefix=index.prefix,
+                                    model=index.embedder.name))  # fmt: skip
+        return job_id, batches
+
+    def queue_batches(self, index: RedisIndex, job_id: str, texts: list[str]) -> int:
+        """Queue ``texts`` as embedding batches of job ``job_id``; how many batches."""
+        for n, start in enumerate(range(0, len(texts), BATCH)):
+            self.enqueue(IngestTask(job_id, prefix=index.prefix, model=index.embedder.name,
+                                    batch=n, texts=texts[start : start + BATCH]))  # fmt: skip
+        return -(-len(texts) // BATCH)
+
+    def done(self, job_id: str) -> int:
+        """How many of the job's batches are done."""
+        return int(self.r.scard(self._key(job_id, ":done")))
 
     def status(self, job_id: str) -> dict[str, Any] | None:
         """The job's record with its progress (``done`` batches, ``by`` worker), or None."""
@@ -152,7 +162,7 @@ class IngestJobs:
         for name in ("created_at", "finished_at"):
             if name in out:
                 out[name] = float(out[name])
-        out["done"] = int(self.r.scard(self._key(job_id, ":done")))
+        out["done"] = self.done(job_id)
         by: Any = self.r.hgetall(self._key(job_id, ":by"))
         out["by"] = {_text(k): int(v) for k, v in by.items()}
         out["problems"] = json.loads(out.get("problems") or "[]")
@@ -180,7 +190,7 @@ class IngestJobs:
             self.r.hset(job, "status", "embedding")
             self.r.hincrby(self._key(task.job_id, ":by"), worker, 1)
             self.r.expire(self._key(task.job_id, ":by"), KEEP_S)
-        done = int(self.r.scard(self._key(task.job_id, ":done")))
+        done = self.done(task.job_id)
         # only the worker whose batch completed the set queues the finish (a batch done
         # twice adds nothing, so at most one more finish, which writes nothing new)
         if added and done >= int(batches or 0) and finish != b"no":
@@ -242,21 +252,18 @@ class WorkerEmbedding:
 
     def __call__(self, index: RedisIndex, texts: list[str]) -> None:
         """Queue ``texts`` in batches; return when done or when the workers stop progressing."""
-        batches = [texts[i : i + BATCH] for i in range(0, len(texts), BATCH)]
         job_id = uuid.uuid4().hex[:16]
         r, key = self.jobs.r, self.jobs._key(job_id)
-        r.hset(key, mapping={"job_id": job_id, "status": "embedding", "batches": len(batches),
+        batches = -(-len(texts) // BATCH)
+        r.hset(key, mapping={"job_id": job_id, "status": "embedding", "batches": batches,
                              "created_at": time.time(), "finish": "no"})  # fmt: skip
         r.expire(key, KEEP_S)
-        for n, part in enumerate(batches):
-            self.jobs.enqueue(IngestTask(job_id, prefix=index.prefix, model=index.embedder.name,
-                                         batch=n, texts=part))  # fmt: skip
-        done_key = self.jobs._key(job_id, ":done")
+        self.jobs.queue_batches(index, job_id, texts)
         last, seen = time.monotonic(), 0
         try:
-            while seen < len(batches) and time.monotonic() - last < self.patience_s:
+            while seen < batches and time.monotonic() - last < self.patience_s:
                 time.sleep(self.poll_s)
-                now = int(r.scard(done_key))
+                now = self.jobs.done(job_id)
                 if now > seen:
                     seen, last = now, time.monotonic()
         finally:  # batches not taken yet are skipped by the workers from now on

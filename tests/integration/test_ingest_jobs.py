@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 
 from providers.embeddings import Embedder
+from server.runs.ingest import ingest_jobs
 from sources.base import User
 from sources.connector import Snapshot, sync_connector
 from sources.index_source import EmbeddedSource, IndexedDocument
-from sources.ingest_jobs import IngestJobs, IngestTask, WorkerEmbedding
+from sources.ingest_jobs import IngestTask, WorkerEmbedding
 from sources.redis_index import RedisIndex
 from sources.workspace import demo_workspace
 from state.models import Chunk
@@ -177,10 +178,6 @@ class Wiki:
         return Snapshot(docs)
 
 
-def jobs_on(index: RedisIndex, key: str) -> IngestJobs:
-    return IngestJobs(index.r, lambda t: index.r.xadd(key, {"job": t.dumps()}) and None)
-
-
 def test_a_scheduled_sync_hands_its_embedding_to_the_workers(
     world: dict[str, Any], embedder: Embedder, redis_url: str
 ) -> None:
@@ -188,7 +185,7 @@ def test_a_scheduled_sync_hands_its_embedding_to_the_workers(
         world["workers"] += [start_worker(world["tmp"], "iw3", world["env"])]
     counting = Counting(embedder)
     index = RedisIndex(redis_url, counting, prefix=f"test:sync:{uuid.uuid4().hex[:8]}:")
-    index.workers = WorkerEmbedding(jobs_on(index, world["env"]["SEEKGRAPH_INGEST_QUEUE"]))
+    index.workers = WorkerEmbedding(ingest_jobs(index.r, world["env"]["SEEKGRAPH_INGEST_QUEUE"]))
     done = sync_connector(index, Wiki(150))
     assert done.error is None and done.indexed == 150
     assert counting.passages == 0  # every vector came from the workers
@@ -198,7 +195,7 @@ def test_a_scheduled_sync_hands_its_embedding_to_the_workers(
 
     # no worker reads this queue: the sync waits its patience, then embeds itself
     lonely = RedisIndex(redis_url, counting, prefix=f"test:sync:{uuid.uuid4().hex[:8]}:")
-    lonely.workers = WorkerEmbedding(jobs_on(lonely, f"nobody-{uuid.uuid4().hex}"), 1.0)
+    lonely.workers = WorkerEmbedding(ingest_jobs(lonely.r, f"nobody-{uuid.uuid4().hex}"), 1.0)
     started = time.monotonic()
     done = sync_connector(lonely, Wiki(20))
     assert done.error is None and done.indexed == 20
