@@ -34,6 +34,10 @@ class GraphRunner:
         self.services = services
         self.saver = InMemorySaver()
         self.graph = build_search_graph(services).compile(checkpointer=self.saver)
+        self.last_stages: dict[str, float] = {}
+        """The last run's wall seconds per node."""
+        self.last_checks: list[dict[str, Any]] = []
+        """The last run's ``answer_check`` of every round (a rejected one sent it searching)."""
 
     async def run_graph(
         self, question: str, user: str, **knobs: Any
@@ -52,10 +56,13 @@ class GraphRunner:
             if mode != "updates":
                 return
             now = time.perf_counter()
-            for node in chunk:
+            for node, update in chunk.items():
                 per_run[node] = per_run.get(node, 0.0) + now - last[0]
+                if isinstance(update, dict) and "answer_check" in update:
+                    self.last_checks.append(update["answer_check"])
             last[0] = now
 
+        self.last_checks = []
         thread = uuid.uuid4().hex
         result = RunResult()
         context = Context(**{"user": user, "mode": "extractive", **knobs})
@@ -71,6 +78,7 @@ class GraphRunner:
             pass
         for node, seconds in per_run.items():
             STAGES.setdefault(node, []).append(seconds)
+        self.last_stages = per_run
         await self.saver.adelete_thread(thread)
         return result.values, time.perf_counter() - started
 

@@ -24,7 +24,7 @@ from nodes.extractive import (
     extractive_body,
 )
 from nodes.needs import REFUSAL, carries, describe_needs, needs_of
-from nodes.prompting import cited_ids, conversation_of, render_evidence
+from nodes.prompting import cited_ids, conversation_of, render_evidence, repair_citations
 from nodes.prompts import FORCED_NOTE, TOKENS_SPENT
 from nodes.services import Services, chat_model_for, node_name, now
 from nodes.writing import (
@@ -128,6 +128,7 @@ async def integrate(
         content = with_images(prompt, images_in_budget(state), services, ctx.user)
         try:
             body, tokens, served = await stream_answer(model, content, runtime)
+            body = repair_citations(body, {ev["source_id"] for ev in pool})
             mode = "llm"
             copied = echoes_instructions(body, prompt)
             echoed = (

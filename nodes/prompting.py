@@ -26,6 +26,27 @@ def render_evidence(evidence: Iterable[Evidence], limit_chars: int = 1200) -> st
     return "\n".join(blocks)
 
 
+#: A citation in a form of the model's own: ``[kb/vpn#0]``, ``(src: kb/vpn#0)``,
+#: ``[source: a#1, b#2]``.
+_LOOSE_CITATION = re.compile(
+    r"[\[(]\s*(?:(?:src|source|id)\s*:\s*)?([^\[\]()\s,;]+(?:\s*[,;]\s*[^\[\]()\s,;]+)*)\s*[\])]",
+    re.I,
+)
+
+
+def repair_citations(answer: str, known: set[str]) -> str:
+    """``answer`` with citations of known ids written as ``[src:ID]``, whatever their form.
+
+    Small local models often drop the ``src:`` or list several ids in one bracket.
+    """
+
+    def fix(m: re.Match[str]) -> str:
+        ids = [i.strip() for i in re.split(r"[,;]", m.group(1))]
+        return "".join(f"[src:{i}]" for i in ids) if all(i in known for i in ids) else m.group(0)
+
+    return _LOOSE_CITATION.sub(fix, answer)
+
+
 def cited_ids(answer: str) -> list[str]:
     """Citation ids in order of first appearance."""
     return list(dict.fromkeys(CITATION.findall(answer)))

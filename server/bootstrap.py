@@ -13,7 +13,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.flows import FLOWS
 from nodes.services import Services
-from providers.chat import ChatModelConfig, aclose_chat_clients, load_chat_model
+from providers.chat import ChatModel, ChatModelConfig, aclose_chat_clients, load_chat_model
 from providers.cohere_rerank import CohereReranker
 from providers.embeddings import Embedder, load_embedder
 from providers.rerank import LocalReranker, Reranker
@@ -210,18 +210,8 @@ def open_index(settings: Settings, workspace: Path, embedder: Embedder) -> Any:
     return EmbeddedIndex(index_path(settings, workspace), embedder)
 
 
-def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
-    """Open (and sync) the workspace and load the configured models."""
-    embedder = load_embedder(settings.embedding_model, settings.embedding_threads)
-    workspace = workspace_of(settings)
-    shared = shared_index(settings, workspace, embedder)
-    registry, report = open_workspace(
-        workspace, index_path(settings, workspace), embedder, index=shared
-    )
-    web = configured_web(settings, workspace)
-    if web is not None:
-        registry.add(web)
-    connect(registry, configured_connectors(settings, workspace))
+def configured_chat(settings: Settings) -> tuple[ChatModel | None, ChatModel | None]:
+    """The configured chat model (with its backup) and vision model; ``None`` when unset."""
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
     phases: dict[str, Any] = {
         "timeout": settings.llm_timeout,
@@ -239,24 +229,37 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
             api_key=backup_key.get_secret_value() if backup_key else key,
             **phases,
         )
-    chat = vision = None
-    if settings.llm_model:
-        primary = ChatModelConfig(
-            model=settings.llm_model,
-            base_url=settings.llm_base_url,
-            api_key=key,
-            **phases,
-        )
-        chat = load_chat_model(primary, backup)
-        if settings.vision_llm_model:
-            vision = load_chat_model(
-                ChatModelConfig(
-                    model=settings.vision_llm_model,
-                    base_url=settings.llm_base_url,
-                    api_key=key,
-                    **phases,
-                )
+    if not settings.llm_model:
+        return None, None
+    primary = ChatModelConfig(
+        model=settings.llm_model, base_url=settings.llm_base_url, api_key=key, **phases
+    )
+    vision = None
+    if settings.vision_llm_model:
+        vision = load_chat_model(
+            ChatModelConfig(
+                model=settings.vision_llm_model,
+                base_url=settings.llm_base_url,
+                api_key=key,
+                **phases,
             )
+        )
+    return load_chat_model(primary, backup), vision
+
+
+def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
+    """Open (and sync) the workspace and load the configured models."""
+    embedder = load_embedder(settings.embedding_model, settings.embedding_threads)
+    workspace = workspace_of(settings)
+    shared = shared_index(settings, workspace, embedder)
+    registry, report = open_workspace(
+        workspace, index_path(settings, workspace), embedder, index=shared
+    )
+    web = configured_web(settings, workspace)
+    if web is not None:
+        registry.add(web)
+    connect(registry, configured_connectors(settings, workspace))
+    chat, vision = configured_chat(settings)
     index = next(
         (
             s.index

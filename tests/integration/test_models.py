@@ -214,6 +214,23 @@ async def test_an_answer_that_cites_nothing_becomes_the_sources_quotes(servers, 
     script_model(servers["primary"])
 
 
+async def test_citations_in_a_models_own_form_are_kept_as_citations(servers, embedder) -> None:
+    # Qwen2.5 1.5B through llama.cpp wrote "[docs/sales/pricing-2026#1] says: …": the answer
+    # was right, cited nothing the checker could read and was shown without a source
+    services = graph_services(embedder, servers)
+    answer = "Install the client from Self Service [kb/vpn#0] (source: kb/vpn#0)."
+    script_model(servers["primary"], {}, {}, {}, {"content": answer})
+    out, values = await run(
+        services,
+        "How do I install the WireGuard VPN client?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "llm"
+    assert out["answer"].count("[src:kb/vpn#0]") == 2 and "[kb/vpn#0]" not in out["answer"]
+    assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
+    script_model(servers["primary"])
+
+
 async def test_a_full_run_answers_while_the_primary_fails_half_its_calls(servers, embedder) -> None:
     services = graph_services(embedder, servers)
     script_model(servers["primary"], {"alternate": 503})
