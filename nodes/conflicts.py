@@ -110,14 +110,21 @@ def find_conflicts(candidates: list[tuple[str, Evidence]], today: dt.date) -> li
 def current_first(lines: list[str], conflicts: list[Conflict]) -> list[str]:
     """Quotes of a fact now in effect before those of the article it made out of date.
 
-    A quote the newer statement superseded says so ("out of date").
+    A quote the newer statement superseded says so ("out of date"); the newer statement is
+    quoted first, though the question's words did not pick it.
     """
     stale: set[str] = set()  # the superseded sentences themselves
     current: set[str] = set()
     for c in conflicts:
-        if "out of date" in c["reason"]:
-            current.add(c["trust"])
-            stale |= {claim["text"] for claim in c["claims"] if claim["id"] != c["trust"]}
+        if "out of date" not in c["reason"]:
+            continue
+        now = next(claim for claim in c["claims"] if claim["id"] == c["trust"])
+        old = {claim["text"] for claim in c["claims"] if claim["id"] != c["trust"]}
+        current.add(now["id"])
+        stale |= old
+        quotes_old = any(line.startswith(f"- {text} [src:") for text in old for line in lines)
+        if quotes_old and all(f"[src:{now['id']}]" not in line for line in lines):
+            lines = [f"- {now['text']} [src:{now['id']}]", *lines]
     ordered = sorted(lines, key=lambda line: 0 if any(f"[src:{i}]" in line for i in current) else 1)
     return [
         line.replace("- ", "- (out of date) ", 1)

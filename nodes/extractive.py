@@ -133,7 +133,15 @@ async def extractive_answer(
     ]
     chosen.sort(key=lambda c: -c[1]["authority"])  # stable: best first within an authority
     lines = [quote_line(named(s, ev), ev["source_id"]) for s, ev, _ in chosen]
-    relevant = [(s, ev) for (s, ev), score in ranked if score >= MIN_SENTENCE_SCORE][:16]
+    # Conflicts are looked for among the relevant sentences and any kept sentence on a quoted
+    # fact's topic: a newer message that restates the quoted allowance in other words than
+    # the question's ("food each day" → "daily meal allowance … $75") makes the quote stale.
+    topics = [term_set(s) for s, _, _ in chosen]
+    relevant = [
+        (s, ev)
+        for (s, ev), score in ranked
+        if score >= MIN_SENTENCE_SCORE or any(len(term_set(s) & t) >= 3 for t in topics)
+    ][:16]
     return lines, relevant, quoted
 
 

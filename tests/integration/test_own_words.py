@@ -66,6 +66,28 @@ async def test_sources_that_disagree_on_what_was_asked_are_the_answer_not_found_
 
 
 @pytest.mark.parametrize(
+    "question",
+    [
+        "What can I claim for food per day away on company business?",
+        "How much is covered for food on each day of a work journey?",
+    ],
+)
+async def test_a_newer_message_in_other_words_than_the_question_makes_the_quote_stale(
+    demo, question: str
+) -> None:
+    # the question's words pick the travel article's "$50" and not the finance channel's
+    # announcement ("daily meal allowance … is $75 … up from $50"): the announcement restates
+    # the quoted fact, so it is quoted first and the article's line is marked out of date
+    # (it was quoted as current, or marked stale with the current amount nowhere)
+    run = await run_graph(demo, question, Context(user="bob"))
+    lines = run.output["answer"].split("\n\nMissing:")[0].splitlines()
+    current = next(i for i, line in enumerate(lines) if "$75" in line)
+    stale = next(i for i, line in enumerate(lines) if "$50 per person" in line)
+    assert current < stale and lines[stale].startswith("- (out of date) ")
+    assert "chat/finance-announcements/m002#0" in lines[current]
+
+
+@pytest.mark.parametrize(
     ("question", "fact"),
     [
         ("Who may take the code-signing key out of its hardware module?", "platform lead"),
