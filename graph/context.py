@@ -12,6 +12,7 @@ from dataclasses import fields
 from typing import Any
 
 from nodes.context import Context
+from providers.pace import fitted_seconds
 
 REQUEST_KNOBS = tuple(f.name for f in fields(Context) if f.metadata.get("request"))
 """Context fields a run request may set."""
@@ -35,4 +36,23 @@ def context_from_dict(data: dict[str, Any]) -> Context:
     return Context(**kwargs)
 
 
-__all__ = ["REQUEST_KNOBS", "RUN_SETTINGS", "Context", "context_from_dict", "context_to_dict"]
+def wall_seconds(flow: str, context: Context, default_model: str | None) -> float:
+    """A run's wall-clock budget as its graph counts it (a report has ten runs' worth).
+
+    ``max_seconds``, raised to the chat model's measured pace when the run may use one.
+    """
+    model = None if context.mode == "extractive" else context.model or default_model
+    fit = fitted_seconds(
+        context.max_seconds, model, context.max_rounds, context.fit_seconds_to_model
+    )
+    return fit * (10 if flow == "research" else 1)
+
+
+__all__ = [
+    "REQUEST_KNOBS",
+    "RUN_SETTINGS",
+    "Context",
+    "context_from_dict",
+    "context_to_dict",
+    "wall_seconds",
+]

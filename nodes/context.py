@@ -51,6 +51,13 @@ class Context:
     )
     max_tokens: int = field(default=40_000, metadata=_d("Most LLM tokens a run may spend."))
     max_seconds: float = field(default=120.0, metadata=_d("Wall-clock budget of a run, seconds."))
+    fit_seconds_to_model: bool = field(
+        default=True,
+        metadata=_d(
+            "LLM mode: raise the wall-clock budget to what the model's measured pace needs for "
+            "max_rounds rounds (at most 10 × max_seconds)."
+        ),
+    )
     max_bad_attempts: int = field(
         default=2, metadata=_d("Rounds without new evidence or rejected answers before stopping.")
     )

@@ -7,12 +7,14 @@ makes the node fall back to its extractive strategy, and the ``model_calls`` log
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
-from providers.chat import ChatModel, ModelClientError, ModelError, ainvoke_structured
+from providers import pace
+from providers.chat import ChatModel, ModelClientError, ModelError, ainvoke_structured, serving_of
 from state.models import ModelCall
 
 M = TypeVar("M", bound=BaseModel)
@@ -29,6 +31,7 @@ class Decision(Generic[M]):
 
 async def decide(node: str, model: ChatModel, prompt: str, schema: type[M]) -> Decision[M]:
     """Ask for ``schema``; degrade (value ``None``) on any failure but a client error."""
+    started = time.monotonic()
     try:
         value, tokens, served, repaired = await ainvoke_structured(model, prompt, schema)
     except ModelClientError as exc:
@@ -42,6 +45,7 @@ async def decide(node: str, model: ChatModel, prompt: str, schema: type[M]) -> D
             "tokens": exc.tokens,
         }
         return Decision(None, exc.tokens, call)
+    pace.record(serving_of(model).get("name") or served, time.monotonic() - started)
     outcome = "repaired" if repaired else "ok"
     detail = "valid after one repair round" if repaired else ""
     return Decision(

@@ -29,6 +29,7 @@ from nodes.research_events import tell
 from nodes.research_llm import llm_plan
 from nodes.services import Services, chat_model_for, now, user_of
 from providers.embeddings import aembed_passages, aembed_queries
+from providers.pace import fitted_seconds
 from providers.terms import STOPWORDS, display_words
 from state.models import Hit
 from state.research import ResearchState, SubQuestion
@@ -315,7 +316,8 @@ async def plan_research(
     admitted = admit(services, ctx, request, False)
     budget = {
         "started": now(),
-        "max_seconds": ctx.max_seconds * 10,
+        "max_seconds": 10  # ten runs' worth, each fitted to the model's measured pace
+        * fitted_seconds(ctx.max_seconds, admitted.model, ctx.max_rounds, ctx.fit_seconds_to_model),
         "tokens_used": 0,
         "max_tokens": ctx.report_max_tokens,
     }

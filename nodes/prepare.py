@@ -10,6 +10,7 @@ from nodes.admission import admit
 from nodes.context import Context
 from nodes.services import Services, node_name, now, user_of
 from nodes.visibility import revoked, without
+from providers.pace import fitted_seconds, seconds_per_call
 from state.budget import new_budget
 from state.events import node_event
 from state.schemas import SearchState
@@ -24,6 +25,14 @@ async def prepare(
     admitted = admit(services, ctx, state.get("question") or "", has_images)
     mode, sources = admitted.mode, admitted.sources
     t = now()
+    model = admitted.model if mode == "llm" else None
+    seconds = fitted_seconds(ctx.max_seconds, model, ctx.max_rounds, ctx.fit_seconds_to_model)
+    paced = (
+        f"; {model} takes {seconds_per_call(model) or 0:.1f} s a call here, so this run has "
+        f"{seconds:.0f} s (max_seconds {ctx.max_seconds:g})"
+        if seconds > ctx.max_seconds
+        else ""
+    )
     update: dict[str, Any] = {
         "question": admitted.question,
         "mode": mode,
@@ -33,7 +42,7 @@ async def prepare(
             now=t,
             max_rounds=ctx.max_rounds,
             max_tokens=ctx.max_tokens,
-            max_seconds=ctx.max_seconds,
+            max_seconds=seconds,
             max_bad_attempts=ctx.max_bad_attempts,
         ),
         "verdict": {
@@ -57,9 +66,10 @@ async def prepare(
     runtime.stream_writer(
         node_event(
             node_name("prepare"),
-            f"{mode} mode; searching {', '.join(sources)}",
+            f"{mode} mode; searching {', '.join(sources)}{paced}",
             mode=mode,
             sources=sources,
+            max_seconds=round(seconds, 1),
         )
     )
     return update

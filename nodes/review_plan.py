@@ -16,6 +16,7 @@ from langgraph.types import interrupt
 from nodes.context import Context
 from nodes.plan_checks import PlanError, checked_plan
 from nodes.research_events import tell
+from providers.pace import report_seconds
 from state.research import ResearchState
 
 #: Seconds one sub-question takes in extractive mode on this machine (MuSiQue p50 ~0.7 s).
@@ -31,7 +32,13 @@ async def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         "sub_questions": len(plan),
         "rounds": len(plan) * runtime.context.max_rounds,
         "tokens": 0 if state.get("mode") == "extractive" else len(plan) * 4000,
-        "seconds": round(len(plan) * SECONDS_PER_SUBQUESTION, 1),
+        "seconds": round(
+            max(
+                len(plan) * SECONDS_PER_SUBQUESTION,
+                report_seconds(state.get("model"), len(plan), runtime.context.max_rounds) or 0.0,
+            ),
+            1,
+        ),
     }
     asked: dict[str, Any] = {"plan": plan, "estimate": estimate}
     while True:  # an edit that is not a valid plan is refused, and the review asked again

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import time
 from typing import Any
 
 from langchain_core.messages import BaseMessageChunk, HumanMessage
@@ -19,6 +20,7 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.evidence import by_authority
 from nodes.services import Services
+from providers import pace
 from providers.chat import (
     AnswerInterruptedError,
     ChatModel,
@@ -110,6 +112,7 @@ async def stream_answer(
             runtime.stream_writer(token)
 
     serving = serving_of(model)
+    started = time.monotonic()
     stream = model.astream(request).__aiter__()
     began = False  # a first chunk came (reasoning counts: the model is answering)
     try:
@@ -137,7 +140,9 @@ async def stream_answer(
         with contextlib.suppress(Exception):
             await stream.aclose()  # type: ignore[attr-defined]
     tokens = usage_tokens(final) if final is not None else 0
-    return "".join(parts).strip(), tokens, served_by(final) if final is not None else "unknown"
+    served = served_by(final) if final is not None else "unknown"
+    pace.record(serving.get("name") or served, time.monotonic() - started)
+    return "".join(parts).strip(), tokens, served
 
 
 def _silence(began: bool, seconds: float | None) -> ModelError:

@@ -104,7 +104,7 @@ class ChatModelConfig:
 
 
 def serving_of(model: Any) -> dict[str, Any]:
-    """How ``model`` is served (``first_token_s``, ``idle_s``, ``json_mode``); {} if unknown."""
+    """How ``model`` is served (timeouts, ``json_mode``, ``name``); {} if unknown."""
     config = getattr(model, "config", None) or {}
     return dict((config.get("metadata") or {}).get(SERVING) or {})
 
@@ -165,7 +165,7 @@ def load_chat_model(config: ChatModelConfig, backup: ChatModelConfig | None = No
     if backup is not None:
         model = primary.with_fallbacks([_openai(backup)], exceptions_to_handle=RETRYABLE)
     serving = {"first_token_s": config.first_token_s, "idle_s": config.timeout,
-               "json_mode": config.json_mode}  # fmt: skip
+               "json_mode": config.json_mode, "name": config.model}  # fmt: skip
     return model.with_config(metadata={SERVING: serving})
 
 

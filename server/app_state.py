@@ -210,6 +210,7 @@ async def open_app_state(
             settings.webhook_secret.get_secret_value() if settings.webhook_secret else None,
             settings.webhook_hosts,
         ),
+        model_name=services.model_name,
     )
     background = []
     worker = None

@@ -23,7 +23,7 @@ from langgraph.types import Command
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from graph.context import Context, context_to_dict
+from graph.context import Context, context_to_dict, wall_seconds
 from graph.run import RESUMABLE_ERRORS, RUN_ERRORS, jsonable, run_config, stream_run
 from server.audit import AuditEntry, AuditLog, shown_by_run
 from server.limits import Limits
@@ -66,8 +66,10 @@ class RunManager:
         events: RedisEventLog | None = None,
         cancel_poll_s: float = 0.25,
         webhooks: Webhooks | None = None,
+        model_name: str | None = None,
     ) -> None:
         self.webhooks = webhooks or Webhooks()
+        self.model_name = model_name  # the configured chat model: its pace fits time budgets
         self.coordinator = coordinator
         self.records = records
         self.events = events
@@ -206,7 +208,9 @@ class RunManager:
             # before a rollback or the lock's release
             async with (
                 contextlib.aclosing(events),
-                asyncio.timeout(context.max_seconds + self.overrun_grace_s),
+                asyncio.timeout(
+                    wall_seconds(flow, context, self.model_name) + self.overrun_grace_s
+                ),
             ):
                 async for event in events:
                     if event["event"] == "waiting":  # paused for a person: resumed later
@@ -218,7 +222,8 @@ class RunManager:
             handle.emit(
                 "error",
                 {
-                    "message": f"the run went past its time budget ({context.max_seconds:g} s) "
+                    "message": "the run went past its time budget "
+                    f"({wall_seconds(flow, context, self.model_name):g} s) "
                     "and was stopped; ask again, perhaps on fewer sources"
                 },
             )

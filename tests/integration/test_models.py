@@ -21,6 +21,7 @@ from graph.search import search_flow
 from nodes.decisions import EvaluateDecision
 from nodes.services import Services
 from nodes.writing import stream_answer
+from providers import pace
 from providers.chat import (
     AnswerInterruptedError,
     ChatModelConfig,
@@ -229,6 +230,33 @@ async def test_citations_in_a_models_own_form_are_kept_as_citations(servers, emb
     assert out["answer"].count("[src:kb/vpn#0]") == 2 and "[kb/vpn#0]" not in out["answer"]
     assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
     script_model(servers["primary"])
+
+
+async def test_a_slow_models_run_gets_the_time_its_measured_pace_needs(servers, embedder) -> None:
+    # a 1.5B model on two cores takes 15-60 s a call: a 120 s run ended after one round.
+    # Each call here takes 0.3 s and the run is allowed 1 s (2 rounds): once the model's
+    # pace is measured, a run's budget is what its rounds take at that pace
+    pace.forget()
+    services = graph_services(embedder, servers)
+    question = "How do I install the WireGuard VPN client?"
+
+    async def budget_of(**knobs: Any) -> tuple[float, str]:
+        script_model(servers["primary"], *[{"sleep": 0.3}] * 8)
+        ctx = Context(user="bob", max_seconds=1.0, max_rounds=2, fastpass_enabled=False, **knobs)
+        done = await run_graph(services, question, ctx)
+        budget = done.state.values["budget"]
+        prepared = next(e for e in done.events if e.get("node") == "prepare" and "summary" in e)
+        return budget["deadline"] - budget["started_at"], prepared["summary"]
+
+    first, _ = await budget_of()  # nothing measured yet: max_seconds
+    fitted, said = await budget_of()
+    kept, _ = await budget_of(fit_seconds_to_model=False)
+    assert first == pytest.approx(1.0)
+    assert fitted == pytest.approx(0.3 * (3 * 2 + 2), rel=0.5) and fitted > 2.0
+    assert "primary-model takes 0.3 s a call here, so this run has" in said
+    assert kept == pytest.approx(1.0)
+    script_model(servers["primary"])
+    pace.forget()
 
 
 async def test_a_full_run_answers_while_the_primary_fails_half_its_calls(servers, embedder) -> None:

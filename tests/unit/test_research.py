@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
+from langchain_core.language_models import GenericFakeChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
@@ -13,6 +15,8 @@ from graph.flows import FLOWS
 from graph.run import run, run_config
 from nodes.plan_checks import PlanError, checked_plan
 from nodes.plan_research import named_parts, topic_headings, topic_words
+from providers import pace
+from providers.chat import SERVING
 
 PLAN = [
     {"id": "q1", "question": "What is the daily meal allowance?", "intent": "the amount only"},
@@ -94,6 +98,25 @@ async def test_a_failed_sub_question_skips_its_dependents_and_the_report_says_so
     assert "unknown source 'nowhere'" in state["results"]["q1"]["reason"]
     assert state["plan"][-1]["gap_for"] == "q1"
     assert "What is the meal allowance?" not in missing
+
+
+async def test_the_plans_estimate_is_the_models_measured_pace(services) -> None:
+    # a local model measured at 20 s a call: one sub-question of 3 rounds is 11 calls, then
+    # its section and the read-through — not the extractive mode's second a sub-question
+    model = GenericFakeChatModel(messages=iter([])).with_config(
+        metadata={SERVING: {"name": "local-1.5b"}}
+    )
+    with_model = dataclasses.replace(services, chat_model=model, model_name="local-1.5b")
+    pace.forget()
+    pace.record("local-1.5b", 20.0)
+    try:
+        graph = FLOWS["research"].compile(with_model, InMemorySaver())
+        config, ctx = run_config("est"), Context(user="bob", review_before_answer=True)
+        paused = await run(graph, {"question": "Travel", "plan": PLAN[:1]}, config, ctx)
+    finally:
+        pace.forget()
+    [ask] = paused.interrupts
+    assert ask["value"]["estimate"]["seconds"] == 20.0 * (3 * 3 + 2) + 20.0 * 2
 
 
 async def test_the_person_reviews_the_plan_and_an_edit_is_checked(services) -> None:

@@ -1,0 +1,82 @@
+"""How long each chat model takes for a call here, measured on its own calls.
+
+A hosted model answers a call in a second or two; a 1.5B model on two CPU cores takes 15–60 s
+(prompt read at ~20 tokens/s, decode at ~7). A run's wall-clock budget set for the first
+would cut the second off after one round, and a research plan's estimate would be off by
+ten times. Every call (structured or streamed) records its wall time under the model that
+served it; :func:`run_seconds` turns the measured pace into a run's time.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+#: Weight of the newest call in the running mean (a model's pace changes with the load).
+NEWEST = 0.3
+#: Model calls of one search round (expand the query, grade, evaluate) and of the answer
+#: (write it, check it) — counted on the search flow's LLM mode.
+CALLS_PER_ROUND = 3
+CALLS_TO_ANSWER = 2
+
+
+@dataclass
+class _Pace:
+    calls: int = 0
+    seconds: float = 0.0
+
+
+_paces: dict[str, _Pace] = {}
+_lock = threading.Lock()
+
+
+def record(model: str, seconds: float) -> None:
+    """One call of ``model`` took ``seconds`` (wall time, first byte to last)."""
+    with _lock:
+        pace = _paces.setdefault(model, _Pace())
+        pace.seconds = (
+            seconds if pace.calls == 0 else NEWEST * seconds + (1 - NEWEST) * pace.seconds
+        )
+        pace.calls += 1
+
+
+def seconds_per_call(model: str | None) -> float | None:
+    """The running mean seconds a call of ``model`` takes here; ``None`` before its first."""
+    with _lock:
+        pace = _paces.get(model or "")
+        return pace.seconds if pace and pace.calls else None
+
+
+def run_seconds(model: str | None, rounds: int) -> float | None:
+    """Seconds a search-flow run of ``rounds`` rounds takes with ``model`` at its pace."""
+    per_call = seconds_per_call(model)
+    if per_call is None:
+        return None
+    return per_call * (CALLS_PER_ROUND * rounds + CALLS_TO_ANSWER)
+
+
+def fitted_seconds(max_seconds: float, model: str | None, rounds: int, fit: bool = True) -> float:
+    """A run's wall-clock budget: ``max_seconds``, or what ``model``'s measured pace needs.
+
+    Raised only when ``fit``, and to at most ten times ``max_seconds``.
+    """
+    needed = run_seconds(model, rounds) if fit else None
+    return min(max(max_seconds, needed or 0.0), 10 * max_seconds)
+
+
+def report_seconds(model: str | None, sub_questions: int, rounds: int) -> float | None:
+    """Seconds a research report takes with ``model`` at its pace.
+
+    Each sub-question's run, then a call per section and one to read the whole report
+    through (the calls of one model queue).
+    """
+    per_run, per_call = run_seconds(model, rounds), seconds_per_call(model)
+    if per_run is None or per_call is None:
+        return None
+    return sub_questions * per_run + (sub_questions + 1) * per_call
+
+
+def forget() -> None:
+    """Drop every measurement (tests)."""
+    with _lock:
+        _paces.clear()
