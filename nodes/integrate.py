@@ -9,6 +9,7 @@ a written answer.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -24,7 +25,13 @@ from nodes.extractive import (
     extractive_body,
 )
 from nodes.needs import REFUSAL, carries, describe_needs, needs_of
-from nodes.prompting import cited_ids, conversation_of, render_evidence, repair_citations
+from nodes.prompting import (
+    CITATION,
+    cited_ids,
+    conversation_of,
+    render_evidence,
+    repair_citations,
+)
 from nodes.prompts import FORCED_NOTE, TOKENS_SPENT
 from nodes.services import Services, chat_model_for, node_name, now
 from nodes.writing import (
@@ -41,7 +48,7 @@ from providers.chat import (
 )
 from state.budget import exhausted, spend
 from state.events import node_event
-from state.models import ModelCall
+from state.models import Evidence, ModelCall
 from state.schemas import SearchState
 
 
@@ -57,6 +64,30 @@ def echoes_instructions(answer: str, prompt: str) -> str | None:
         if len(text) >= 40 and text in answer:
             return text[:60]
     return None
+
+
+#: A number as a person reads it: "42,000", "3.9", "1" of "1st"; list markers and citations
+#: are not numbers the answer states.
+_NUMBER = re.compile(r"(?<![A-Za-z_\d])\d+(?:[.,]\d+)*")
+_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+", re.M)
+
+
+def numbers_in(text: str) -> set[str]:
+    """The numbers ``text`` states (citations and list markers left out)."""
+    return set(_NUMBER.findall(_MARKER.sub(" ", CITATION.sub(" ", text))))
+
+
+def invents_numbers(answer: str, shown: list[Evidence], question: str) -> str | None:
+    """A number the answer states that no passage it was shown (nor the question) says.
+
+    A 1.5B model asked when a roadmap's deadline was, without the roadmap in its sources,
+    answered "by 1 November 2026" from a price list: a date no source gives.
+    """
+    said = numbers_in(question)
+    for ev in shown:
+        said |= numbers_in(f"{ev['title']} {ev['snippet']}")
+    invented = sorted(numbers_in(answer) - said)
+    return f"stated {', '.join(invented[:3])}, which no source says" if invented else None
 
 
 def refuses_wrongly(answer: str, judged: Judgement) -> str | None:
@@ -134,6 +165,9 @@ async def integrate(
             echoed = (
                 (f"repeated its instructions ({copied!r})" if copied else None)
                 or refuses_wrongly(body, judged)
+                or invents_numbers(  # today's date is in the prompt too
+                    body, pool[:12], f"{state['question']} {today.day} {today.month} {today.year}"
+                )
                 or (None if nothing_answers or cited_ids(body) else "cited none of its sources")
             )
             calls.append(

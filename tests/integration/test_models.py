@@ -232,6 +232,27 @@ async def test_citations_in_a_models_own_form_are_kept_as_citations(servers, emb
     script_model(servers["primary"])
 
 
+async def test_an_answer_stating_a_number_no_source_gives_becomes_the_quotes(
+    servers, embedder
+) -> None:
+    # Qwen2.5 1.5B, asked for a deadline its sources did not hold, answered "by 1 November
+    # 2026" and cited a price list; a number the model states must be one a source gives
+    services = graph_services(embedder, servers)
+    made_up = "Install the client from Self Service [src:kb/vpn#0] within 14 days of 3 May 2031."
+    script_model(servers["primary"], {}, {}, {}, {"content": made_up})
+    out, values = await run(
+        services,
+        "How do I install the WireGuard VPN client?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "extractive" and "2031" not in out["answer"]
+    assert "[src:kb/vpn#0]" in out["answer"]
+    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert degraded["outcome"] == "degraded"
+    assert "stated 14, 2031, which no source says" in degraded["detail"]
+    script_model(servers["primary"])
+
+
 async def test_a_slow_models_run_gets_the_time_its_measured_pace_needs(servers, embedder) -> None:
     # a 1.5B model on two cores takes 15-60 s a call: a 120 s run ended after one round.
     # Each call here takes 0.3 s and the run is allowed 1 s (2 rounds): once the model's
