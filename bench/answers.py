@@ -78,9 +78,22 @@ def build(data: Path, embedding: str, workdir: Path) -> tuple[EmbeddedIndex, lis
     return index, names
 
 
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+)
+_MONTH_DAY = re.compile(rf"\b({_MONTHS})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b")
+_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)\s+(?:of\s+)?({_MONTHS})\b")
+
+
 def normal(text: str) -> str:
-    """Lower case, Markdown emphasis and code marks removed, spacing collapsed."""
-    return " ".join(re.sub(r"[`*]", "", text).lower().split())
+    """Lower case, Markdown emphasis and code marks removed, spacing collapsed.
+
+    A date written "December 1st" or "1st of December" reads as "1 december" (the form the
+    sets' ``must`` strings use): a model that states the date its own way states it.
+    """
+    text = " ".join(re.sub(r"[`*]", "", text).lower().split())
+    text = _MONTH_DAY.sub(lambda m: f"{m.group(2)} {m.group(1)}", text)
+    return _DAY_MONTH.sub(lambda m: f"{m.group(1)} {m.group(2)}", text)
 
 
 def quoted_lines(answer: str) -> list[str]:
