@@ -78,9 +78,7 @@ def build(data: Path, embedding: str, workdir: Path) -> tuple[EmbeddedIndex, lis
     return index, names
 
 
-_MONTHS = (
-    "january|february|march|april|may|june|july|august|september|october|november|december"
-)
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _MONTH_DAY = re.compile(rf"\b({_MONTHS})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b")
 _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)\s+(?:of\s+)?({_MONTHS})\b")
 
