@@ -229,6 +229,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 log.write(json.dumps(record, ensure_ascii=False) + "\n")
             print(q["_id"], "llm", record["llm"]["passed"], record["llm"]["seconds"], flush=True)
     records = [done[q["_id"]] for q in questions if q["_id"] in done]
+    by_id = {q["_id"]: q for q in questions}
+    for r in records:  # judged again by today's judge (a record may be from an earlier run)
+        for mode in ("llm", "extractive"):
+            answer = {"answer": r[mode]["answer"]}
+            r[mode]["passed"] = judge_of(args.set)(by_id[r["_id"]], answer)["passed"]
     return {"set": args.set, "half": args.half, "model": settings.llm_model, **summary(records)}
 
 

@@ -203,6 +203,16 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
     return verdict
 
 
+async def every_need_answered(state: SearchState, ctx: Context, services: Services) -> bool:
+    """The quotes the answer would give answer every need of the question (words or meaning)."""
+    pool, _ = resolve_versions(by_authority(kept(state.get("evidence", []))))
+    if not pool or ctx.bridge_rounds > 0:  # multi-hop: quotes are not judged by the question
+        return False
+    _, _, scored = await extractive_answer(state, ctx, pool, services)
+    judged = judge_quotes(state["question"], scored, ctx.meaning_min_score)
+    return not judged.gaps and not judged.nothing
+
+
 async def answered_in_other_words(
     state: SearchState, ctx: Context, services: Services, verdict: Verdict
 ) -> Verdict:
@@ -292,6 +302,17 @@ async def evaluate(
             if verdict["action"] == "read" and not verdict["read_doc_ids"]:
                 verdict["action"] = "search"
             strategy = "llm"
+            # A small model asks for more rounds while the evidence holds the answer (Qwen 1.5B:
+            # nearly every question used all three, a minute each): the extractive judgement
+            # of the same needs decides, as it does for the model's "not found".
+            if verdict["action"] == "search" and await every_need_answered(state, ctx, services):
+                verdict |= {
+                    "action": "answer",
+                    "gap_questions": [],
+                    "reason": f"the model asked to search again ({decision.reason}); the "
+                    "evidence already answers every need of the question",
+                }
+                strategy = "llm, held to the evidence"
     named = typed_urls(state)
     if named:  # the question names pages: read them before anything else
         verdict |= {

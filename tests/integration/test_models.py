@@ -7,6 +7,7 @@ models, images and the vision model, and Cohere reranking with its fallback.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -250,6 +251,26 @@ async def test_an_answer_stating_a_number_no_source_gives_becomes_the_quotes(
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     assert degraded["outcome"] == "degraded"
     assert "stated 14, 2031, which no source says" in degraded["detail"]
+    script_model(servers["primary"])
+
+
+async def test_a_model_asking_for_more_rounds_while_the_evidence_answers_is_held_to_it(
+    servers, embedder
+) -> None:
+    # Qwen 1.5B asked to search again in nearly every round (a minute each on two cores)
+    # while its evidence already answered the question
+    services = graph_services(embedder, servers)
+    again = json.dumps({"action": "search", "reason": "more detail", "gap_questions": ["vpn"]})
+    answer = "Install the WireGuard client from Self Service [src:kb/vpn#0]."
+    script_model(servers["primary"], {}, {}, {"content": again}, {"content": answer})
+    out, values = await run(
+        services,
+        "How do I install the WireGuard VPN client?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "llm" and values["budget"]["rounds"] == 1
+    assert values["verdict"]["action"] == "answer"
+    assert "already answers every need" in values["verdict"]["reason"]
     script_model(servers["primary"])
 
 
