@@ -202,10 +202,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         index, _ = build(data, "minilm", Path(tmp))
         reader = User("bench", frozenset({"everyone"}))
         docs = index_runner(index, EmbeddedSource(index, SOURCE, "docs"), [reader])
-        runners = {"docs": GraphRunner(dataclasses.replace(docs.services, chat_model=chat))}
+        model = {"chat_model": chat, "model_name": settings.llm_model}
+        runners = {"docs": GraphRunner(dataclasses.replace(docs.services, **model))}
         if args.set == "paraphrase":
             demo = paraphrase_bench.demo_runner(Path(tmp))
-            runners["demo"] = GraphRunner(dataclasses.replace(demo.services, chat_model=chat))
+            runners["demo"] = GraphRunner(dataclasses.replace(demo.services, **model))
         for q in questions:
             if q["_id"] in done:
                 continue
