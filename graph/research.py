@@ -26,9 +26,6 @@ from nodes.services import Services, bind
 from nodes.write_report import write_report
 from state.research import ReportState, ResearchInput, ResearchState
 
-#: Seconds one sub-question's search may take before it fails (and is retried once).
-SUBQUESTION_TIMEOUT = 120.0
-
 
 def build_research_graph(
     services: Services | None, search: Any, context_schema: type[Context] = Context
@@ -50,7 +47,6 @@ def build_research_graph(
         "research_one",
         bind(research_one, None, search=search),
         retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.5),
-        timeout=SUBQUESTION_TIMEOUT,
         error_handler=record_subquestion_failure,
     )
     b.add_node("write_report", bind(write_report, services))

@@ -122,6 +122,7 @@ def next_batch(state: Any) -> list[Send] | Literal["write_report"]:
             "depends": depends,
             "trace_id": state.get("trace_id", ""),
             "asked": asked,
+            "model": state.get("model"),
         }
         sends.append(Send("research_one", payload))
     return sends or "write_report"

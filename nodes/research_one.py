@@ -7,6 +7,7 @@ as the sub-question's result with its reason (``record_subquestion_failure``).
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import replace
 from typing import Any
@@ -21,6 +22,7 @@ from nodes.evidence import relevance
 from nodes.plan_checks import filled
 from nodes.research_events import tell
 from nodes.write_report import quoted_lines
+from providers.pace import fitted_seconds
 from providers.terms import STOPWORDS
 from state.models import Turn
 from state.research import SubResult, SubRun, not_answered
@@ -73,6 +75,10 @@ def short_answer(answer: str, question: str, lead: str = "", words: int = 12) ->
     return " ".join(text.split()[:words])
 
 
+#: Seconds a sub-question's search may run past its budget to write its answer.
+SUBQUESTION_GRACE = 30.0
+
+
 async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) -> dict[str, Any]:
     """Search one sub-question; its kept evidence joins the run's ledger."""
     sub = state["sub"]
@@ -109,11 +115,20 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
         callbacks.add_handler(usage, inherit=True)
     else:
         callbacks = [*(callbacks or []), usage]
-    out = await search.ainvoke(
-        {"question": question, "turns": turns, "asked": state.get("asked", "")},
-        {"metadata": metadata, "callbacks": callbacks},
-        context=context,
-    )
+    # a sub-question's search has a run's time, fitted to the model's measured pace (a fixed
+    # 120 s cut a 1.5B model's every sub-question off, twice, and the report came out empty)
+    ctx = runtime.context
+    seconds = fitted_seconds(ctx.max_seconds, state.get("model"), ctx.max_rounds,
+                             ctx.fit_seconds_to_model) + SUBQUESTION_GRACE  # fmt: skip
+    try:
+        async with asyncio.timeout(seconds):
+            out = await search.ainvoke(
+                {"question": question, "turns": turns, "asked": state.get("asked", "")},
+                {"metadata": metadata, "callbacks": callbacks},
+                context=context,
+            )
+    except TimeoutError:
+        raise TimeoutError(f"its search took longer than {seconds:.0f} s") from None
     kept = [ev for ev in out.get("evidence", []) if ev["kept_by"] != "none"]
     result: SubResult = {
         "id": sub["id"],

@@ -146,3 +146,5 @@ class SubRun(TypedDict):
     asked: NotRequired[str]
     """The person's own words (the request; the sub-question too when they wrote the plan):
     what the sub-question's web queries may be made of."""
+    model: NotRequired[str | None]
+    """The chat model the report is written with (its pace sets the search's time)."""
