@@ -181,17 +181,11 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
+async def ask(
+    args: argparse.Namespace, questions: list[dict[str, Any]], done: dict[str, dict[str, Any]]
+) -> None:
+    """Run the questions not yet in ``done`` in both modes, appending each record to the log."""
     data = Path(SETS[args.set])
-    questions = [json.loads(ln) for ln in (data / "questions.jsonl").open() if ln.strip()]
-    if args.half:
-        questions = [q for q in questions if q.get("half") == args.half]
-    questions = questions[: args.limit]
-    done: dict[str, dict[str, Any]] = {}
-    if args.resume and args.log.exists():
-        done = {r["_id"]: r for r in map(json.loads, args.log.open()) if r.get("_id")}
-    elif args.log.exists():
-        args.log.unlink()
     settings = Settings()
     chat, _ = configured_chat(settings)
     if chat is None:
@@ -229,13 +223,30 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             with args.log.open("a") as log:
                 log.write(json.dumps(record, ensure_ascii=False) + "\n")
             print(q["_id"], "llm", record["llm"]["passed"], record["llm"]["seconds"], flush=True)
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    data = Path(SETS[args.set])
+    questions = [json.loads(ln) for ln in (data / "questions.jsonl").open() if ln.strip()]
+    if args.half:
+        questions = [q for q in questions if q.get("half") == args.half]
+    questions = questions[: args.limit]
+    done: dict[str, dict[str, Any]] = {}
+    if (args.resume or args.summarize) and args.log.exists():
+        done = {r["_id"]: r for r in map(json.loads, args.log.open()) if r.get("_id")}
+    elif args.log.exists():
+        args.log.unlink()
+    settings = Settings()
+    if not args.summarize:
+        await ask(args, questions, done)
     records = [done[q["_id"]] for q in questions if q["_id"] in done]
     by_id = {q["_id"]: q for q in questions}
     for r in records:  # judged again by today's judge (a record may be from an earlier run)
         for mode in ("llm", "extractive"):
             answer = {"answer": r[mode]["answer"]}
             r[mode]["passed"] = judge_of(args.set)(by_id[r["_id"]], answer)["passed"]
-    return {"set": args.set, "half": args.half, "model": settings.llm_model, **summary(records)}
+    out = {"set": args.set, "half": args.half, "model": settings.llm_model}
+    return {**out, "questions_in_set": len(questions), **summary(records)}
 
 
 def judge_of(name: str) -> Judge:
@@ -250,6 +261,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, required=True)
     parser.add_argument("--log", type=Path, help="per-question records (default: beside --json)")
     parser.add_argument("--resume", action="store_true", help="go on from --log")
+    parser.add_argument(
+        "--summarize", action="store_true", help="only summarize --log (no model needed)"
+    )
     args = parser.parse_args()
     args.log = args.log or args.json.with_name(args.json.stem + "_questions.jsonl")
     started = time.time()
