@@ -133,17 +133,12 @@ def _pct(values: list[float], q: float) -> float:
 def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Pass rates per mode, the LLM answers' checks, calls per node, time, who wins where."""
     out: dict[str, Any] = {"questions": len(records)}
+    if not records:
+        return out
     for mode in ("llm", "extractive"):
         rs = [r[mode] for r in records]
-        answerable = [r for r in rs if r["answerable"]]
-        unanswerable = [r for r in rs if not r["answerable"]]
         out[mode] = {
-            "answered": round(statistics.fmean(r["passed"] for r in answerable), 4)
-            if answerable
-            else None,
-            "refused_unanswerable": round(statistics.fmean(r["passed"] for r in unanswerable), 4)
-            if unanswerable
-            else None,
+            **paraphrase_bench.pass_rates(rs),
             "citations_valid": round(statistics.fmean(r["citations_valid"] for r in rs), 4),
             "answers_with_bad_citation_round": sum(r["bad_citation_rounds"] > 0 for r in rs),
             "answers_with_unsupported_statement": sum(bool(r["unsupported"]) for r in rs),

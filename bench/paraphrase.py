@@ -66,18 +66,22 @@ def judge(q: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def pass_rates(results: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Answerable questions answered, unanswerable ones refused (None: there are none)."""
+    answerable = [r["passed"] for r in results if r["answerable"]]
+    unanswerable = [r["passed"] for r in results if not r["answerable"]]
+    return {
+        "answered": round(statistics.fmean(answerable), 4) if answerable else None,
+        "refused_unanswerable": round(statistics.fmean(unanswerable), 4) if unanswerable else None,
+    }
+
+
 def rates(results: list[dict[str, Any]]) -> dict[str, Any]:
     """The targets' numbers for a set of results."""
     answerable = [r for r in results if r["answerable"]]
-    unanswerable = [r for r in results if not r["answerable"]]
     return {
         "questions": len(results),
-        "answered": round(statistics.fmean(r["passed"] for r in answerable), 4)
-        if answerable
-        else None,
-        "refused_unanswerable": round(statistics.fmean(r["passed"] for r in unanswerable), 4)
-        if unanswerable
-        else None,
+        **pass_rates(results),
         "answerable_refused": sum(r["refused"] for r in answerable),
         "restricted_shown": sum(bool(r["restricted_shown"]) for r in results),
         "failed": [r["_id"] for r in results if not r["passed"]],
