@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.answerable import judge_quotes, mentions, required_words
+from nodes.answerable import Judgement, judge_quotes, mentions, required_words
 from nodes.context import Context
 from nodes.decisions import EvaluateDecision
 from nodes.evidence import by_authority, hop_queries, kept, relevance
@@ -203,14 +203,21 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
     return verdict
 
 
+async def judged_quotes(state: SearchState, ctx: Context, services: Services) -> Judgement | None:
+    """How the quotes the answer would give answer the question (None: nothing kept)."""
+    pool, _ = resolve_versions(by_authority(kept(state.get("evidence", []))))
+    if not pool:
+        return None
+    _, _, scored = await extractive_answer(state, ctx, pool, services)
+    return judge_quotes(state["question"], scored, ctx.meaning_min_score)
+
+
 async def every_need_answered(state: SearchState, ctx: Context, services: Services) -> bool:
     """The quotes the answer would give answer every need of the question (words or meaning)."""
-    pool, _ = resolve_versions(by_authority(kept(state.get("evidence", []))))
-    if not pool or ctx.bridge_rounds > 0:  # multi-hop: quotes are not judged by the question
+    if ctx.bridge_rounds > 0:  # multi-hop: quotes are not judged by the question
         return False
-    _, _, scored = await extractive_answer(state, ctx, pool, services)
-    judged = judge_quotes(state["question"], scored, ctx.meaning_min_score)
-    return not judged.gaps and not judged.nothing
+    judged = await judged_quotes(state, ctx, services)
+    return judged is not None and not judged.gaps and not judged.nothing
 
 
 async def answered_in_other_words(
@@ -222,12 +229,8 @@ async def answered_in_other_words(
     the documents'. Searching again for the leftover words ("reach", "home") finds nothing
     new; the quotes the answer would give are judged as the answer judges them.
     """
-    pool, _ = resolve_versions(by_authority(kept(state.get("evidence", []))))
-    if not pool:
-        return verdict
-    _, _, scored = await extractive_answer(state, ctx, pool, services)
-    judged = judge_quotes(state["question"], scored, ctx.meaning_min_score)
-    if judged.gaps or not judged.by_meaning:
+    judged = await judged_quotes(state, ctx, services)
+    if judged is None or judged.gaps or not judged.by_meaning:
         return verdict
     return {
         **verdict,
