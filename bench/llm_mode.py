@@ -21,7 +21,10 @@ For the LLM answers:
   it cites holds (the passages cited in its paragraph; a paragraph citing none is held against
   every passage the answer cites). Numbers are digit runs; names are capitalised words not
   opening a sentence, ``code`` spans and snake_case words; the question's own words are not
-  counted. The extractive answers, quotes by construction, are checked the same way;
+  counted. The extractive answers, quotes by construction, are checked the same way. The
+  product holds a model's answer to this rule (``nodes.grounding``: ``integrate`` writes the
+  quotes instead), so what this counts is what slips past; integrate's ``degraded`` calls
+  count how often the guard fired;
 - **structured calls** per node: first try valid (``ok``), ``repaired``, ``degraded``
   (the node fell back to its extractive strategy), ``failed``;
 - **time**: seconds per question (p50/p95) and per node, tokens per question.
@@ -33,7 +36,6 @@ import argparse
 import asyncio
 import dataclasses
 import json
-import re
 import statistics
 import tempfile
 import time
@@ -48,6 +50,7 @@ from bench.answers import CITATION, SOURCE, build
 from bench.report import command_line, write
 from bench.runner import GraphRunner, index_runner
 from nodes.extractive import NOTHING_FOUND
+from nodes.grounding import ungrounded
 from server.bootstrap import configured_chat
 from server.settings import Settings
 from sources.base import User
@@ -58,40 +61,16 @@ SETS = {
     "answers_heldout": "bench/data/answers_heldout",
     "paraphrase": "bench/data/paraphrase",
 }
-_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
-_NAME = re.compile(r"`([^`]+)`|\b([a-z]+_[a-z0-9_]+)\b|\b([A-Z][\w.-]*\w)")
-_SENTENCE = re.compile(r"(?<=[.!?:])\s+")
-_MARKS = re.compile(r"\*\*|__|^\s*(?:#+|[-*]|\d+[.)])\s+")
-
-
-def _claims(sentence: str, question: str) -> set[str]:
-    """The numbers and names a sentence states, the question's own words set aside.
-
-    A sentence's first word is not taken for a name.
-    """
-    text = CITATION.sub("", sentence).strip()
-    found = {m.group(0) for m in _NUMBER.finditer(text)}
-    found |= {next(g for g in m.groups() if g) for m in _NAME.finditer(text) if m.start() > 0}
-    asked = question.lower()
-    return {c for c in found if c.lower() not in asked}
 
 
 def unsupported(answer: str, question: str, passages: dict[str, str]) -> list[str]:
-    """Sentences of ``answer`` stating a number or name that their cited passages lack."""
+    """Sentences of ``answer`` stating a number or name that their cited passages lack.
+
+    The rule is the product's own (``nodes.grounding``), applied to every final answer.
+    """
     if answer.startswith(NOTHING_FOUND):
         return []  # a refusal states nothing of the sources
-    body = answer.split("\n\nMissing:")[0]
-    everything = " ".join(passages.get(c, "") for c in CITATION.findall(body)).lower()
-    out = []
-    for paragraph in re.split(r"\n\s*\n", body):
-        around = CITATION.findall(paragraph)
-        for line in paragraph.splitlines():
-            cited = CITATION.findall(line) or around
-            held = " ".join(passages.get(c, "") for c in cited).lower() if cited else everything
-            for sentence in _SENTENCE.split(_MARKS.sub("", line)):
-                if any(c.lower() not in held for c in _claims(sentence, question)):
-                    out.append(sentence.strip()[:300])
-    return out
+    return ungrounded(answer.split("\n\nMissing:")[0], question, passages)
 
 
 def _passages(values: dict[str, Any]) -> dict[str, str]:

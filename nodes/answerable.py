@@ -213,8 +213,8 @@ def not_answered(
       what the need's type asks for (an amount question needs a quote with an amount, a
       "who" question a person or role). Never when a name the need says is in no quote;
     - **by words**, when the quotes name every word that names its subject (or one quote
-      is a strong match as a whole whose missing words pull toward it) and, for an amount,
-      the best quotes hold a number.
+      is a strong match as a whole whose missing words pull toward it) and the best quotes
+      carry what its type asks for (a number for an amount, a date for "when"…).
 
     The answer quotes what answers some need and names the needs no source answers. Only
     judged when the best quote is from a document, and not when the quotes chain through a
@@ -256,8 +256,9 @@ def not_answered(
             named = [w for w in missing if w not in gaps]
             gaps += [f"{NEED_NAMES[need.kind]} ({', '.join(missing)})"] if typed else named
             unanswered_parts += 1
-        elif need.kind == "amount" and not carries("amount", amounts_in(need.part, best)):
-            gaps.append("an amount")
+        elif typed and not carries(need.kind, amounts_in(need.part, best)):
+            # every word named, but no date for "when", no amount for "how much"
+            gaps.append(NEED_NAMES[need.kind])
             unanswered_parts += 1
     return gaps, unanswered_parts == len(needs)
 

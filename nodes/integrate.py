@@ -9,7 +9,6 @@ a written answer.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -24,9 +23,9 @@ from nodes.extractive import (
     extractive_answer,
     extractive_body,
 )
+from nodes.grounding import lacks_type, ungrounded_reason
 from nodes.needs import REFUSAL, carries, describe_needs, needs_of
 from nodes.prompting import (
-    CITATION,
     cited_ids,
     conversation_of,
     render_evidence,
@@ -66,28 +65,24 @@ def echoes_instructions(answer: str, prompt: str) -> str | None:
     return None
 
 
-#: A number as a person reads it: "42,000", "3.9", "1" of "1st"; list markers and citations
-#: are not numbers the answer states.
-_NUMBER = re.compile(r"(?<![A-Za-z_\d])\d+(?:[.,]\d+)*")
-_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*])\s+", re.M)
+def passages_of(shown: list[Evidence], dated: bool = True) -> dict[str, str]:
+    """What the model was shown of each passage, by source id (for ``nodes.grounding``).
 
-
-def numbers_in(text: str) -> set[str]:
-    """The numbers ``text`` states (citations and list markers left out)."""
-    return set(_NUMBER.findall(_MARKER.sub(" ", CITATION.sub(" ", text))))
-
-
-def invents_numbers(answer: str, shown: list[Evidence], question: str) -> str | None:
-    """A number the answer states that no passage it was shown (nor the question) says.
-
-    A 1.5B model asked when a roadmap's deadline was, without the roadmap in its sources,
-    answered "by 1 November 2026" from a price list: a date no source gives.
+    The passage's date is shown as ISO; a model may write it out ("2 April 2026"). It is
+    when the passage was written, not a date the passage gives (``dated=False``).
     """
-    said = numbers_in(question)
-    for ev in shown:
-        said |= numbers_in(f"{ev['title']} {ev['snippet']}")
-    invented = sorted(numbers_in(answer) - said)
-    return f"stated {', '.join(invented[:3])}, which no source says" if invented else None
+    return {
+        ev["source_id"]: f"{ev['title']} {_dated(ev) if dated else ''} {ev['snippet']}"
+        for ev in shown
+    }
+
+
+def _dated(ev: Evidence) -> str:
+    try:
+        day = dt.date.fromisoformat((ev["updated_at"] or "")[:10])
+    except ValueError:
+        return ev["updated_at"] or ""
+    return f"{day.isoformat()} {day.day} {day:%B} {day.year}"
 
 
 def refuses_wrongly(answer: str, judged: Judgement) -> str | None:
@@ -162,13 +157,18 @@ async def integrate(
             body = repair_citations(body, {ev["source_id"] for ev in pool})
             mode = "llm"
             copied = echoes_instructions(body, prompt)
+            # today's date is in the prompt too
+            allowed = f"{state['question']} {today.day} {today:%B} {today.month} {today.year}"
             echoed = (
                 (f"repeated its instructions ({copied!r})" if copied else None)
                 or refuses_wrongly(body, judged)
-                or invents_numbers(  # today's date is in the prompt too
-                    body, pool[:12], f"{state['question']} {today.day} {today.month} {today.year}"
-                )
                 or (None if nothing_answers or cited_ids(body) else "cited none of its sources")
+                or ungrounded_reason(body, allowed, passages_of(pool[:12]))
+                or (
+                    lacks_type(body, state["question"], passages_of(pool, dated=False))
+                    if nothing_answers and cited_ids(body)
+                    else None
+                )
             )
             calls.append(
                 {

@@ -250,7 +250,48 @@ async def test_an_answer_stating_a_number_no_source_gives_becomes_the_quotes(
     assert "[src:kb/vpn#0]" in out["answer"]
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     assert degraded["outcome"] == "degraded"
-    assert "stated 14, 2031, which no source says" in degraded["detail"]
+    assert "stated 14, 2031" in degraded["detail"]
+    assert "which the passages it cites do not say" in degraded["detail"]
+    script_model(servers["primary"])
+
+
+async def test_a_models_answer_citing_no_passage_of_the_asked_type_becomes_the_refusal(
+    servers, embedder
+) -> None:
+    # Qwen 1.5B, asked "by when…" with no date in any source, answered from a passage that
+    # holds none; no quote answers, so the person is told which need was not found
+    services = graph_services(embedder, servers)
+    guess = "Request the VPN profile by the end of the week [src:kb/vpn#1]."
+    script_model(servers["primary"], {}, {}, {}, {"content": guess})
+    out, values = await run(
+        services,
+        "By when must I have requested my VPN profile?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "extractive" and "end of the week" not in out["answer"]
+    assert out["answer"].startswith("I found nothing")
+    assert "No source found says: a date or time" in out["answer"]
+    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert "cited no passage holding a date or time" in degraded["detail"]
+    script_model(servers["primary"])
+
+
+async def test_a_models_answer_naming_what_its_passage_does_not_becomes_the_quotes(
+    servers, embedder
+) -> None:
+    # Qwen 1.5B: "laptops that are compatible with Windows [src:…incident…]"
+    services = graph_services(embedder, servers)
+    made_up = "Install the WireGuard client from the Microsoft Store [src:kb/vpn#0]."
+    script_model(servers["primary"], {}, {}, {}, {"content": made_up})
+    out, values = await run(
+        services,
+        "How do I install the WireGuard VPN client?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "extractive" and "Microsoft" not in out["answer"]
+    assert "Self Service. [src:kb/vpn#0]" in out["answer"]
+    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert "stated Microsoft, Store, which the passages it cites" in degraded["detail"]
     script_model(servers["primary"])
 
 

@@ -46,6 +46,21 @@ def test_an_amount_needs_a_number() -> None:
     )
 
 
+def test_every_typed_need_needs_its_type_even_when_every_word_is_quoted() -> None:
+    # "Request a VPN profile in the IT portal" names every word of "when" and gives no date
+    undated = [("Request a VPN profile in the IT portal.", ORJSON)]
+    question = "By when must I have requested my VPN profile?"
+    assert not_answered(question, undated, [0.9], {}) == (["a date or time"], True)
+    dated = [("Request a VPN profile in the IT portal by 30 November.", ORJSON)]
+    assert not_answered(question, dated, [0.9], {}) == ([], False)
+    who = "Who approves a VPN profile?"
+    nobody = [("A VPN profile is approved in the IT portal.", ORJSON)]
+    assert not_answered(who, nobody, [0.9], {})[0] == []  # "IT" is a team: a role
+    assert not_answered(who, [("A VPN profile is approved within a day.", ORJSON)], [0.9], {})[
+        0
+    ] == ["a person or role"]
+
+
 def test_a_two_part_question_keeps_the_part_that_is_answered() -> None:
     question = "How do I install the VPN client, and what is the Zanzibar parking rule?"
     assert len(question_parts(question)) == 2

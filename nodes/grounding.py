@@ -1,0 +1,87 @@
+"""Whether what a written answer states is held by the passages it cites.
+
+A model's answer cites passages by ``[src:…]``; a citation proves nothing if the sentence
+beside it states a number or a name that the cited passage does not hold. Small local models
+do this: asked for a deadline their sources did not give, a 1.5B model answered "by
+1 November 2026" and cited a price list; asked which laptop IT hands out, it said "laptops
+compatible with Windows", citing the incident policy.
+
+The rule, the same for the product's guard (``integrate``) and the benchmark's count
+(``bench.llm_mode``): each sentence's numbers (digit runs) and names (capitalised words not
+opening the sentence, ``code`` spans, snake_case words) must appear in the passages cited on
+its line — else in its paragraph, else anywhere in the answer (in any passage shown, when the
+answer cites none it was shown: a citation of an unknown id is ``check_answer``'s to reject).
+The question's own words (and whatever else the caller allows, such as today's date) are not
+claims.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nodes.needs import NEED_NAMES, carries, needs_of
+from nodes.prompting import CITATION
+
+#: a number as a person reads it, not the digits inside a word ("w0", "e5", "v2")
+_NUMBER = re.compile(r"(?<![A-Za-z_\d])\d+(?:[.,:/-]\d+)*")
+_NAME = re.compile(r"`([^`]+)`|\b([a-z]+_[a-z0-9_]+)\b|\b([A-Z][\w.-]*\w)")
+_SENTENCE = re.compile(r"(?<=[.!?:])\s+")
+_MARKS = re.compile(r"\*\*|__|^\s*(?:#+|[-*]|\d+[.)])\s+")
+
+
+def claims_of(sentence: str, allowed: str) -> set[str]:
+    """The numbers and names a sentence states, the words of ``allowed`` set aside.
+
+    A sentence's first word is not taken for a name.
+    """
+    text = CITATION.sub("", sentence).strip()
+    found = {m.group(0) for m in _NUMBER.finditer(text)}
+    found |= {next(g for g in m.groups() if g) for m in _NAME.finditer(text) if m.start() > 0}
+    asked = allowed.lower()
+    return {c for c in found if c.lower() not in asked}
+
+
+def _unheld(answer: str, allowed: str, passages: dict[str, str]) -> list[tuple[str, list[str]]]:
+    known = [c for c in CITATION.findall(answer) if c in passages] or list(passages)
+    everything = " ".join(passages[c] for c in known).lower()
+    out = []
+    for paragraph in re.split(r"\n\s*\n", answer):
+        around = [c for c in CITATION.findall(paragraph) if c in passages]
+        for line in paragraph.splitlines():
+            cited = [c for c in CITATION.findall(line) if c in passages] or around
+            held = " ".join(passages.get(c, "") for c in cited).lower() if cited else everything
+            for sentence in _SENTENCE.split(_MARKS.sub("", line)):
+                missing = sorted(c for c in claims_of(sentence, allowed) if c.lower() not in held)
+                if missing:
+                    out.append((sentence.strip()[:300], missing))
+    return out
+
+
+def ungrounded(answer: str, allowed: str, passages: dict[str, str]) -> list[str]:
+    """Sentences of ``answer`` stating a number or name that their cited passages lack.
+
+    ``passages`` maps a source id to its text (title, passage, context).
+    """
+    return [sentence for sentence, _ in _unheld(answer, allowed, passages)]
+
+
+def ungrounded_reason(answer: str, allowed: str, passages: dict[str, str]) -> str | None:
+    """Why the answer is not held by what it cites, for a model call's record, or None."""
+    stated = sorted({c for _, missing in _unheld(answer, allowed, passages) for c in missing})
+    if not stated:
+        return None
+    return f"stated {', '.join(stated[:3])}, which the passages it cites do not say"
+
+
+def lacks_type(answer: str, question: str, passages: dict[str, str]) -> str | None:
+    """A typed need of the question that no passage the answer cites carries, or None.
+
+    Asked only when no quote answers the question: a model may read a paraphrase the quotes'
+    judge does not, but an answer to "by when…" that cites no passage holding a date answers
+    nothing.
+    """
+    cited = " ".join(passages.get(c, "") for c in CITATION.findall(answer))
+    lacking = [NEED_NAMES[n.kind] for n in needs_of(question) if not carries(n.kind, cited)]
+    if not lacking:
+        return None
+    return f"cited no passage holding {', '.join(dict.fromkeys(lacking))}, which was asked"
