@@ -20,7 +20,7 @@ import re
 from typing import NamedTuple
 
 from nodes.extractive import Quote
-from nodes.needs import NEED_NAMES, carries, needs_of
+from nodes.needs import NEED_NAMES, Need, needs_of
 from providers.terms import display_words, stem, term_set
 from state.models import Evidence, heading_of
 
@@ -42,14 +42,6 @@ _HOW_WHAT = re.compile(
     r"\bhow\s+(long|much|many|often|far|big|large|old|soon|quickly|deeply|deep|high|fast)\b",
     re.I,
 )
-#: A version ("Redis 8.10", "v2", "version 3") is a name, not an amount…
-_VERSION = re.compile(r"\b(?:[A-Z][\w-]*|v|version)\s*\d+(?:\.\d+)+\+?|\bv\d+\b", re.I)
-#: …unless the question asks for one ("What is the oldest Python that HTTPX runs on?").
-_ASKS_VERSION = re.compile(
-    r"\b(?:versions?|releases?|oldest|earliest|newest|latest|minimum|lowest|highest)\b", re.I
-)
-
-
 #: A superlative that makes a need an amount ("the oldest Python") names its type, not its
 #: subject: a quote need not repeat it ("requires Python 3.9+" answers "the oldest").
 _SUPERLATIVE = re.compile(
@@ -57,14 +49,6 @@ _SUPERLATIVE = re.compile(
     r"latest|fewest|most|least)",
     re.I,
 )
-
-
-def amounts_in(part: str, text: str) -> str:
-    """``text`` as read for an amount that ``part`` asks for.
-
-    Versions are names, not amounts, unless the part asks for a version.
-    """
-    return text if _ASKS_VERSION.search(part) else _VERSION.sub(" ", text)
 
 
 #: What joins the parts of a compound term (``load_dotenv``, ``password-protect``).
@@ -84,6 +68,17 @@ _OVERVIEW = re.compile(
     r"regarding|concerning)\s)(?P<topic>.+)$",
     re.I,
 )
+
+
+def is_overview(question: str) -> bool:
+    """The question asks for an overview of a topic ("What should I know about expenses?")."""
+    return _OVERVIEW.match(question.strip()) is not None
+
+
+def subject_part(question: str) -> str:
+    """What the question is about: an overview's topic, else the whole question."""
+    overview = _OVERVIEW.match(question.strip())
+    return overview.group("topic") if overview else question
 
 
 def required_words(question: str) -> list[str]:
@@ -201,6 +196,23 @@ def not_answered(
 ) -> tuple[list[str], bool]:
     """What the quoted documents leave out, and whether they answer nothing at all.
 
+    See ``judge_needs``, which also says which needs are left unanswered.
+    """
+    judged = judge_needs(question, quoted, scores, section, meaning, pulled, meaning_floor)
+    return judged[0], judged[1]
+
+
+def judge_needs(
+    question: str,
+    quoted: list[tuple[str, Evidence]],
+    scores: list[float],
+    section: dict[str, str],
+    meaning: list[float] | None = None,
+    pulled: list[bool] | None = None,
+    meaning_floor: float = 1.01,
+) -> tuple[list[str], bool, list[Need]]:
+    """What the quoted documents leave out, whether they answer nothing, and which needs.
+
     ``quoted`` is best first, ``scores`` the quotes' relevance, ``meaning`` their closeness
     to what the question asks (``providers.rerank.meaning_beyond_subject``), ``pulled``
     whether the question's words each quote lacks pull toward it
@@ -211,7 +223,9 @@ def not_answered(
     - **by meaning**, when a quote means what it asks (``meaning`` at least
       ``meaning_floor``), the question's own words it lacks pull toward it, and it carries
       what the need's type asks for (an amount question needs a quote with an amount, a
-      "who" question a person or role). Never when a name the need says is in no quote;
+      "who" question a person or role). Never when a name the need says is not in that
+      quote (its sentence, title or section): "How much does a VPN profile cost?" is not
+      answered by a hotel limit because another quote says "VPN";
     - **by words**, when the quotes name every word that names its subject (or one quote
       is a strong match as a whole whose missing words pull toward it) and the best quotes
       carry what its type asks for (a number for an amount, a date for "when"…).
@@ -221,10 +235,9 @@ def not_answered(
     name the question does not say (``bridged``).
     """
     if not quoted or quoted[0][1]["kind"] not in DOCUMENT_KINDS or bridged(question, quoted):
-        return [], False
-    seen: set[str] = set()
-    for sentence, ev in quoted:
-        seen |= term_set(f"{ev['title']} {section.get(ev['source_id'], '')} {sentence}")
+        return [], False, []
+    each = [term_set(f"{ev['title']} {section.get(ev['source_id'], '')} {s}") for s, ev in quoted]
+    seen: set[str] = set().union(*each)
     # A strong match answers as a whole only if the words it lacks pull toward it: "How do I
     # password-protect secrets in a .env file?" is a strong match for "reads key-value pairs
     # from a .env file" through the words they share, and "password-protect" pulls away.
@@ -236,7 +249,7 @@ def not_answered(
     close = meaning or [0.0] * len(quoted)
     pulls = pulled or [False] * len(quoted)
     gaps: list[str] = []
-    unanswered_parts = 0
+    unanswered: list[Need] = []
     needs = needs_of(question)
     for need in needs:
         missing = [
@@ -245,22 +258,24 @@ def not_answered(
             if not mentions(w, seen) and not (need.kind == "amount" and _SUPERLATIVE.fullmatch(w))
         ]
         typed = need.kind not in WORD_KINDS
-        if not set(missing) & names_in_question(need.part) and any(
+        names = names_in_question(need.part)
+        if any(
             m >= meaning_floor
             and pull
-            and (not typed or carries(need.kind, amounts_in(need.part, sentence)))
-            for (sentence, _), m, pull in zip(quoted, close, pulls, strict=False)
+            and (not typed or need.carried_by(sentence))
+            and all(mentions(n, said) for n in names)  # the quote itself holds the names
+            for (sentence, _), said, m, pull in zip(quoted, each, close, pulls, strict=False)
         ):
             continue  # a quote means it and carries what it asks for
         if missing and (not strong or len(needs) > 1):
             named = [w for w in missing if w not in gaps]
             gaps += [f"{NEED_NAMES[need.kind]} ({', '.join(missing)})"] if typed else named
-            unanswered_parts += 1
-        elif typed and not carries(need.kind, amounts_in(need.part, best)):
+            unanswered.append(need)
+        elif typed and not need.carried_by(best):
             # every word named, but no date for "when", no amount for "how much"
             gaps.append(NEED_NAMES[need.kind])
-            unanswered_parts += 1
-    return gaps, unanswered_parts == len(needs)
+            unanswered.append(need)
+    return gaps, len(unanswered) == len(needs), unanswered
 
 
 class Judgement(NamedTuple):
@@ -271,12 +286,14 @@ class Judgement(NamedTuple):
     nothing: bool
     #: a quote answers in other words than the question's (by meaning)
     by_meaning: bool
+    #: the needs no quote answers
+    unanswered: tuple[Need, ...] = ()
 
 
 def judge_quotes(question: str, scored: list[Quote], meaning_floor: float) -> Judgement:
     """``not_answered`` over ``extractive_answer``'s quotes."""
     quoted = [(q.sentence, q.evidence) for q in scored]
-    gaps, nothing = not_answered(
+    gaps, nothing, unanswered = judge_needs(
         question,
         quoted,
         [q.score for q in scored],
@@ -285,12 +302,36 @@ def judge_quotes(question: str, scored: list[Quote], meaning_floor: float) -> Ju
         [q.pulled for q in scored],
         meaning_floor,
     )
-    kinds = [n.kind for n in needs_of(question)]
+    needs = needs_of(question)
     by_meaning = any(
         q.pulled
         and q.meaning >= meaning_floor
         and q.evidence["kind"] in DOCUMENT_KINDS
-        and all(k in WORD_KINDS or carries(k, q.sentence) for k in kinds)
+        and all(n.kind in WORD_KINDS or n.carried_by(q.sentence) for n in needs)
         for q in scored
     )
-    return Judgement(gaps, nothing, by_meaning and not nothing)
+    return Judgement(gaps, nothing, by_meaning and not nothing, tuple(unanswered))
+
+
+#: Words a passage stating a need's type tends to use, added to the need's own words when
+#: searching for it (English; Chinese). A search engine matches them (and an embedding leans
+#: toward sentences of the type); the question's interrogative ("when", "who") matches nothing.
+_CUES = {
+    "amount": ("amount limit maximum cost", "金额 数量 上限"),
+    "time": ("date deadline until", "日期 时间 截止"),
+    "person": ("responsible owner contact approves", "负责人 联系人"),
+    "place": ("location host path", "地点 位置"),
+    "reason": ("because reason", "原因 因为"),
+    "steps": ("steps", "步骤"),
+    "comparison": ("difference compared", "区别 比较"),
+}
+
+
+def need_query(need: Need) -> str:
+    """A search for one need: the words that name its subject, and its type's cue words."""
+    words = required_words(need.part)
+    cues = _CUES.get(need.kind, ("", ""))
+    chinese = re.search(r"[\u4e00-\u9fff]", need.part) is not None
+    cue_words = (cues[1] if chinese else cues[0]).split()
+    said = {w.lower() for w in words}
+    return " ".join([*words, *(c for c in cue_words if c not in said)])

@@ -108,29 +108,37 @@ def find_conflicts(candidates: list[tuple[str, Evidence]], today: dt.date) -> li
 
 
 def current_first(lines: list[str], conflicts: list[Conflict]) -> list[str]:
-    """Quotes of a fact now in effect before those of the article it made out of date.
+    """Quotes of a fact now in effect just before those of the article it made out of date.
 
     A quote the newer statement superseded says so ("out of date"); the newer statement is
-    quoted first, though the question's words did not pick it.
+    quoted in its place, though the question's words did not pick it. What the question's
+    words did pick keeps its rank: a newer meal allowance does not go before the hotel
+    limit asked for.
     """
     stale: set[str] = set()  # the superseded sentences themselves
-    current: set[str] = set()
     for c in conflicts:
         if "out of date" not in c["reason"]:
             continue
         now = next(claim for claim in c["claims"] if claim["id"] == c["trust"])
         old = {claim["text"] for claim in c["claims"] if claim["id"] != c["trust"]}
-        current.add(now["id"])
         stale |= old
-        quotes_old = any(line.startswith(f"- {text} [src:") for text in old for line in lines)
-        if quotes_old and all(f"[src:{now['id']}]" not in line for line in lines):
-            lines = [f"- {now['text']} [src:{now['id']}]", *lines]
-    ordered = sorted(lines, key=lambda line: 0 if any(f"[src:{i}]" in line for i in current) else 1)
+        at = next(
+            (i for i, line in enumerate(lines) for t in old if line.startswith(f"- {t} [src:")),
+            None,
+        )
+        if at is None:
+            continue
+        tag = f"[src:{now['id']}]"
+        mine = [line for line in lines[at:] if tag in line]
+        if any(tag in line for line in lines[:at]):
+            continue  # already quoted before it
+        rest = [line for line in lines[at:] if tag not in line]
+        lines = [*lines[:at], *(mine or [f"- {now['text']} {tag}"]), *rest]
     return [
         line.replace("- ", "- (out of date) ", 1)
         if any(line.startswith(f"- {text} [src:") for text in stale)
         else line
-        for line in ordered
+        for line in lines
     ]
 
 

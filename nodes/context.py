@@ -140,6 +140,14 @@ class Context:
             "(multi-hop questions; each costs one round)."
         ),
     )
+    freshness_probe: bool = field(
+        default=True,
+        metadata=_d(
+            "Before an extractive answer quotes a document's amount or date that the question "
+            "asks for, search once with that sentence's own words for a newer source that "
+            "changes it (one more round)."
+        ),
+    )
     max_documents_per_read: int = field(default=3, metadata=_d("Documents read whole per step."))
     web_max_pages: int = field(
         default=4, metadata=_d("Web pages a question may read (the web source's page budget).")

@@ -11,17 +11,20 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.answerable import Judgement, judge_quotes, mentions, required_words
+from nodes.answerable import (
+    mentions,
+    required_words,
+    subject_part,
+)
 from nodes.context import Context
 from nodes.decisions import EvaluateDecision
 from nodes.evidence import by_authority, hop_queries, kept, relevance
-from nodes.extractive import extractive_answer
 from nodes.llm import decide
 from nodes.needs import describe_needs
 from nodes.prompting import render_evidence
+from nodes.quote_verdict import every_need_answered, judged_verdict
 from nodes.read_documents import typed_urls
 from nodes.services import Services, chat_model_for, node_name, now
-from nodes.writing import resolve_versions
 from providers.terms import STOPWORDS, coverage, display_words, term_set, terms
 from state.budget import exhausted, spend
 from state.events import node_event
@@ -137,7 +140,7 @@ def bridge_questions(state: SearchState, evidence: list[Evidence], limit: int = 
 def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
     """The extractive decision: coverage of question terms, freshness, unread documents."""
     evidence = kept(state.get("evidence", []))
-    qterms = terms(state["question"])
+    qterms = terms(subject_part(state["question"]))  # who asks for an overview is no term
     text_terms: set[str] = set()
     for ev in evidence:
         text_terms |= term_set(f"{ev['title']} {ev['snippet']}")
@@ -203,44 +206,6 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
     return verdict
 
 
-async def judged_quotes(state: SearchState, ctx: Context, services: Services) -> Judgement | None:
-    """How the quotes the answer would give answer the question (None: nothing kept)."""
-    pool, _ = resolve_versions(by_authority(kept(state.get("evidence", []))))
-    if not pool:
-        return None
-    _, _, scored = await extractive_answer(state, ctx, pool, services)
-    return judge_quotes(state["question"], scored, ctx.meaning_min_score)
-
-
-async def every_need_answered(state: SearchState, ctx: Context, services: Services) -> bool:
-    """The quotes the answer would give answer every need of the question (words or meaning)."""
-    if ctx.bridge_rounds > 0:  # multi-hop: quotes are not judged by the question
-        return False
-    judged = await judged_quotes(state, ctx, services)
-    return judged is not None and not judged.gaps and not judged.nothing
-
-
-async def answered_in_other_words(
-    state: SearchState, ctx: Context, services: Services, verdict: Verdict
-) -> Verdict:
-    """Answer now when the evidence answers every need in other words than the question's.
-
-    Word coverage says what the evidence does not *say*; a person's own words are rarely
-    the documents'. Searching again for the leftover words ("reach", "home") finds nothing
-    new; the quotes the answer would give are judged as the answer judges them.
-    """
-    judged = await judged_quotes(state, ctx, services)
-    if judged is None or judged.gaps or not judged.by_meaning:
-        return verdict
-    return {
-        **verdict,
-        "action": "answer",
-        "gap_questions": [],
-        "reason": f"evidence covers {verdict['coverage']:.0%} of the question's words and "
-        "answers what it asks in other words",
-    }
-
-
 ACTIONS = frozenset({"answer", "read", "search"})
 """What ``evaluate`` may decide; a flow without a step leaves its action out."""
 
@@ -268,8 +233,8 @@ async def evaluate(
     ctx = runtime.context
     model = chat_model_for(services, state)
     verdict = coverage_verdict(state, ctx)
-    if model is None and verdict["action"] == "search" and ctx.bridge_rounds == 0:
-        verdict = await answered_in_other_words(state, ctx, services, verdict)
+    if model is None and verdict["action"] != "read" and ctx.bridge_rounds == 0:
+        verdict = await judged_verdict(state, ctx, services, verdict)
     tokens = 0
     calls: list[ModelCall] = []
     strategy = "coverage"

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from nodes.attribution import author_of
 from nodes.context import Context
 from nodes.evidence import lifted
-from nodes.needs import Need, carries, needs_of
+from nodes.needs import Need, needs_of
 from nodes.question_kind import extra_units, kind_bonus
 from nodes.services import Services
 from providers.rerank import meaning_beyond_subject, words_pull
@@ -169,7 +169,7 @@ _TYPED = frozenset({"amount", "time", "person", "place"})
 
 def need_bonus(needs: list[Need], unit: str) -> float:
     """A bonus for carrying what one of the question's typed needs asks for."""
-    return NEED_BONUS if any(n.kind in _TYPED and carries(n.kind, unit) for n in needs) else 0.0
+    return NEED_BONUS if any(n.kind in _TYPED and n.carried_by(unit) for n in needs) else 0.0
 
 
 def extractive_body(lines: list[str], quoted: list[tuple[str, Evidence]], gaps: list[str]) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from nodes.needs import NEED_NAMES, carries, needs_of
+from nodes.needs import NEED_NAMES, needs_of
 from nodes.prompting import CITATION
 
 #: a number as a person reads it, not the digits inside a word ("w0", "e5", "v2")
@@ -81,7 +81,7 @@ def lacks_type(answer: str, question: str, passages: dict[str, str]) -> str | No
     nothing.
     """
     cited = " ".join(passages.get(c, "") for c in CITATION.findall(answer))
-    lacking = [NEED_NAMES[n.kind] for n in needs_of(question) if not carries(n.kind, cited)]
+    lacking = [NEED_NAMES[n.kind] for n in needs_of(question) if not n.carried_by(cited)]
     if not lacking:
         return None
     return f"cited no passage holding {', '.join(dict.fromkeys(lacking))}, which was asked"

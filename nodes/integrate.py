@@ -24,7 +24,7 @@ from nodes.extractive import (
     extractive_body,
 )
 from nodes.grounding import lacks_type, ungrounded_reason
-from nodes.needs import REFUSAL, carries, describe_needs, needs_of
+from nodes.needs import REFUSAL, describe_needs, needs_of
 from nodes.prompting import (
     cited_ids,
     conversation_of,
@@ -130,7 +130,7 @@ async def integrate(
     needs = needs_of(state["question"])
     best = {q.sentence for q in scored}
     if nothing_answers and any(
-        claim["text"] in best and all(carries(n.kind, claim["text"]) for n in needs)
+        claim["text"] in best and all(n.carried_by(claim["text"]) for n in needs)
         for c in conflicts
         for claim in c["claims"]
     ):

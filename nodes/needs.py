@@ -153,6 +153,33 @@ def question_parts(question: str) -> list[str]:
     return [p for p in _PARTS.split(question) if term_set(p)] or [question]
 
 
+#: A version ("Redis 8.10", "v2", "version 3") is a name, not an amount…
+_VERSION = re.compile(r"\b(?:[A-Z][\w-]*|v|version)\s*\d+(?:\.\d+)+\+?|\bv\d+\b", re.I)
+#: …unless the question asks for one ("What is the oldest Python that HTTPX runs on?").
+_ASKS_VERSION = re.compile(
+    r"\b(?:versions?|releases?|oldest|earliest|newest|latest|minimum|lowest|highest)\b", re.I
+)
+
+
+#: An amount of money is asked for ("How much does it cost?")…
+_ASKS_MONEY = re.compile(
+    r"\b(?:cost|costs|price|prices|priced|fee|fees|charge|charged|pay|paid|spend|spent|salary|"
+    r"budget|allowance|reimburs\w*|expensive|cheap|money)\b|多少钱|费用|价格|价钱|工资",
+    re.I,
+)
+#: …and only money answers it (a currency, or free).
+_MONEY = re.compile(
+    r"[$€£¥₹]|\b(?:usd|eur|gbp|cny|rmb|dollars?|euros?|pounds?|cents?|yuan|free|no\s+charge|"
+    r"no\s+cost)\b|元",
+    re.I,
+)
+
+#: How often is asked ("How often…", "How many times…"); only then is "once" or "daily" a
+#: count.
+_ASKS_FREQUENCY = re.compile(r"\bhow\s+(?:often|frequently)\b|\btimes\b|频率|多久一次", re.I)
+_FREQUENCY = re.compile(r"\b(?:once|twice|daily|weekly|monthly|yearly|annually)\b", re.I)
+
+
 @dataclass(frozen=True)
 class Need:
     """One thing the question asks: its words (a part of the question) and its type."""
@@ -165,6 +192,21 @@ class Need:
         """How the answer names it when it is missing: "an amount (nightly cap …)"."""
         asked = self.part.strip().rstrip("?？").strip()
         return f"{NEED_NAMES[self.kind]} ({asked})" if asked else NEED_NAMES[self.kind]
+
+    def carried_by(self, sentence: str) -> bool:
+        """Whether ``sentence`` holds what this need asks for (``carries`` its type).
+
+        A version is a name, not an amount or a time, unless the need asks for a version;
+        an amount of money ("How much does a VPN profile cost?") is not carried by "every 90
+        days", nor a count ("How many hash slots…?") by "once".
+        """
+        if not _ASKS_VERSION.search(self.part):
+            sentence = _VERSION.sub(" ", sentence)
+        if self.kind == "amount" and _ASKS_MONEY.search(self.part):
+            return _MONEY.search(sentence) is not None
+        if self.kind == "amount" and not _ASKS_FREQUENCY.search(self.part):
+            sentence = _FREQUENCY.sub(" ", sentence)  # "register the names once": no count
+        return carries(self.kind, sentence)
 
 
 #: A condition that opens a question ("When a key has no value, what …?"): the type is
@@ -201,12 +243,26 @@ def needs_of(question: str) -> list[Need]:
     return [Need(part, need_kind(part)) for part in question_parts(question)]
 
 
+#: A calendar date ("10 November", "November 10th, 2026", "2026-11-05", "11月5日"): its
+#: digits say when, not how much.
+_DATE = re.compile(
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?(?![\w])|"
+    rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?|"
+    rf"\b(?:{_MONTHS})\.?\s+\d{{4}}\b|\b\d{{4}}-\d\d-\d\d\b|\d+\s*月\s*\d+\s*[日号]",
+    re.I,
+)
+
+
 def carries(kind: str, sentence: str) -> bool:
     """Whether ``sentence`` holds something of the type ``kind`` asks for.
 
     Types without a form of their own (steps, yes/no, thing) are carried by any sentence.
+    A date is no amount: "How much does a VPN profile cost?" is not answered by "goes live
+    on 10 November".
     """
     pattern = CARRIES.get(kind)
+    if kind == "amount":
+        sentence = _DATE.sub(" ", sentence)
     return pattern is None or pattern.search(sentence) is not None
 
 

@@ -210,6 +210,10 @@ def part_questions(request: str) -> list[SubQuestion]:
         return []
     start = list(_LIST_START.finditer(request))
     stem = request[: start[-1].start()].strip() if start else request
+    if start and start[-1].group(0).strip() in ":：" and len(start) > 1:
+        # "…know about IT access: VPN, SSO, and expenses": what names the list ("IT access")
+        # is not every part's subject; "…know about expenses" is what the person asked
+        stem = request[: start[-2].end()].strip()
     return [
         {
             "id": f"q{n}",

@@ -12,18 +12,30 @@ could not be found follows.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from nodes.attribution import author_of
+from nodes.conflicts import find_conflicts
 from nodes.context import Context
-from nodes.report_text import choose, fit, in_order, inverse_frequencies, quotes_of, subject_of
+from nodes.report_text import (
+    Quote,
+    choose,
+    fit,
+    in_order,
+    inverse_frequencies,
+    quotes_of,
+    subject_of,
+)
 from nodes.research_events import tell
 from nodes.research_llm import llm_coherence, llm_sections, slice_for_writer
-from nodes.services import Services, chat_model_for
+from nodes.services import Services, chat_model_for, now
 from providers.chat import ChatModel
+from providers.sentences import sentences as sentences_of
+from providers.terms import term_set
 from state.models import ModelCall
 from state.research import ResearchState, Section, SubResult
 
@@ -83,6 +95,24 @@ def superseded_of(state: ResearchState, answered: list[SubResult]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+def in_best_section(
+    candidates: list[Quote], titles: dict[str, str], asked: set[str]
+) -> list[Quote]:
+    """A passage found for several sections is quoted in the one whose heading it names.
+
+    "Every SSO integration now lives in Okta" found by the VPN and the SSO sub-questions
+    belongs under "SSO"; a part the request named (``asked``) comes before a topic found by
+    clustering; among sections it names alike, or names none of, the first keeps it.
+    """
+    home: dict[str, tuple[tuple[bool, bool], str]] = {}
+    for q in candidates:
+        named = bool(q.terms & term_set(titles.get(q.section, "")))
+        rank = (named and q.section in asked, named)
+        if q.source_id not in home or rank > home[q.source_id][0]:
+            home[q.source_id] = (rank, q.section)
+    return [q for q in candidates if home[q.source_id][1] == q.section]
+
+
 def quoted_sections(
     state: ResearchState, answered: list[SubResult], titles: dict[str, str], words: int
 ) -> tuple[list[Section], int, int]:
@@ -98,17 +128,25 @@ def quoted_sections(
             r["id"], [ledger[i] for i in slice_of(r, state) if i in ledger], idf, subject, speakers
         )
     ]
-    # what a newer source replaces is told in the "out of date" part, not quoted as current
+    # what a newer source replaces is told in the "out of date" part, not quoted as current:
+    # as its search found it, or as the section's own passages show it
+    today = dt.datetime.fromtimestamp(now(), dt.UTC).date()
+    conflicts = [c for r in state.get("results", {}).values() for c in r.get("conflicts", [])]
+    for r in answered:
+        passages = [ledger[i] for i in slice_of(r, state) if i in ledger]
+        said = [(t, ev) for ev in passages for t in sentences_of(ev["snippet"])]
+        conflicts += find_conflicts(said, today)
     stale = [
         (claim["id"], claim["text"])
-        for r in state.get("results", {}).values()
-        for conflict in r.get("conflicts", [])
+        for conflict in conflicts
         for claim in conflict["claims"]
         if claim["id"] != conflict["trust"]
     ]
     candidates = [
         q for q in candidates if not any(q.source_id == i and t in q.text for i, t in stale)
     ]
+    asked = {s["id"] for s in state["plan"] if not s.get("topic")}
+    candidates = in_best_section(candidates, {r["id"]: titles[r["id"]] for r in answered}, asked)
     words -= outline_cost(state["question"], [titles[r["id"]] for r in answered])
     chosen = fit(choose(candidates, max(0, words)), ledger, subject.lower().split(), words)
     sections: list[Section] = []

@@ -146,3 +146,28 @@ async def test_who_asks_for_an_overview_is_not_what_the_sources_must_mention(dem
     answer = run.output["answer"]
     assert not answer.startswith(NOTHING_FOUND), answer
     assert "kb/travel-expenses" in {c["doc_id"] for c in run.output["citations"]}
+
+
+async def test_a_report_quotes_the_current_fact_of_each_part_it_names(demo) -> None:
+    # "…IT access: VPN, SSO, and expenses": the expenses part is no IT matter; its section
+    # quotes the $75 announcement, the travel policy's $50 only as what it replaced
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graph.flows import FLOWS
+    from graph.run import run, run_config
+
+    graph = FLOWS["research"].compile(demo, InMemorySaver())
+    request = (
+        "What does a new Fernhill employee need to know about IT access: VPN, SSO, and expenses?"
+    )
+    done = await run(graph, {"question": request}, run_config("it"), Context(user="bob"))
+    plan = next(e for e in done.events if e["event"] == "node" and e["node"] == "plan_research")
+    asked = [s["question"] for s in plan["detail"]["plan"][:3]]
+    assert asked[2] == "What does a new Fernhill employee need to know about expenses"
+    body = done.values["answer"].partition("## Sources disagree or are out of date")[0]
+    expenses = body.partition("## Expenses")[2].partition("\n## ")[0]
+    assert "$75 per person" in expenses, body
+    assert "meal allowance is $50" not in body
+    sso = body.partition("## SSO")[2].partition("\n## ")[0]
+    assert "Every SSO integration now lives in Okta" not in body.partition("## SSO")[0]
+    assert "Okta" in sso

@@ -38,3 +38,27 @@ def test_dates_are_read_in_the_usual_ways() -> None:
         dt.date(2026, 12, 5),
         dt.date(2027, 1, 15),
     ]
+
+
+def test_the_newer_fact_takes_the_place_of_the_one_it_makes_out_of_date() -> None:
+    from nodes.conflicts import current_first
+
+    old = "While travelling the daily meal allowance is $50 per person."
+    new = "From 1 November the daily meal allowance is $75 per person."
+    conflict = {
+        "topic": "meal allowance",
+        "claims": [
+            {"id": "kb/travel#0", "text": old, "kind": "kb", "updated_at": "2026-01-15"},
+            {"id": "chat/m2#0", "text": new, "kind": "messages", "updated_at": "2026-11-03"},
+        ],
+        "trust": "chat/m2#0",
+        "reason": "the newer message announces a change; the knowledge base is out of date",
+    }
+    asked = "- The nightly limit is $180 in most cities. [src:kb/travel#1]"
+    lines = [asked, f"- {old} [src:kb/travel#0]"]
+    # what the question asked keeps its place; the newer fact stands where the stale one was
+    assert current_first(lines, [conflict]) == [  # type: ignore[list-item]
+        asked,
+        f"- {new} [src:chat/m2#0]",
+        f"- (out of date) {old} [src:kb/travel#0]",
+    ]

@@ -59,6 +59,23 @@ def test_what_carries_a_type() -> None:
     assert not carries("time", "The licence is $3,600 per robot per year.")
     assert carries("person", "Larger discounts need the sales director.")
     assert not carries("person", "Fernhill uses WireGuard for remote access.")
+    # a date says when, not how much: "How much does a VPN profile cost?" is not answered
+    # by "goes live on 10 November"
+    assert not carries("amount", "The new gateway goes live on 10 November 2026.")
+    assert not carries("amount", "Minutes of 2026-11-05; next sync on December 3rd.")
+    assert carries("amount", "Ship 3 robots by 15 December.")
+
+
+def test_an_amount_of_money_is_carried_only_by_money() -> None:
+    [cost] = needs_of("How much does a VPN profile cost?")
+    assert not cost.carried_by("Profiles expire every 90 days.")
+    assert cost.carried_by("A profile is $12 a month.") and cost.carried_by("Profiles are free.")
+    [days] = needs_of("How many days is a VPN profile valid?")
+    assert days.carried_by("Profiles expire every 90 days.")
+    [slots] = needs_of("How many hash slots does a Redis cluster have?")
+    assert not slots.carried_by("Register the field names once, then send only values.")
+    [often] = needs_of("How often are VPN profiles rotated?")
+    assert often.carried_by("Profiles are rotated monthly.")
 
 
 HOTEL = "The nightly limit is $180 in most cities."

@@ -308,6 +308,39 @@ async def test_evaluate_by_coverage(services) -> None:
     assert v["action"] == "search" and v["gap_questions"] == ["Zanzibar parking rules"]
 
 
+async def test_evaluate_searches_for_a_need_no_quote_gives_by_its_subject_and_type(
+    services,
+) -> None:
+    # every word of the question is in the evidence, but no date: search for the date
+    q = "By when must I have requested my VPN profile?"
+    undated = evidence("kb/vpn#1", "Request a VPN profile in the IT portal.")
+    state = base_state(q, evidence=[undated], documents_read=["kb/vpn"])
+    v = (await evaluate(state, rt()[0], services))["verdict"]
+    assert v["action"] == "search" and "no quote gives a date or time" in v["reason"]
+    assert v["gap_questions"] == ["requested VPN profile date deadline until"]
+    # searched for once already: the round that added nothing for it was the last
+    state["tried_queries"] = v["gap_questions"]
+    assert (await evaluate(state, rt()[0], services))["verdict"]["action"] == "answer"
+
+
+async def test_evaluate_checks_once_that_no_newer_source_changes_the_amount_it_quotes(
+    services,
+) -> None:
+    q = "What is the daily meal allowance while travelling?"
+    policy = evidence("kb/travel#0", "While travelling the daily meal allowance is $50 per person.")
+    state = base_state(q, evidence=[policy], documents_read=["kb/travel"])
+    v = (await evaluate(state, rt()[0], services))["verdict"]
+    assert v["action"] == "search" and "no newer source changes" in v["reason"]
+    assert v["gap_questions"] == ["travelling daily meal allowance 50 person"]
+    state["budget"] = {**state["budget"], "rounds": 2}  # the probe's round: answer now
+    assert (await evaluate(state, rt()[0], services))["verdict"]["action"] == "answer"
+    # off, or for a question that asks for no amount or date: no extra round
+    off = await evaluate(base_state(q, evidence=[policy]), rt(freshness_probe=False)[0], services)
+    assert off["verdict"]["action"] == "answer"
+    steps = base_state("How do I claim the meal allowance?", evidence=[policy])
+    assert (await evaluate(steps, rt()[0], services))["verdict"]["action"] != "search"
+
+
 async def test_evaluate_reads_the_newer_version_of_a_deprecated_document(services) -> None:
     old = evidence("kb/sso-old#0", "OneLogin SSO", deprecated=True, superseded_by="kb/sso-new")
     v = (await evaluate(base_state("SSO setup OneLogin", evidence=[old]), rt()[0], services))[
