@@ -9,8 +9,12 @@ served it; :func:`run_seconds` turns the measured pace into a run's time.
 
 from __future__ import annotations
 
+import atexit
+import json
+import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 #: Weight of the newest call in the running mean (a model's pace changes with the load).
 NEWEST = 0.3
@@ -74,6 +78,46 @@ def report_seconds(model: str | None, sub_questions: int, rounds: int) -> float 
     if per_run is None or per_call is None:
         return None
     return sub_questions * per_run + (sub_questions + 1) * per_call
+
+
+def load(path: Path) -> None:
+    """Start from the paces an earlier process measured (saved by :func:`keep_in`).
+
+    A fresh ``seekgraph`` process would otherwise give its first run of a slow model the
+    budget of a fast one. A model already measured here keeps its own pace; an unreadable
+    file is ignored (the paces are an estimate, measured again on every call).
+    """
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    if not isinstance(saved, dict):
+        return
+    with _lock:
+        for model, seconds in saved.items():
+            if isinstance(seconds, int | float) and seconds > 0 and model not in _paces:
+                _paces[model] = _Pace(calls=1, seconds=float(seconds))
+
+
+def save(path: Path) -> None:
+    """Write every measured pace to ``path`` (atomically; the last process to end wins)."""
+    with _lock:
+        paces = {m: round(p.seconds, 3) for m, p in _paces.items() if p.calls}
+    if not paces:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_suffix(f".{os.getpid()}.part")
+        part.write_text(json.dumps(paces, indent=1, sort_keys=True) + "\n")
+        os.replace(part, path)
+    except OSError:
+        pass  # a read-only data directory costs the next process its estimate, nothing else
+
+
+def keep_in(path: Path) -> None:
+    """Load the paces saved at ``path`` now, and save them there when the process ends."""
+    load(path)
+    atexit.register(save, path)
 
 
 def forget() -> None:

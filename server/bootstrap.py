@@ -13,6 +13,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.flows import FLOWS
 from nodes.services import Services
+from providers import pace
 from providers.chat import ChatModel, ChatModelConfig, aclose_chat_clients, load_chat_model
 from providers.cohere_rerank import CohereReranker
 from providers.embeddings import Embedder, load_embedder
@@ -260,6 +261,8 @@ def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
         registry.add(web)
     connect(registry, configured_connectors(settings, workspace))
     chat, vision = configured_chat(settings)
+    if chat is not None:  # a slow model's measured pace outlives the process
+        pace.keep_in(settings.data_dir / "model_pace.json")
     index = next(
         (
             s.index

@@ -73,6 +73,13 @@ async def research_command(args: argparse.Namespace) -> int:
                 return 1
             step = Command(resume={"approve": True})
     values = result.values
+    if not values.get("answer"):
+        # a run stopped before its report (its wall-clock budget spent by a slow model):
+        # say so, and where to look, instead of failing on the missing report
+        raise CliError(
+            f"the research ended without a report (thread {thread}); see where it stopped "
+            f"with `seekgraph history --thread {thread} --user {user}`"
+        )
     if args.out:
         Path(args.out).write_text(values["answer"])
         print(f"report written to {args.out}", file=sys.stderr)

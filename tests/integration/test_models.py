@@ -489,3 +489,31 @@ def test_image_size_limit(tmp_path: Path) -> None:
             max_thread_bytes=150,
         )
     assert not any(tmp_path.rglob("*"))
+
+
+def test_a_new_process_starts_from_the_pace_an_earlier_one_measured(servers, tmp_path) -> None:
+    # a fresh `seekgraph ask` gave a slow model the budget of a fast one until its own
+    # first calls were measured; the pace measured by earlier processes is kept beside
+    # the index and read at start
+    import os
+    import subprocess
+
+    from tests.integration.conftest import BIN, REPO
+
+    saved = tmp_path / "model_pace.json"
+    saved.write_text(json.dumps({"primary-model": 40.0}))
+    env = {
+        **os.environ,
+        "SEEKGRAPH_DATA_DIR": str(tmp_path),
+        "SEEKGRAPH_LLM_MODEL": "primary-model",
+        "SEEKGRAPH_LLM_BASE_URL": servers["primary"].url + "/v1",
+        "SEEKGRAPH_LLM_API_KEY": "unused",
+    }
+    done = subprocess.run(
+        [str(BIN / "seekgraph"), "ask", "How do I install the VPN client?", "--user", "bob"],
+        capture_output=True, text=True, env=env, timeout=120, cwd=REPO,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "primary-model takes 40.0 s a call here, so this run has" in done.stderr
+    # this process's own calls (fast) are saved for the next one
+    assert 0 < json.loads(saved.read_text())["primary-model"] < 40.0
