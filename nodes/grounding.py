@@ -85,3 +85,22 @@ def lacks_type(answer: str, question: str, passages: dict[str, str]) -> str | No
     if not lacking:
         return None
     return f"cited no passage holding {', '.join(dict.fromkeys(lacking))}, which was asked"
+
+
+#: Needs whose type an answer must state in its own words, not leave to a citation.
+_STATED_KINDS = frozenset({"amount", "time"})
+
+
+def states_no_type(answer: str, question: str) -> str | None:
+    """An amount or a date the question asks for that the answer itself does not state.
+
+    A 1.5B model wrote "must reach the warehouse machines by [src:…q4-roadmap#0]." — a
+    citation where the date belongs; the passage holds the date, the answer does not.
+    """
+    text = CITATION.sub(" ", answer)
+    lacking = [
+        NEED_NAMES[n.kind]
+        for n in needs_of(question)
+        if n.kind in _STATED_KINDS and not n.carried_by(text)
+    ]
+    return f"states no {', '.join(dict.fromkeys(lacking))}, which was asked" if lacking else None

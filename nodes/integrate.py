@@ -23,7 +23,7 @@ from nodes.extractive import (
     extractive_answer,
     extractive_body,
 )
-from nodes.grounding import lacks_type, ungrounded_reason
+from nodes.grounding import lacks_type, states_no_type, ungrounded_reason
 from nodes.needs import REFUSAL, describe_needs, needs_of
 from nodes.prompting import (
     cited_ids,
@@ -96,6 +96,39 @@ def refuses_wrongly(answer: str, judged: Judgement) -> str | None:
     return None
 
 
+def reply_fault(
+    body: str,
+    prompt: str,
+    judged: Judgement,
+    nothing: bool,
+    pool: list[Evidence],
+    question: str,
+    today: dt.date,
+) -> str | None:
+    """Why a model's answer is not shown (the extractive answer is, instead), or None.
+
+    It repeats its instructions; says "not found" where quotes answer; cites nothing while
+    quotes answer; states a number or name its citations do not hold; where no quote
+    answers (``nothing``), cites no passage of the type asked; or leaves out the amount or
+    date asked for.
+    """
+    copied = echoes_instructions(body, prompt)
+    allowed = f"{question} {today.day} {today:%B} {today.month} {today.year}"  # in the prompt
+    refusal = REFUSAL.search(body.strip()) is not None
+    return (
+        (f"repeated its instructions ({copied!r})" if copied else None)
+        or refuses_wrongly(body, judged)
+        or (None if nothing or cited_ids(body) else "cited none of its sources")
+        or ungrounded_reason(body, allowed, passages_of(pool[:12]))
+        or (
+            lacks_type(body, question, passages_of(pool, dated=False))
+            if nothing and cited_ids(body)
+            else None
+        )
+        or (None if refusal else states_no_type(body, question))
+    )
+
+
 async def integrate(
     state: SearchState, runtime: Runtime[Context], services: Services
 ) -> dict[str, Any]:
@@ -156,19 +189,8 @@ async def integrate(
             body, tokens, served = await stream_answer(model, content, runtime)
             body = repair_citations(body, {ev["source_id"] for ev in pool})
             mode = "llm"
-            copied = echoes_instructions(body, prompt)
-            # today's date is in the prompt too
-            allowed = f"{state['question']} {today.day} {today:%B} {today.month} {today.year}"
-            echoed = (
-                (f"repeated its instructions ({copied!r})" if copied else None)
-                or refuses_wrongly(body, judged)
-                or (None if nothing_answers or cited_ids(body) else "cited none of its sources")
-                or ungrounded_reason(body, allowed, passages_of(pool[:12]))
-                or (
-                    lacks_type(body, state["question"], passages_of(pool, dated=False))
-                    if nothing_answers and cited_ids(body)
-                    else None
-                )
+            echoed = reply_fault(
+                body, prompt, judged, nothing_answers, pool, state["question"], today
             )
             calls.append(
                 {

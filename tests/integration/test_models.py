@@ -517,3 +517,21 @@ def test_a_new_process_starts_from_the_pace_an_earlier_one_measured(servers, tmp
     assert "primary-model takes 40.0 s a call here, so this run has" in done.stderr
     # this process's own calls (fast) are saved for the next one
     assert 0 < json.loads(saved.read_text())["primary-model"] < 40.0
+
+
+async def test_a_models_answer_that_cites_where_the_date_belongs_becomes_the_quotes(
+    servers, embedder
+) -> None:
+    # Qwen 1.5B: "must reach the warehouse machines by [src:…q4-roadmap#0]." — the citation
+    # stands where the date should; the person gets the quote that states it
+    services = graph_services(embedder, servers)
+    script_model(servers["primary"], {}, {}, {}, {"content": "It applies from [src:chat/m2#0]."})
+    out, values = await run(
+        services,
+        "Since when is the daily meal allowance $75?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "extractive" and "1 November" in out["answer"]
+    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert "states no a date or time, which was asked" in degraded["detail"]
+    script_model(servers["primary"])
