@@ -58,8 +58,9 @@ _AMOUNT = re.compile(
     re.I,
 )
 _TIME = re.compile(
-    r"^\s*(?:and\s+)?when\b|\b(?:by|until|till|since|from) when\b|\bwhat\s+(?:date|day|time|year|month|"
-    r"week|hour)\b|\bwhich\s+(?:date|day|year|month|week)\b|\bhow soon\b|"
+    r"^\s*(?:and\s+)?when\b|\b(?:by|until|till|since|from) when\b|"
+    r"\bwhat\s+(?:date|day|time|year|month|week|hour)\b|"
+    r"\bwhich\s+(?:date|day|year|month|week)\b|\bhow soon\b|"
     r"什么时候|何时|哪天|哪一天|几号|几点|哪年|截止",
     re.I,
 )
