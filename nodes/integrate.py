@@ -9,6 +9,7 @@ a written answer.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -62,7 +63,10 @@ def echoes_instructions(answer: str, prompt: str) -> str | None:
         text = line.strip().lstrip("- ").strip()
         if len(text) >= 40 and text in answer:
             return text[:60]
-    return None
+    # a block of the prompt copied whole ("<needs>\n- a date or time: …</needs>": Qwen 0.5B)
+    tags = set(re.findall(r"</?([a-z_]+)>", prompt))
+    copied = next((t for t in sorted(tags) if f"<{t}>" in answer or f"</{t}>" in answer), None)
+    return f"<{copied}>" if copied else None
 
 
 def passages_of(shown: list[Evidence], dated: bool = True) -> dict[str, str]:
@@ -107,10 +111,11 @@ def reply_fault(
 ) -> str | None:
     """Why a model's answer is not shown (the extractive answer is, instead), or None.
 
-    It repeats its instructions; says "not found" where quotes answer; cites nothing while
-    quotes answer; states a number or name its citations do not hold; where no quote
-    answers (``nothing``), cites no passage of the type asked; or leaves out the amount or
-    date asked for.
+    It repeats its instructions or a block of its prompt; says "not found" where quotes
+    answer; answers without citing anything (Qwen 0.5B: "it will be available on December
+    4th"); states a number or name its citations do not hold; where no quote answers
+    (``nothing``), cites no passage of the type asked; or leaves out the amount or date
+    asked for.
     """
     copied = echoes_instructions(body, prompt)
     allowed = f"{question} {today.day} {today:%B} {today.month} {today.year}"  # in the prompt
@@ -118,7 +123,7 @@ def reply_fault(
     return (
         (f"repeated its instructions ({copied!r})" if copied else None)
         or refuses_wrongly(body, judged)
-        or (None if nothing or cited_ids(body) else "cited none of its sources")
+        or (None if refusal or cited_ids(body) else "cited none of its sources")
         or ungrounded_reason(body, allowed, passages_of(pool[:12]))
         or (
             lacks_type(body, question, passages_of(pool, dated=False))

@@ -535,3 +535,29 @@ async def test_a_models_answer_that_cites_where_the_date_belongs_becomes_the_quo
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     assert "states no a date or time, which was asked" in degraded["detail"]
     script_model(servers["primary"])
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        # Qwen 0.5B copied the prompt's needs block as its whole answer
+        ("<needs>\n- an answer: Which VPN gateway?\n</needs>", "repeated its instructions"),
+        # …and answered a question no source answers without citing anything
+        ("It will be available on December 4th.", "cited none of its sources"),
+    ],
+)
+async def test_a_small_models_non_answer_becomes_the_refusal(
+    servers, embedder, reply: str, why: str
+) -> None:
+    services = graph_services(embedder, servers)
+    script_model(servers["primary"], {}, {}, {}, {"content": reply})
+    out, values = await run(
+        services,
+        "By when must I have requested my VPN profile?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "extractive" and out["answer"].startswith("I found nothing")
+    assert "needs" not in out["answer"] and "December 4th" not in out["answer"]
+    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert why in degraded["detail"]
+    script_model(servers["primary"])
