@@ -87,9 +87,7 @@ def required_words(question: str) -> list[str]:
     Of a question asking for an overview ("What does a new Fernhill employee need to know
     about expenses?"), the words of its topic: who asks is not what the sources must say.
     """
-    overview = _OVERVIEW.match(question.strip())
-    if overview:
-        question = overview.group("topic")
+    question = subject_part(question)
     aside: set[str] = set()
     for match in _SET_ASIDE.finditer(question):
         aside |= term_set(match.group(1))

@@ -11,11 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.answerable import (
-    mentions,
-    required_words,
-    subject_part,
-)
+from nodes.answerable import mentions, required_words, subject_part
 from nodes.context import Context
 from nodes.decisions import EvaluateDecision
 from nodes.evidence import by_authority, hop_queries, kept, relevance
