@@ -97,6 +97,8 @@ def measure(
         "bad_citation_rounds": sum(bool(c.get("unknown_citations")) for c in runner.last_checks),
         "unsupported": unsupported(answer, question, passages),
         "calls": [f"{c['node']}:{c['outcome']}" for c in calls],
+        # why a node fell back ("the reply stated 14, 2031, which the passages it cites…")
+        "degraded": [f"{c['node']}: {c['detail']}" for c in calls if c["outcome"] == "degraded"],
         "tokens": sum(int(c.get("tokens") or 0) for c in calls),
     }
 
