@@ -34,6 +34,7 @@ from nodes.prompting import (
 )
 from nodes.prompts import FORCED_NOTE, TOKENS_SPENT
 from nodes.services import Services, chat_model_for, node_name, now
+from nodes.services import today as today_utc
 from nodes.writing import (
     images_in_budget,
     resolve_versions,
@@ -160,7 +161,7 @@ async def integrate(
         else judge_quotes(state["question"], scored, ctx.meaning_min_score)
     )
     gaps, nothing_answers = judged.gaps, judged.nothing
-    today = dt.datetime.fromtimestamp(now(), dt.UTC).date()
+    today = today_utc()
     conflicts = find_conflicts(relevant, today)
     # Sources that disagree on what was asked: that is the answer (newest fact first), not
     # "found nothing" beside it. On what was asked: one side is among the best quotes and

@@ -8,6 +8,7 @@ the tests each build their ``Services`` and pass them to the builder.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import time
 from collections.abc import Callable
@@ -91,6 +92,11 @@ def node_name(default: str) -> str:
 def now() -> float:
     """Wall-clock time in epoch seconds (the budget's clock)."""
     return time.time()
+
+
+def today() -> dt.date:
+    """Today's date (UTC) on the budget's clock: what freshness and conflicts are read against."""
+    return dt.datetime.fromtimestamp(now(), dt.UTC).date()
 
 
 def user_of(services: Services, context: Context) -> User:

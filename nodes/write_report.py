@@ -12,7 +12,6 @@ could not be found follows.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Any
 
@@ -32,7 +31,8 @@ from nodes.report_text import (
 )
 from nodes.research_events import tell
 from nodes.research_llm import llm_coherence, llm_sections, slice_for_writer
-from nodes.services import Services, chat_model_for, now
+from nodes.services import Services, chat_model_for
+from nodes.services import today as today_utc
 from providers.chat import ChatModel
 from providers.sentences import sentences as sentences_of
 from providers.terms import term_set
@@ -130,7 +130,7 @@ def quoted_sections(
     ]
     # what a newer source replaces is told in the "out of date" part, not quoted as current:
     # as its search found it, or as the section's own passages show it
-    today = dt.datetime.fromtimestamp(now(), dt.UTC).date()
+    today = today_utc()
     conflicts = [c for r in state.get("results", {}).values() for c in r.get("conflicts", [])]
     for r in answered:
         passages = [ledger[i] for i in slice_of(r, state) if i in ledger]
