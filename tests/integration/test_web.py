@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
 
 from server.auth import add_key_to_file
 from tests.integration.conftest import REPO, RESTRICTED_MARKERS
@@ -166,7 +167,22 @@ def test_stop_ends_the_run_and_keeps_what_it_saved(page: Page, site: dict) -> No
     expect(stop).to_be_hidden()
     ask(page, VPN)
     expect(page.locator("#timeline li").first).to_be_visible(timeout=30_000)
+
+    def slow_reply(route: Route) -> None:
+        # the stream's "cancelled" end often reaches the page before the cancel's own
+        # reply does (a loaded machine): the page must still say it stopped
+        response = route.fetch()
+        time.sleep(1.5)
+        route.fulfill(response=response)
+        replied.append(response.status)
+
+    replied: list[int] = []
+    page.route("**/runs/*/cancel", slow_reply)
     stop.click()
+    while not replied:
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(300)  # the page has read the reply
+    assert replied == [202], replied
     expect(page.locator("#progress-status")).to_have_text(
         "(stopped — what it found so far is kept)", timeout=5_000
     )

@@ -460,14 +460,20 @@ function showStop(threadId, runId, live) {
   $("stop").disabled = false;
 }
 
+// "Stopping" is said before asking: the stream's end can arrive before the cancel's reply,
+// and must not be overwritten by it.
 async function stopRun() {
   if (!view.live) return;
+  const live = view.live;
   $("stop").disabled = true;
+  $("progress-status").textContent = "(stopping…)";
   try {
-    await api("POST", `/threads/${view.live.thread}/runs/${view.live.run}/cancel`);
-    $("progress-status").textContent = "(stopping…)";
+    await api("POST", `/threads/${live.thread}/runs/${live.run}/cancel`);
   } catch (error) {
-    $("stop").disabled = false;
+    if (view.live === live) {
+      $("stop").disabled = false;
+      $("progress-status").textContent = "";
+    }
     showError("run-error", error.message);
   }
 }
