@@ -203,7 +203,10 @@ async def integrate(
                     "node": node_name("integrate"),
                     "model": served,
                     "outcome": "degraded" if echoed else "ok",
-                    "detail": f"the reply {echoed}; wrote an extractive answer" if echoed else "",
+                    "detail": f"the reply {echoed}; wrote an extractive answer (the reply "
+                    f"began {' '.join(body.split())[:80]!r})"
+                    if echoed
+                    else "",
                     "tokens": tokens,
                 }
             )

@@ -213,6 +213,8 @@ async def test_an_answer_that_cites_nothing_becomes_the_sources_quotes(servers, 
     assert out["mode"] == "extractive" and "[src:kb/vpn#0]" in out["answer"]
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     assert degraded["outcome"] == "degraded" and "cited none" in degraded["detail"]
+    # what the model wrote is on record, so an operator can see why it was not shown
+    assert "began 'Install the WireGuard client from Self Service and import" in degraded["detail"]
     script_model(servers["primary"])
 
 
