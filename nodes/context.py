@@ -126,7 +126,13 @@ class Context:
     )
     grading_enabled: bool = field(default=True, metadata=_d("Enable LLM grading (LLM mode only)."))
     grading_batch_size: int = field(default=10, metadata=_d("Passages per LLM grading call."))
-    grading_timeout: float = field(default=30.0, metadata=_d("Seconds before grading gives up."))
+    grading_timeout: float = field(
+        default=30.0,
+        metadata=_d(
+            "Seconds before grading gives up (raised to the model's measured pace when "
+            "fit_seconds_to_model)."
+        ),
+    )
     grading_min_score: float = field(
         default=0.5, metadata=_d("LLM grading keeps hits at least this.")
     )

@@ -18,6 +18,7 @@ from nodes.evidence import hop_queries, lifted
 from nodes.llm import Decision, decide
 from nodes.services import Services, chat_model_for, node_name
 from providers.chat import ChatModel
+from providers.pace import fitted_timeout
 from providers.rerank import Reranker, rerank_with_meaning
 from state.models import Evidence, Hit, ModelCall
 from state.schemas import SearchState
@@ -117,8 +118,18 @@ def blended(reranker: float, share: float, weight: float) -> float:
     return round((1 - weight) * reranker + weight * share, 4)
 
 
+def grading_timeout(ctx: Context, model_name: str | None, candidates: int) -> float:
+    """``grading_timeout``, raised to what the batches take at the model's measured pace.
+
+    A 1.5B model on two cores reads a batch of passages in about a minute: a fixed 30 s
+    timed every grading out, so a slow model never graded (``fit_seconds_to_model``).
+    """
+    batches = -(-candidates // max(1, ctx.grading_batch_size))
+    return fitted_timeout(ctx.grading_timeout, model_name, batches, ctx.fit_seconds_to_model)
+
+
 async def grade(
-    model: ChatModel, question: str, ctx: Context, candidates: list[Evidence]
+    model: ChatModel, question: str, ctx: Context, candidates: list[Evidence], timeout: float
 ) -> tuple[dict[str, float] | None, int, list[ModelCall]]:
     """LLM relevance grades per ``source_id``, in batches of ``grading_batch_size``.
 
@@ -135,9 +146,7 @@ async def grade(
 
     size = max(1, ctx.grading_batch_size)
     batches = [candidates[i : i + size] for i in range(0, len(candidates), size)]
-    results = await asyncio.wait_for(
-        asyncio.gather(*(one(b) for b in batches)), timeout=ctx.grading_timeout
-    )
+    results = await asyncio.wait_for(asyncio.gather(*(one(b) for b in batches)), timeout=timeout)
     grades: dict[str, float] = {}
     tokens = sum(r.tokens for r in results)
     calls = [r.call for r in results]
@@ -219,8 +228,9 @@ async def grade_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
     model = chat_model_for(r.services, r.state)
     if not ctx.grading_enabled or not pool or model is None:
         return pool
+    timeout = grading_timeout(ctx, r.state.get("model"), len(pool))
     try:
-        grades, tokens, calls = await grade(model, r.state["question"], ctx, pool)
+        grades, tokens, calls = await grade(model, r.state["question"], ctx, pool, timeout)
     except TimeoutError:
         grades, tokens, r.log["grade_error"] = None, 0, "timed out"
         calls = [
@@ -228,7 +238,7 @@ async def grade_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
                 "node": node_name("filter_results"),
                 "model": "none",
                 "outcome": "degraded",
-                "detail": f"grading timed out after {ctx.grading_timeout} s",
+                "detail": f"grading timed out after {timeout:.1f} s",
                 "tokens": 0,
             }
         ]

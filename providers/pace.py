@@ -68,6 +68,21 @@ def fitted_seconds(max_seconds: float, model: str | None, rounds: int, fit: bool
     return min(max(max_seconds, needed or 0.0), 10 * max_seconds)
 
 
+#: A paced call's time is a running mean: a timeout fitted to it leaves this much room.
+TIMEOUT_ROOM = 1.5
+
+
+def fitted_timeout(timeout: float, model: str | None, calls: int, fit: bool = True) -> float:
+    """A step's timeout: ``timeout``, or what ``calls`` queued calls of ``model`` take.
+
+    A local server answers one call at a time, so a step's calls queue. Raised only when
+    ``fit``, with room for a slower call (``TIMEOUT_ROOM``), to at most ten times ``timeout``.
+    """
+    per_call = seconds_per_call(model) if fit else None
+    needed = TIMEOUT_ROOM * calls * per_call if per_call else 0.0
+    return min(max(timeout, needed), 10 * timeout)
+
+
 def report_seconds(model: str | None, sub_questions: int, rounds: int) -> float | None:
     """Seconds a research report takes with ``model`` at its pace.
 

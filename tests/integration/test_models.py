@@ -317,6 +317,32 @@ async def test_a_model_asking_for_more_rounds_while_the_evidence_answers_is_held
     script_model(servers["primary"])
 
 
+async def test_a_slow_models_grading_gets_the_time_its_measured_pace_needs(
+    servers, embedder
+) -> None:
+    # Qwen 1.5B on two cores grades a batch in about a minute: a fixed 30 s timed out every
+    # grading (7 of 17 calls on the README questions). Here grading takes 1 s, its timeout
+    # is 0.4 s, and the model is known to take about 3 s a call (the fast expand call pulls
+    # the running mean to about 2 s: the grading gets 1.5 times that)
+    services = graph_services(embedder, servers)
+    question = "How do I install the WireGuard VPN client?"
+
+    async def grading(**knobs: Any) -> dict[str, Any]:
+        pace.forget()
+        pace.record("primary-model", 3.0)
+        script_model(servers["primary"], {}, {"sleep": 1.0})  # expand, then grade
+        ctx = Context(user="bob", grading_timeout=0.4, fastpass_enabled=False, **knobs)
+        _, values = await run(services, question, ctx)
+        return next(c for c in values["model_calls"] if c["node"] == "filter_results")
+
+    fitted = await grading()
+    fixed = await grading(fit_seconds_to_model=False)
+    assert fitted["outcome"] == "ok", fitted
+    assert fixed["outcome"] == "degraded" and "grading timed out after 0.4 s" in fixed["detail"]
+    script_model(servers["primary"])
+    pace.forget()
+
+
 async def test_a_slow_models_run_gets_the_time_its_measured_pace_needs(servers, embedder) -> None:
     # a 1.5B model on two cores takes 15-60 s a call: a 120 s run ended after one round.
     # Each call here takes 0.3 s and the run is allowed 1 s (2 rounds): once the model's
