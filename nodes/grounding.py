@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import re
 
+from nodes.answerable import mentions, required_words
 from nodes.needs import NEED_NAMES, needs_of
 from nodes.prompting import CITATION
+from providers.terms import term_set
 
 #: a number as a person reads it, not the digits inside a word ("w0", "e5", "v2")
 _NUMBER = re.compile(r"(?<![A-Za-z_\d])\d+(?:[.,:/-]\d+)*")
@@ -41,19 +43,30 @@ def claims_of(sentence: str, allowed: str) -> set[str]:
     return {c for c in found if c.lower() not in asked}
 
 
-def _unheld(answer: str, allowed: str, passages: dict[str, str]) -> list[tuple[str, list[str]]]:
+def _cited_sentences(answer: str, passages: dict[str, str]) -> list[tuple[str, str]]:
+    """Each sentence of ``answer`` with the text of the passages cited for it.
+
+    Those cited on its line, else in its paragraph, else anywhere in the answer (every
+    passage, when it cites none it was shown).
+    """
     known = [c for c in CITATION.findall(answer) if c in passages] or list(passages)
-    everything = " ".join(passages[c] for c in known).lower()
+    everything = " ".join(passages[c] for c in known)
     out = []
     for paragraph in re.split(r"\n\s*\n", answer):
         around = [c for c in CITATION.findall(paragraph) if c in passages]
         for line in paragraph.splitlines():
             cited = [c for c in CITATION.findall(line) if c in passages] or around
-            held = " ".join(passages.get(c, "") for c in cited).lower() if cited else everything
-            for sentence in _SENTENCE.split(_MARKS.sub("", line)):
-                missing = sorted(c for c in claims_of(sentence, allowed) if c.lower() not in held)
-                if missing:
-                    out.append((sentence.strip()[:300], missing))
+            held = " ".join(passages.get(c, "") for c in cited) if cited else everything
+            out += [(sentence, held) for sentence in _SENTENCE.split(_MARKS.sub("", line))]
+    return out
+
+
+def _unheld(answer: str, allowed: str, passages: dict[str, str]) -> list[tuple[str, list[str]]]:
+    out = []
+    for sentence, held in _cited_sentences(answer, passages):
+        missing = sorted(c for c in claims_of(sentence, allowed) if c.lower() not in held.lower())
+        if missing:
+            out.append((sentence.strip()[:300], missing))
     return out
 
 
@@ -85,6 +98,24 @@ def lacks_type(answer: str, question: str, passages: dict[str, str]) -> str | No
     if not lacking:
         return None
     return f"cited no passage holding {', '.join(dict.fromkeys(lacking))}, which was asked"
+
+
+def restates_unsaid(answer: str, question: str, passages: dict[str, str]) -> str | None:
+    """Words naming the question's subject that the answer states and its citations lack.
+
+    Asked only when no quote answers the question: Qwen 1.5B, asked "What is the parking
+    allowance for visitors?", wrote "The parking allowance for visitors is $50", citing the
+    meal allowance. The number is the passage's; "parking" and "visitors" are the question's.
+    """
+    subject = required_words(question)
+    unsaid: list[str] = []
+    for sentence, held in _cited_sentences(answer, passages):
+        said, known = term_set(CITATION.sub(" ", sentence)), term_set(held)
+        unsaid += [w for w in subject if mentions(w, said) and not mentions(w, known)]
+    if not unsaid:
+        return None
+    words = ", ".join(dict.fromkeys(unsaid))
+    return f"said {words} of the question, which the passages it cites do not (no quote answers)"
 
 
 #: Needs whose type an answer must state in its own words, not leave to a citation.

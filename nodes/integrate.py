@@ -14,17 +14,18 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.answerable import Judgement, judge_quotes
+from nodes.answerable import Judgement, judge_quotes, mentions, required_words, subject_part
 from nodes.attribution import wrong_person
 from nodes.conflicts import conflict_lines, current_first, find_conflicts
 from nodes.context import Context
 from nodes.evidence import by_authority, kept, only_changed, relevance
 from nodes.extractive import (
     NOTHING_FOUND,
+    Quote,
     extractive_answer,
     extractive_body,
 )
-from nodes.grounding import lacks_type, states_no_type, ungrounded_reason
+from nodes.grounding import lacks_type, restates_unsaid, states_no_type, ungrounded_reason
 from nodes.needs import REFUSAL, describe_needs, needs_of
 from nodes.prompting import (
     cited_ids,
@@ -47,6 +48,7 @@ from providers.chat import (
     ModelClientError,
     ModelError,
 )
+from providers.terms import term_set
 from state.budget import exhausted, spend
 from state.events import node_event
 from state.models import Evidence, ModelCall
@@ -90,6 +92,18 @@ def _dated(ev: Evidence) -> str:
     return f"{day.isoformat()} {day.day} {day:%B} {day.year}"
 
 
+def about_what_is_asked(question: str, quote: Quote, ctx: Context) -> bool:
+    """A quote names at least half of what the question is about, or means it.
+
+    Two sources disagreeing on the meal allowance are no answer to "What is the parking
+    allowance for visitors?": "allowance" is one of its three subject words.
+    """
+    words = required_words(subject_part(question))
+    seen = term_set(f"{quote.evidence['title']} {quote.sentence}")
+    named = sum(mentions(w, seen) for w in words)
+    return 2 * named >= len(words) or (quote.pulled and quote.meaning >= ctx.meaning_min_score)
+
+
 def refuses_wrongly(answer: str, judged: Judgement) -> str | None:
     """Why a model's "not found" does not stand, or None.
 
@@ -128,7 +142,8 @@ def reply_fault(
         or ungrounded_reason(body, allowed, passages_of(pool[:12]))
         or (
             lacks_type(body, question, passages_of(pool, dated=False))
-            if nothing and cited_ids(body)
+            or restates_unsaid(body, question, passages_of(pool[:12]))
+            if nothing and cited_ids(body) and not refusal
             else None
         )
         or (None if refusal else states_no_type(body, question))
@@ -164,12 +179,12 @@ async def integrate(
     today = today_utc()
     conflicts = find_conflicts(relevant, today)
     # Sources that disagree on what was asked: that is the answer (newest fact first), not
-    # "found nothing" beside it. On what was asked: one side is among the best quotes and
-    # carries what the question's typed needs ask for (an amount, a date…).
+    # "found nothing" beside it. On what was asked: one side is among the best quotes, is
+    # about the question's subject and carries what its typed needs ask for (an amount…).
     needs = needs_of(state["question"])
-    best = {q.sentence for q in scored}
+    about = {q.sentence for q in scored if about_what_is_asked(state["question"], q, ctx)}
     if nothing_answers and any(
-        claim["text"] in best and all(n.carried_by(claim["text"]) for n in needs)
+        claim["text"] in about and all(n.carried_by(claim["text"]) for n in needs)
         for c in conflicts
         for claim in c["claims"]
     ):
@@ -213,6 +228,11 @@ async def integrate(
             if echoed:  # a small model that copies its prompt or cites nothing: the quotes
                 mode = "extractive"
                 body = extractive_body(lines, quoted, gaps if nothing_answers else [])
+            elif nothing_answers and REFUSAL.search(body.strip()):
+                # the model found nothing either: the refusal says which need is missing
+                # and what came closest, in the same words as every other refusal
+                mode = "extractive"
+                body = extractive_body(lines, quoted, gaps)
         except ModelClientError as exc:
             raise ModelClientError(f"integrate: {exc}") from exc
         except AnswerInterruptedError:

@@ -273,10 +273,13 @@ def describe_needs(question: str) -> str:
 
 
 #: A reply that says the sources do not answer ("I could not find…", "The sources do not
-#: mention…"), in its first sentence.
+#: mention…", Qwen 1.5B's "…there is no clear statement or recommendation regarding…"), in
+#: its first sentence.
 REFUSAL = re.compile(
     r"^[^.!?\n]{0,80}\b(?:(?:could|can)(?:\s+not|not|n't)\s+find|(?:found|find)\s+nothing|"
-    r"no\s+(?:information|source|mention|answer)|(?:do|does)(?:\s+not|n't)\s+(?:say|mention|"
-    r"contain|state|include|cover|answer)|not\s+(?:found|in\s+the\s+sources|mentioned))",
+    r"no\s+(?:(?:clear|specific|explicit|relevant|direct)\s+)?(?:information|source|mention|"
+    r"answer|statement|details?|indication)|(?:do|does)(?:\s+not|n't)\s+(?:say|mention|"
+    r"contain|state|include|cover|answer|specify|provide|indicate)|"
+    r"not\s+(?:found|in\s+the\s+sources|mentioned))",
     re.I,
 )

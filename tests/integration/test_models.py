@@ -278,6 +278,47 @@ async def test_a_models_answer_citing_no_passage_of_the_asked_type_becomes_the_r
     script_model(servers["primary"])
 
 
+async def test_a_models_answer_lending_the_questions_words_to_a_passage_becomes_the_refusal(
+    servers, embedder
+) -> None:
+    # Qwen 1.5B: "The parking allowance for visitors is $50 per person", citing the meal
+    # allowance — the number is the passage's, "parking" and "visitors" the question's
+    services = graph_services(embedder, servers)
+    made_up = "The parking allowance for visitors is $50 per person. [src:kb/travel#0]"
+    script_model(servers["primary"], {}, {}, {}, {"content": made_up})
+    out, values = await run(
+        services,
+        "What is the parking allowance for visitors?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "extractive" and out["answer"].startswith("I found nothing")
+    assert "parking allowance for visitors is" not in out["answer"]
+    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert "said parking, visitors of the question" in degraded["detail"]
+    script_model(servers["primary"])
+
+
+async def test_a_models_refusal_in_its_own_words_names_the_missing_need(servers, embedder) -> None:
+    # Qwen 1.5B refused in words of its own and cited the passage it had read: the person
+    # gets the refusal every other answer gives, naming what no source says
+    services = graph_services(embedder, servers)
+    refusal = (
+        "Based on the information provided in the sources, there is no clear statement "
+        "regarding the parking allowance for visitors. [src:kb/travel#0]"
+    )
+    script_model(servers["primary"], {}, {}, {}, {"content": refusal})
+    out, values = await run(
+        services,
+        "What is the parking allowance for visitors?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["answer"].startswith("I found nothing") and "no clear statement" not in out["answer"]
+    assert "No source found says: an amount (parking, visitors)" in out["answer"]
+    [call] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert call["outcome"] == "ok"
+    script_model(servers["primary"])
+
+
 async def test_a_models_answer_naming_what_its_passage_does_not_becomes_the_quotes(
     servers, embedder
 ) -> None:

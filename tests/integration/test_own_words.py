@@ -131,11 +131,15 @@ async def test_a_models_not_found_is_held_to_the_same_rule(demo) -> None:
     # what the model was asked to judge and answer: the question's typed needs
     answering = [p for p in model.prompts if "<needs>" in p and "<sources>" in p]
     assert answering and f"- a date or time: {question}" in answering[0]
-    # where nothing answers, the model's "not found" stands
+    # where nothing answers, the model's "not found" stands, said as every refusal is:
+    # with the need no source gives
     nothing = await run_graph(
         services, "How many vacation days do new hires get?", Context(user="bob", mode="llm")
     )
-    assert nothing.output["answer"].startswith(refusal)
+    assert nothing.output["answer"].startswith(NOTHING_FOUND)
+    assert "No source found says: an amount (vacation, hires)" in nothing.output["answer"]
+    [call] = [c for c in nothing.state.values["model_calls"] if c["node"] == "integrate"]
+    assert call["outcome"] == "ok"
 
 
 async def test_who_asks_for_an_overview_is_not_what_the_sources_must_mention(demo) -> None:

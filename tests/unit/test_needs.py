@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nodes.answerable import not_answered
-from nodes.needs import carries, need_kind, needs_of
+from nodes.needs import REFUSAL, carries, need_kind, needs_of
 from tests.factories import make_evidence
 
 DOC = make_evidence("kb/travel#0", kind="kb", title="Travel policy")
@@ -102,3 +102,24 @@ def test_meaning_never_stands_in_for_a_name() -> None:
     question = "What is the nightly cap for accommodation in Zanzibar?"
     gaps, nothing = not_answered(question, [(HOTEL, DOC)], [0.4], {}, [0.9], [True], 0.3)
     assert nothing and "Zanzibar" in gaps[0]
+
+
+@pytest.mark.parametrize(
+    ("reply", "refuses"),
+    [
+        ("I could not find this in the sources.", True),
+        ("The sources do not mention a parking allowance.", True),
+        # Qwen 1.5B, asked which laptop IT hands out (no source says)
+        (
+            "Based on the information provided in the sources, there is no clear statement "
+            "or recommendation regarding which laptop model IT hands out to new engineers.",
+            True,
+        ),
+        ("The sources do not specify which laptop model is handed out.", True),
+        ("The nightly limit is $180 in most cities [src:kb/travel#1].", False),
+        ("No approval is needed up to 12% [src:docs/pricing#1].", False),
+        ("You can spend $75 a day; this is not stated for London [src:chat/m2#0].", False),
+    ],
+)
+def test_a_models_refusal_is_read_in_its_own_words(reply: str, refuses: bool) -> None:
+    assert (REFUSAL.search(reply) is not None) is refuses
