@@ -37,12 +37,19 @@ _LOOSE_CITATION = re.compile(
 def repair_citations(answer: str, known: set[str]) -> str:
     """``answer`` with citations of known ids written as ``[src:ID]``, whatever their form.
 
-    Small local models often drop the ``src:`` or list several ids in one bracket.
+    Small local models often drop the ``src:``, list several ids in one bracket, or write
+    the source's name with a colon (Qwen 1.5B: ``[docs:orjson#37]`` for ``docs/orjson#37``).
     """
 
+    def known_as(cited: str) -> str | None:
+        if cited in known:
+            return cited
+        slashed = cited.replace(":", "/", 1)
+        return slashed if slashed in known else None
+
     def fix(m: re.Match[str]) -> str:
-        ids = [i.strip() for i in re.split(r"[,;]", m.group(1))]
-        return "".join(f"[src:{i}]" for i in ids) if all(i in known for i in ids) else m.group(0)
+        ids = [known_as(i.strip()) for i in re.split(r"[,;]", m.group(1))]
+        return "".join(f"[src:{i}]" for i in ids) if all(ids) else m.group(0)
 
     return _LOOSE_CITATION.sub(fix, answer)
 
