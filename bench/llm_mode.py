@@ -51,6 +51,7 @@ from bench.report import command_line, write
 from bench.runner import GraphRunner, index_runner
 from nodes.extractive import NOTHING_FOUND
 from nodes.grounding import ungrounded
+from providers import pace
 from server.bootstrap import configured_chat
 from server.settings import Settings
 from sources.base import User
@@ -168,6 +169,9 @@ async def ask(
         raise SystemExit(
             "set SEEKGRAPH_LLM_MODEL (and SEEKGRAPH_LLM_BASE_URL) to the model to test"
         )
+    # as `seekgraph` does: the model's pace measured by earlier processes fits the first
+    # question's budget too (else it has max_seconds and stops after a round)
+    pace.keep_in(settings.data_dir / "model_pace.json")
     with tempfile.TemporaryDirectory() as tmp:
         index, _ = build(data, "minilm", Path(tmp))
         reader = User("bench", frozenset({"everyone"}))
