@@ -17,6 +17,7 @@ from nodes.decisions import Grades
 from nodes.evidence import hop_queries, lifted
 from nodes.llm import Decision, decide
 from nodes.services import Services, chat_model_for, node_name
+from providers import pace
 from providers.chat import ChatModel
 from providers.pace import fitted_timeout
 from providers.rerank import Reranker, rerank_with_meaning
@@ -118,14 +119,26 @@ def blended(reranker: float, share: float, weight: float) -> float:
     return round((1 - weight) * reranker + weight * share, 4)
 
 
+def grading_batches(ctx: Context, candidates: int) -> int:
+    """How many grading calls ``candidates`` passages take."""
+    return -(-candidates // max(1, ctx.grading_batch_size))
+
+
 def grading_timeout(ctx: Context, model_name: str | None, candidates: int) -> float:
     """``grading_timeout``, raised to what the batches take at the model's measured pace.
 
     A 1.5B model on two cores reads a batch of passages in about a minute: a fixed 30 s
-    timed every grading out, so a slow model never graded (``fit_seconds_to_model``).
+    timed every grading out, so a slow model never graded (``fit_seconds_to_model``). The
+    pace is grading's own once measured (a grading call reads ten passages, the model's
+    other calls far less).
     """
-    batches = -(-candidates // max(1, ctx.grading_batch_size))
-    return fitted_timeout(ctx.grading_timeout, model_name, batches, ctx.fit_seconds_to_model)
+    return fitted_timeout(
+        ctx.grading_timeout,
+        model_name,
+        grading_batches(ctx, candidates),
+        ctx.fit_seconds_to_model,
+        step=node_name("filter_results"),
+    )
 
 
 async def grade(
@@ -233,6 +246,9 @@ async def grade_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
         grades, tokens, calls = await grade(model, r.state["question"], ctx, pool, timeout)
     except TimeoutError:
         grades, tokens, r.log["grade_error"] = None, 0, "timed out"
+        if name := r.state.get("model"):  # a call took at least its share: the next gets more
+            per_call = timeout / grading_batches(ctx, len(pool))
+            pace.at_least(name, per_call, node_name("filter_results"))
         calls = [
             {
                 "node": node_name("filter_results"),

@@ -45,7 +45,7 @@ async def decide(node: str, model: ChatModel, prompt: str, schema: type[M]) -> D
             "tokens": exc.tokens,
         }
         return Decision(None, exc.tokens, call)
-    pace.record(serving_of(model).get("name") or served, time.monotonic() - started)
+    pace.record(serving_of(model).get("name") or served, time.monotonic() - started, step=node)
     outcome = "repaired" if repaired else "ok"
     detail = "valid after one repair round" if repaired else ""
     return Decision(

@@ -34,21 +34,52 @@ _paces: dict[str, _Pace] = {}
 _lock = threading.Lock()
 
 
-def record(model: str, seconds: float) -> None:
-    """One call of ``model`` took ``seconds`` (wall time, first byte to last)."""
+def _step(model: str, step: str) -> str:
+    """The key of ``model``'s pace at one step.
+
+    A grading call reads ten passages, an expansion call one question.
+    """
+    return f"{model}#{step}"
+
+
+def record(model: str, seconds: float, step: str | None = None) -> None:
+    """One call of ``model`` took ``seconds`` (wall time, first byte to last).
+
+    Counted for the model as a whole and, when ``step`` is given, for that step.
+    """
+    keys = [model] + ([_step(model, step)] if step else [])
     with _lock:
-        pace = _paces.setdefault(model, _Pace())
-        pace.seconds = (
-            seconds if pace.calls == 0 else NEWEST * seconds + (1 - NEWEST) * pace.seconds
-        )
+        for key in keys:
+            pace = _paces.setdefault(key, _Pace())
+            pace.seconds = (
+                seconds if pace.calls == 0 else NEWEST * seconds + (1 - NEWEST) * pace.seconds
+            )
+            pace.calls += 1
+
+
+def at_least(model: str, seconds: float, step: str) -> None:
+    """A call of ``model`` at ``step`` ran out its ``seconds`` without an answer.
+
+    It takes at least that long: the step's pace is raised to it, so its next timeout
+    (``fitted_timeout``) leaves half as much again.
+    """
+    with _lock:
+        pace = _paces.setdefault(_step(model, step), _Pace())
+        pace.seconds = max(pace.seconds, seconds) if pace.calls else seconds
         pace.calls += 1
 
 
-def seconds_per_call(model: str | None) -> float | None:
-    """The running mean seconds a call of ``model`` takes here; ``None`` before its first."""
+def seconds_per_call(model: str | None, step: str | None = None) -> float | None:
+    """The running mean seconds a call of ``model`` takes here; ``None`` before its first.
+
+    At ``step``'s own pace when that step was measured.
+    """
     with _lock:
-        pace = _paces.get(model or "")
-        return pace.seconds if pace and pace.calls else None
+        for key in ([_step(model or "", step)] if step else []) + [model or ""]:
+            pace = _paces.get(key)
+            if pace and pace.calls:
+                return pace.seconds
+        return None
 
 
 def run_seconds(model: str | None, rounds: int) -> float | None:
@@ -72,13 +103,16 @@ def fitted_seconds(max_seconds: float, model: str | None, rounds: int, fit: bool
 TIMEOUT_ROOM = 1.5
 
 
-def fitted_timeout(timeout: float, model: str | None, calls: int, fit: bool = True) -> float:
+def fitted_timeout(
+    timeout: float, model: str | None, calls: int, fit: bool = True, step: str | None = None
+) -> float:
     """A step's timeout: ``timeout``, or what ``calls`` queued calls of ``model`` take.
 
-    A local server answers one call at a time, so a step's calls queue. Raised only when
-    ``fit``, with room for a slower call (``TIMEOUT_ROOM``), to at most ten times ``timeout``.
+    A local server answers one call at a time, so a step's calls queue. At the step's own
+    pace when it was measured (else the model's), raised only when ``fit``, with room for a
+    slower call (``TIMEOUT_ROOM``), to at most ten times ``timeout``.
     """
-    per_call = seconds_per_call(model) if fit else None
+    per_call = seconds_per_call(model, step) if fit else None
     needed = TIMEOUT_ROOM * calls * per_call if per_call else 0.0
     return min(max(timeout, needed), 10 * timeout)
 

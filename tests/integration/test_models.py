@@ -385,6 +385,29 @@ async def test_a_slow_models_grading_gets_the_time_its_measured_pace_needs(
     pace.forget()
 
 
+async def test_grading_learns_its_own_pace_from_a_timeout(servers, embedder) -> None:
+    # the model's other calls are quick (0.1 s) and a grading call reads ten passages
+    # (0.5 s here): the model's pace alone would time every grading out; a timeout says
+    # grading takes at least that long, and the next one gets half as much again
+    services = graph_services(embedder, servers)
+    pace.forget()
+    pace.record("primary-model", 0.1)
+
+    async def grading() -> dict[str, Any]:
+        script_model(servers["primary"], {}, {"sleep": 0.5})  # expand, then grade
+        ctx = Context(user="bob", grading_timeout=0.4, fastpass_enabled=False)
+        _, values = await run(services, "How do I install the WireGuard VPN client?", ctx)
+        return next(c for c in values["model_calls"] if c["node"] == "filter_results")
+
+    first, second = await grading(), await grading()
+    assert first["outcome"] == "degraded" and "timed out after 0.4 s" in first["detail"]
+    assert second["outcome"] == "ok", second
+    assert pace.seconds_per_call("primary-model", "filter_results") == pytest.approx(0.5, abs=0.1)
+    assert pace.seconds_per_call("primary-model") < 0.3  # the model's own pace is its own
+    script_model(servers["primary"])
+    pace.forget()
+
+
 async def test_a_slow_models_run_gets_the_time_its_measured_pace_needs(servers, embedder) -> None:
     # a 1.5B model on two cores takes 15-60 s a call: a 120 s run ended after one round.
     # Each call here takes 0.3 s and the run is allowed 1 s (2 rounds): once the model's
