@@ -28,6 +28,7 @@ from nodes.extractive import (
 from nodes.grounding import lacks_type, restates_unsaid, states_no_type, ungrounded_reason
 from nodes.needs import REFUSAL, describe_needs, needs_of
 from nodes.prompting import (
+    CITATION,
     cited_ids,
     conversation_of,
     render_evidence,
@@ -92,6 +93,10 @@ def _dated(ev: Evidence) -> str:
     return f"{day.isoformat()} {day.day} {day:%B} {day.year}"
 
 
+#: a word of at least two letters: what an answer says besides its citations
+_WORD = re.compile(r"[^\W\d_]{2}")
+
+
 def about_what_is_asked(question: str, quote: Quote, ctx: Context) -> bool:
     """A quote names at least half of what the question is about, or means it.
 
@@ -128,7 +133,8 @@ def reply_fault(
 
     It repeats its instructions or a block of its prompt; says "not found" where quotes
     answer; answers without citing anything (Qwen 0.5B: "it will be available on December
-    4th"); states a number or name its citations do not hold; where no quote answers
+    4th") or with citations alone (Qwen 1.5B: "[src:docs/httpx#1]"); states a number or name
+    its citations do not hold; where no quote answers
     (``nothing``), cites no passage of the type asked; or leaves out the amount or date
     asked for.
     """
@@ -139,6 +145,7 @@ def reply_fault(
         (f"repeated its instructions ({copied!r})" if copied else None)
         or refuses_wrongly(body, judged)
         or (None if refusal or cited_ids(body) else "cited none of its sources")
+        or (None if _WORD.search(CITATION.sub(" ", body)) else "stated nothing but citations")
         or ungrounded_reason(body, allowed, passages_of(pool[:12]))
         or (
             lacks_type(body, question, passages_of(pool, dated=False))

@@ -637,6 +637,8 @@ async def test_a_models_answer_that_cites_where_the_date_belongs_becomes_the_quo
         ("<needs>\n- an answer: Which VPN gateway?\n</needs>", "repeated its instructions"),
         # …and answered a question no source answers without citing anything
         ("It will be available on December 4th.", "cited none of its sources"),
+        # Qwen 1.5B over a README: a citation and nothing else
+        ("[src:kb/vpn#1]", "stated nothing but citations"),
     ],
 )
 async def test_a_small_models_non_answer_becomes_the_refusal(
