@@ -101,21 +101,23 @@ def lacks_type(answer: str, question: str, passages: dict[str, str]) -> str | No
 
 
 def restates_unsaid(answer: str, question: str, passages: dict[str, str]) -> str | None:
-    """Words naming the question's subject that the answer states and its citations lack.
+    """Words naming the question's subject that the answer states and no passage holds.
 
     Asked only when no quote answers the question: Qwen 1.5B, asked "What is the parking
     allowance for visitors?", wrote "The parking allowance for visitors is $50", citing the
-    meal allowance. The number is the passage's; "parking" and "visitors" are the question's.
+    meal allowance. The number is a passage's; "parking" and "visitors" are the question's
+    alone — no passage it was shown says them. A word some passage holds is not counted
+    ("What was watchfiles previously called?" answered "…no longer called…": sources say
+    "called" elsewhere; whether the citation holds the fact is the other checks' to say).
     """
-    subject = required_words(question)
-    unsaid: list[str] = []
-    for sentence, held in _cited_sentences(answer, passages):
-        said, known = term_set(CITATION.sub(" ", sentence)), term_set(held)
-        unsaid += [w for w in subject if mentions(w, said) and not mentions(w, known)]
+    shown = term_set(" ".join(passages.values()))
+    subject = [w for w in required_words(question) if not mentions(w, shown)]
+    said = term_set(CITATION.sub(" ", answer))
+    unsaid = [w for w in subject if mentions(w, said)]
     if not unsaid:
         return None
     words = ", ".join(dict.fromkeys(unsaid))
-    return f"said {words} of the question, which the passages it cites do not (no quote answers)"
+    return f"said {words} of the question, which no passage it was shown says (no quote answers)"
 
 
 #: Needs whose type an answer must state in its own words, not leave to a citation.

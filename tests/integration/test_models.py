@@ -295,7 +295,7 @@ async def test_a_models_answer_lending_the_questions_words_to_a_passage_becomes_
     assert out["mode"] == "extractive" and out["answer"].startswith("I found nothing")
     assert "parking allowance for visitors is" not in out["answer"]
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
-    assert "said parking, visitors of the question" in degraded["detail"]
+    assert "said parking, visitors of the question, which no passage" in degraded["detail"]
     script_model(servers["primary"])
 
 
