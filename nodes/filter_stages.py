@@ -19,7 +19,6 @@ from nodes.llm import Decision, decide
 from nodes.services import Services, chat_model_for, node_name
 from providers import pace
 from providers.chat import ChatModel
-from providers.pace import fitted_timeout
 from providers.rerank import Reranker, rerank_with_meaning
 from state.models import Evidence, Hit, ModelCall
 from state.schemas import SearchState
@@ -132,7 +131,7 @@ def grading_timeout(ctx: Context, model_name: str | None, candidates: int) -> fl
     pace is grading's own once measured (a grading call reads ten passages, the model's
     other calls far less).
     """
-    return fitted_timeout(
+    return pace.fitted_timeout(
         ctx.grading_timeout,
         model_name,
         grading_batches(ctx, candidates),

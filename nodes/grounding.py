@@ -43,30 +43,19 @@ def claims_of(sentence: str, allowed: str) -> set[str]:
     return {c for c in found if c.lower() not in asked}
 
 
-def _cited_sentences(answer: str, passages: dict[str, str]) -> list[tuple[str, str]]:
-    """Each sentence of ``answer`` with the text of the passages cited for it.
-
-    Those cited on its line, else in its paragraph, else anywhere in the answer (every
-    passage, when it cites none it was shown).
-    """
+def _unheld(answer: str, allowed: str, passages: dict[str, str]) -> list[tuple[str, list[str]]]:
     known = [c for c in CITATION.findall(answer) if c in passages] or list(passages)
-    everything = " ".join(passages[c] for c in known)
+    everything = " ".join(passages[c] for c in known).lower()
     out = []
     for paragraph in re.split(r"\n\s*\n", answer):
         around = [c for c in CITATION.findall(paragraph) if c in passages]
         for line in paragraph.splitlines():
             cited = [c for c in CITATION.findall(line) if c in passages] or around
-            held = " ".join(passages.get(c, "") for c in cited) if cited else everything
-            out += [(sentence, held) for sentence in _SENTENCE.split(_MARKS.sub("", line))]
-    return out
-
-
-def _unheld(answer: str, allowed: str, passages: dict[str, str]) -> list[tuple[str, list[str]]]:
-    out = []
-    for sentence, held in _cited_sentences(answer, passages):
-        missing = sorted(c for c in claims_of(sentence, allowed) if c.lower() not in held.lower())
-        if missing:
-            out.append((sentence.strip()[:300], missing))
+            held = " ".join(passages.get(c, "") for c in cited).lower() if cited else everything
+            for sentence in _SENTENCE.split(_MARKS.sub("", line)):
+                missing = sorted(c for c in claims_of(sentence, allowed) if c.lower() not in held)
+                if missing:
+                    out.append((sentence.strip()[:300], missing))
     return out
 
 
