@@ -228,13 +228,18 @@ def judge_needs(
       is a strong match as a whole whose missing words pull toward it) and the best quotes
       carry what its type asks for (a number for an amount, a date for "when"…).
 
-    The answer quotes what answers some need and names the needs no source answers. Only
-    judged when the best quote is from a document, and not when the quotes chain through a
-    name the question does not say (``bridged``).
+    The answer quotes what answers some need and names the needs no source answers. When
+    the best quote is a chat message, only names and types are judged (``_judge_messages``);
+    nothing is judged when the quotes chain through a name the question does not say
+    (``bridged``).
     """
-    if not quoted or quoted[0][1]["kind"] not in DOCUMENT_KINDS or bridged(question, quoted):
+    if not quoted or bridged(question, quoted):
         return [], False, []
     each = [term_set(f"{ev['title']} {section.get(ev['source_id'], '')} {s}") for s, ev in quoted]
+    if quoted[0][1]["kind"] not in DOCUMENT_KINDS:
+        return _judge_messages(question, quoted, each)
+    close = meaning or [0.0] * len(quoted)
+    pulls = pulled or [False] * len(quoted)
     seen: set[str] = set().union(*each)
     # A strong match answers as a whole only if the words it lacks pull toward it: "How do I
     # password-protect secrets in a .env file?" is a strong match for "reads key-value pairs
@@ -244,8 +249,6 @@ def judge_needs(
         score >= STRONG_MATCH and pull for score, pull in zip(scores, strong_pulls, strict=False)
     )
     best = " ".join(sentence for sentence, _ in quoted[:2])
-    close = meaning or [0.0] * len(quoted)
-    pulls = pulled or [False] * len(quoted)
     gaps: list[str] = []
     unanswered: list[Need] = []
     needs = needs_of(question)
@@ -273,6 +276,40 @@ def judge_needs(
             # every word named, but no date for "when", no amount for "how much"
             gaps.append(NEED_NAMES[need.kind])
             unanswered.append(need)
+    return gaps, len(unanswered) == len(needs), unanswered
+
+
+def _judge_messages(
+    question: str, quoted: list[tuple[str, Evidence]], each: list[set[str]]
+) -> tuple[list[str], bool, list[Need]]:
+    """``judge_needs`` when the best quote is a chat message: only names and types count.
+
+    Messages say things in passing, in words of their own ("How many machines did
+    Brightline buy?" — "30 robots"), so the question's other words are not asked of them
+    (asking for half of them refused that one). But a need is not answered by a quote that
+    lacks a name it says ("How many robots did the Kestrel deal include?" by the Brightline
+    deal; "…Pathfinder v3…" by the v2 freeze), or what its type asks for.
+    """
+    needs = needs_of(question)
+    gaps: list[str] = []
+    unanswered: list[Need] = []
+    # a message's name may be in its conversation: "valid until 31 March" replies to a
+    # question about the Harbor Street permit (``Evidence.around_terms``)
+    each = [
+        said | set(ev.get("around_terms", [])) for said, (_, ev) in zip(each, quoted, strict=True)
+    ]
+    for need in needs:
+        names = names_in_question(need.part)
+        typed = need.kind not in WORD_KINDS
+        if any(
+            all(mentions(n, said) for n in names) and (not typed or need.carried_by(sentence))
+            for (sentence, _), said in zip(quoted, each, strict=False)
+        ):
+            continue
+        lacked = [n for n in sorted(names) if not any(mentions(n, said) for said in each)]
+        what = ", ".join(lacked) or NEED_NAMES[need.kind]
+        gaps.append(f"{NEED_NAMES[need.kind]} ({what})" if typed and lacked else what)
+        unanswered.append(need)
     return gaps, len(unanswered) == len(needs), unanswered
 
 

@@ -54,7 +54,7 @@ async def filter_results(
         kept = strong
         summary = f"FastPass kept {len(kept)} of {len(hits)} hits untouched"
     else:
-        kept = [to_evidence(h, round_, "retrieval") for h in candidates]
+        kept = [to_evidence(h, round_, "retrieval", state["question"]) for h in candidates]
         for stage in stages:
             kept = await stage(r, kept)
         done = ", ".join(f"{k} {log[k]}" for k in ("rerank", "grade") if k in log)

@@ -20,6 +20,7 @@ from nodes.services import Services, chat_model_for, node_name
 from providers import pace
 from providers.chat import ChatModel
 from providers.rerank import Reranker, rerank_with_meaning
+from providers.terms import term_set
 from state.models import Evidence, Hit, ModelCall
 from state.schemas import SearchState
 
@@ -43,16 +44,24 @@ class Round:
 Stage = Callable[[Round, list[Evidence]], Awaitable[list[Evidence]]]
 
 
-def to_evidence(hit: Hit, round_: int, kept_by: str, **scores: float) -> Evidence:
-    """A hit promoted to evidence, with its stage scores (a message's neighbours left out)."""
+def to_evidence(hit: Hit, round_: int, kept_by: str, asked: str = "", **scores: float) -> Evidence:
+    """A hit promoted to evidence, with its stage scores (a message's neighbours left out).
+
+    Of its neighbours it keeps only which words of ``asked`` (the question) they say
+    (``around_terms``): a reply's conversation names what the reply does not ("price is 48
+    million euros" in the Moorhen thread), and those words are the asker's own.
+    """
     fields = {k: v for k, v in hit.items() if k != "context"}
-    return {
+    evidence: Evidence = {
         **fields,  # type: ignore[typeddict-item]
         "scores": {"retrieval": hit["score"], **scores},
         "kept_by": kept_by,
         "queries": [hit["query"]],
         "round": round_,
     }
+    if asked and hit.get("context"):
+        evidence["around_terms"] = sorted(term_set(asked) & term_set(hit["context"]))
+    return evidence
 
 
 def unique_hits(hits: list[Hit]) -> list[Hit]:
@@ -178,7 +187,7 @@ def fastpass(r: Round) -> list[Evidence] | None:
         and all(h["score"] >= ctx.fastpass_min_score for h in candidates)
     ):
         r.log["fastpass"] = len(candidates)
-        return [to_evidence(h, r.log["round"], "fastpass") for h in candidates]
+        return [to_evidence(h, r.log["round"], "fastpass", r.state["question"]) for h in candidates]
     return None
 
 

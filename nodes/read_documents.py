@@ -121,7 +121,7 @@ async def read_documents(
             )
             evidence.append(
                 {
-                    **hit,
+                    **hit,  # type: ignore[typeddict-item]
                     "scores": {"read": score},
                     "kept_by": "read",
                     "queries": [state["question"]],

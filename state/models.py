@@ -82,6 +82,8 @@ class Evidence(Hit):
     """The stage that kept it: ``fastpass``, ``rerank``, ``grade``, ``read`` (or ``none``)."""
     queries: list[str]
     round: int
+    around_terms: NotRequired[list[str]]
+    """A chat message: the question's terms (stems) that the messages around it say."""
 
 
 class Citation(TypedDict):

@@ -54,6 +54,20 @@ async def test_a_question_nothing_answers_is_refused_naming_the_missing_need(dem
     assert "an amount (vacation, hires)" in answer
 
 
+async def test_a_chat_message_answers_in_its_own_words_but_not_for_another_name(demo) -> None:
+    # a message says "30 robots" for "machines" and "Closed the … deal" for "buy": its
+    # words are not asked of it; a name is — the Brightline deal is no Kestrel deal
+    run = await run_graph(demo, "How many machines did Brightline buy?", Context(user="bob"))
+    assert "30 robots" in run.output["answer"].split("\n\nMissing:")[0]
+    assert "chat/general/m008" in {c["doc_id"] for c in run.output["citations"]}
+    other = await run_graph(
+        demo, "How many robots did the Kestrel deal include?", Context(user="bob")
+    )
+    answer = other.output["answer"]
+    assert answer.startswith(NOTHING_FOUND) and "30 robots" not in answer
+    assert "an amount (Kestrel)" in answer
+
+
 async def test_sources_that_disagree_on_what_was_asked_are_the_answer_not_found_nothing(
     demo,
 ) -> None:

@@ -69,9 +69,20 @@ def test_a_two_part_question_keeps_the_part_that_is_answered() -> None:
     assert gaps == ["Zanzibar", "parking", "rule"] and not nothing
 
 
-def test_chat_messages_are_not_judged_by_words() -> None:
-    quoted = [("sam: sounds good", CHAT)]
-    assert not_answered("When is the retest?", quoted, [0.4], {}) == ([], False)
+def test_chat_messages_are_judged_by_names_and_type_not_by_words() -> None:
+    # a message says things in its own words: "retest" need not be in it; a date must
+    booked = [("sam: booked for 1 December", CHAT)]
+    assert not_answered("When is the retest?", booked, [0.4], {}) == ([], False)
+    chatter = [("sam: sounds good", CHAT)]
+    assert not_answered("When is the retest?", chatter, [0.4], {}) == (["a date or time"], True)
+    # nor a name it does not say
+    other = [("sam: the Brightline retest is booked for 1 December", CHAT)]
+    gaps, nothing = not_answered("When is the Kestrel retest?", other, [0.4], {})
+    assert nothing and gaps == ["a date or time (Kestrel)"]
+    # unless the conversation around it says it: a reply names less than its thread
+    reply = {**CHAT, "around_terms": ["kestrel", "retest"]}
+    in_thread = [("sam: booked for 1 December", reply)]
+    assert not_answered("When is the Kestrel retest?", in_thread, [0.4], {}) == ([], False)
 
 
 def test_the_kind_of_question() -> None:
