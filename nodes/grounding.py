@@ -34,9 +34,10 @@ _MARKS = re.compile(r"\*\*|__|^\s*(?:#+|[-*]|\d+[.)])\s+")
 def claims_of(sentence: str, allowed: str) -> set[str]:
     """The numbers and names a sentence states, the words of ``allowed`` set aside.
 
-    A sentence's first word is not taken for a name.
+    A sentence's first word (after a list mark or emphasis) is not taken for a name.
     """
-    text = CITATION.sub("", sentence).strip()
+    # a list item or emphasis opening the sentence ("…: - Each part…") is no name's start
+    text = _MARKS.sub("", CITATION.sub("", sentence).strip()).strip()
     found = {m.group(0) for m in _NUMBER.finditer(text)}
     found |= {next(g for g in m.groups() if g) for m in _NAME.finditer(text) if m.start() > 0}
     asked = allowed.lower()
@@ -125,4 +126,6 @@ def states_no_type(answer: str, question: str) -> str | None:
         for n in needs_of(question)
         if n.kind in _STATED_KINDS and not n.carried_by(text)
     ]
-    return f"states no {', '.join(dict.fromkeys(lacking))}, which was asked" if lacking else None
+    return (
+        f"does not state {', '.join(dict.fromkeys(lacking))}, which was asked" if lacking else None
+    )

@@ -34,7 +34,7 @@ from nodes.prompting import (
     render_evidence,
     repair_citations,
 )
-from nodes.prompts import FORCED_NOTE, TOKENS_SPENT
+from nodes.prompts import FORCED_NOTE, INTEGRATE_PROMPT, TOKENS_SPENT
 from nodes.services import Services, chat_model_for, node_name, now
 from nodes.services import today as today_utc
 from nodes.writing import (
@@ -54,6 +54,10 @@ from state.budget import exhausted, spend
 from state.events import node_event
 from state.models import Evidence, ModelCall
 from state.schemas import SearchState
+
+#: The answer prompt's section names: a model heading its reply "Sources:" or "Needs:"
+#: repeats the prompt's layout, it states no fact.
+SECTION_NAMES = " ".join(dict.fromkeys(re.findall(r"<(\w+)>", INTEGRATE_PROMPT)))
 
 
 def echoes_instructions(answer: str, prompt: str) -> str | None:
@@ -139,7 +143,8 @@ def reply_fault(
     asked for.
     """
     copied = echoes_instructions(body, prompt)
-    allowed = f"{question} {today.day} {today:%B} {today.month} {today.year}"  # in the prompt
+    # in the prompt: the question, today, and its sections' names ("Sources:", "Needs:")
+    allowed = f"{question} {today.day} {today:%B} {today.month} {today.year} {SECTION_NAMES}"
     refusal = REFUSAL.search(body.strip()) is not None
     return (
         (f"repeated its instructions ({copied!r})" if copied else None)

@@ -258,6 +258,26 @@ async def test_an_answer_stating_a_number_no_source_gives_becomes_the_quotes(
     script_model(servers["primary"])
 
 
+async def test_a_models_answer_laid_out_like_its_prompt_is_shown(servers, embedder) -> None:
+    # Qwen 1.5B heads its reply with the prompt's sections ("Sources", "Needs") and opens
+    # list items after a colon: neither is a name its passages must hold
+    services = graph_services(embedder, servers)
+    laid_out = (
+        "Certainly! I'll answer from the Sources.\n"
+        "**Needs:** - steps: - Install the client from Self Service [src:kb/vpn#0]."
+    )
+    script_model(servers["primary"], {}, {}, {}, {"content": laid_out})
+    out, values = await run(
+        services,
+        "How do I install the WireGuard VPN client?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "llm" and "Install the client from Self Service" in out["answer"]
+    [call] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert call["outcome"] == "ok", call
+    script_model(servers["primary"])
+
+
 async def test_a_models_answer_citing_no_passage_of_the_asked_type_becomes_the_refusal(
     servers, embedder
 ) -> None:
@@ -626,7 +646,7 @@ async def test_a_models_answer_that_cites_where_the_date_belongs_becomes_the_quo
     )
     assert out["mode"] == "extractive" and "1 November" in out["answer"]
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
-    assert "states no a date or time, which was asked" in degraded["detail"]
+    assert "does not state a date or time, which was asked" in degraded["detail"]
     script_model(servers["primary"])
 
 
