@@ -28,18 +28,26 @@ from providers.terms import term_set
 _NUMBER = re.compile(r"(?<![A-Za-z_\d])\d+(?:[.,:/-]\d+)*")
 _NAME = re.compile(r"`([^`]+)`|\b([a-z]+_[a-z0-9_]+)\b|\b([A-Z][\w.-]*\w)")
 _SENTENCE = re.compile(r"(?<=[.!?:])\s+")
+#: a Markdown heading, or a line that is all bold ("**Steps to Use Truststore**")
+_HEADING = re.compile(r"\s*(?:#+\s|\*\*[^*]+\*\*:?\s*$)")
 _MARKS = re.compile(r"\*\*|__|^\s*(?:#+|[-*]|\d+[.)])\s+")
 
 
-def claims_of(sentence: str, allowed: str) -> set[str]:
+def claims_of(sentence: str, allowed: str, heading: bool = False) -> set[str]:
     """The numbers and names a sentence states, the words of ``allowed`` set aside.
 
-    A sentence's first word (after a list mark or emphasis) is not taken for a name.
+    A sentence's first word (after a list mark or emphasis) is not taken for a name, nor is
+    a capitalised word of a heading, which is written in title case ("### Using the
+    Truststore Module with Libraries"): there, only numbers and code are claims.
     """
     # a list item or emphasis opening the sentence ("…: - Each part…") is no name's start
     text = _MARKS.sub("", CITATION.sub("", sentence).strip()).strip()
     found = {m.group(0) for m in _NUMBER.finditer(text)}
-    found |= {next(g for g in m.groups() if g) for m in _NAME.finditer(text) if m.start() > 0}
+    found |= {
+        next(g for g in m.groups() if g)
+        for m in _NAME.finditer(text)
+        if m.start() > 0 and not (heading and m.group(3))
+    }
     asked = allowed.lower()
     return {c for c in found if c.lower() not in asked}
 
@@ -53,8 +61,10 @@ def _unheld(answer: str, allowed: str, passages: dict[str, str]) -> list[tuple[s
         for line in paragraph.splitlines():
             cited = [c for c in CITATION.findall(line) if c in passages] or around
             held = " ".join(passages.get(c, "") for c in cited).lower() if cited else everything
+            heading = _HEADING.match(line) is not None
             for sentence in _SENTENCE.split(_MARKS.sub("", line)):
-                missing = sorted(c for c in claims_of(sentence, allowed) if c.lower() not in held)
+                claims = claims_of(sentence, allowed, heading)
+                missing = sorted(c for c in claims if c.lower() not in held)
                 if missing:
                     out.append((sentence.strip()[:300], missing))
     return out

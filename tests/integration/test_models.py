@@ -259,11 +259,12 @@ async def test_an_answer_stating_a_number_no_source_gives_becomes_the_quotes(
 
 
 async def test_a_models_answer_laid_out_like_its_prompt_is_shown(servers, embedder) -> None:
-    # Qwen 1.5B heads its reply with the prompt's sections ("Sources", "Needs") and opens
-    # list items after a colon: neither is a name its passages must hold
+    # Qwen 1.5B heads its reply with the prompt's sections ("Sources", "Needs"), titles it
+    # in title case and opens list items after a colon: none of it is a name its passages
+    # must hold
     services = graph_services(embedder, servers)
     laid_out = (
-        "Certainly! I'll answer from the Sources.\n"
+        "### Setting Up Your Workstation\nCertainly! I'll answer from the Sources.\n"
         "**Needs:** - steps: - Install the client from Self Service [src:kb/vpn#0]."
     )
     script_model(servers["primary"], {}, {}, {}, {"content": laid_out})
