@@ -91,6 +91,9 @@ class ChatModelConfig:
     """The wait for a reply's first token — the prompt read on a slow local model — and for a
     reply that is not streamed, all of it (None: ``timeout``)."""
     json_mode: str = "prompt"
+    temperature: float | None = 0.0
+    """Sampling temperature sent with every call; None sends none (the server's default:
+    0.8 on llama.cpp's server, 1 on OpenAI's), for models that take no other."""
 
     @property
     def first_token_s(self) -> float:
@@ -146,6 +149,8 @@ def _openai(config: ChatModelConfig) -> BaseChatModel:
     }
     if config.base_url:
         kwargs["base_url"] = config.base_url
+    if config.temperature is not None:
+        kwargs["temperature"] = config.temperature
     if config.max_tokens:
         kwargs["max_tokens"] = config.max_tokens  # sent as max_completion_tokens
         kwargs["extra_body"] = {"max_tokens": config.max_tokens}  # llama.cpp reads this one
@@ -203,6 +208,8 @@ def _what_to_set(message: str) -> str:
         )
     if "max_completion_tokens" in lowered or "max_tokens" in lowered:
         return "this server refuses the reply length: lower SEEKGRAPH_LLM_MAX_TOKENS"
+    if "temperature" in lowered:
+        return "this model takes no temperature of ours: set SEEKGRAPH_LLM_TEMPERATURE=none"
     if "context" in lowered and ("length" in lowered or "window" in lowered or "exceed" in lowered):
         return "the prompt is longer than the model's context: start its server with a larger one"
     return "check the model name, key and endpoint in the settings"

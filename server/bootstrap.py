@@ -220,6 +220,7 @@ def configured_chat(settings: Settings) -> tuple[ChatModel | None, ChatModel | N
         "connect_timeout": settings.llm_connect_timeout,
         "json_mode": settings.llm_json_mode,
         "max_tokens": settings.llm_max_tokens,
+        "temperature": settings.llm_temperature,
     }
     backup = None
     if settings.backup_llm_model:

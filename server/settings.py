@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from platformdirs import user_data_path
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -60,6 +60,23 @@ class Settings(BaseSettings):
     llm_max_tokens: int = Field(
         default=1024, ge=16, le=200_000, description="Longest reply, in tokens, asked of a model."
     )
+    llm_temperature: float | None = Field(
+        default=0.0,
+        ge=0,
+        le=2,
+        description="Sampling temperature of every model call: 0 (the default) answers from the "
+        "sources the same way each time (llama.cpp's server samples at 0.8 when none is sent); "
+        "none sends none, for models that take only their own (OpenAI's reasoning models).",
+    )
+
+    @field_validator("llm_temperature", mode="before")
+    @classmethod
+    def _no_temperature(cls, value: object) -> object:
+        """``none`` (or an empty value) sends no temperature."""
+        if isinstance(value, str) and value.strip().lower() in ("", "none"):
+            return None
+        return value
+
     backup_llm_model: str | None = Field(
         default=None, description="Backup chat model, used for a call when the primary fails."
     )

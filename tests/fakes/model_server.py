@@ -148,6 +148,7 @@ def create_app(delay: float, tokens: int, first_delay: float = 0.0) -> FastAPI:
                 "response_format": body.get("response_format"),
                 "max_tokens": body.get("max_tokens"),
                 "max_completion_tokens": body.get("max_completion_tokens"),
+                "temperature": body.get("temperature", "not sent"),
             }
         )
         step = script.pop(0) if script else {}

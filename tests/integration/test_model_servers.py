@@ -120,6 +120,15 @@ async def test_the_reply_length_is_sent_in_both_fields(server) -> None:
     assert sent["max_tokens"] == 321 and sent["max_completion_tokens"] == 321
 
 
+async def test_answers_are_sampled_at_temperature_zero_unless_told_otherwise(server) -> None:
+    # llama.cpp's server samples at 0.8 when no temperature is sent: the same question got
+    # a right answer, then "yes." from Qwen 1.5B; a model taking only its own gets none
+    await ainvoke_structured(model(server), PROMPT, EvaluateDecision)
+    assert last_request(server)["temperature"] == 0.0
+    await answer(model(server, temperature=None))
+    assert last_request(server)["temperature"] == "not sent"
+
+
 @pytest.mark.parametrize(
     ("status", "message", "setting"),
     [
@@ -128,8 +137,10 @@ async def test_the_reply_length_is_sent_in_both_fields(server) -> None:
          "SEEKGRAPH_LLM_JSON_MODE"),
         (400, "max_completion_tokens is too large for this model", "SEEKGRAPH_LLM_MAX_TOKENS"),
         (400, "the request exceeds the available context size", "larger one"),
+        (400, "Unsupported value: 'temperature' does not support 0 with this model",
+         "SEEKGRAPH_LLM_TEMPERATURE=none"),
     ],
-    ids=["json-400", "json-500-llama.cpp", "length", "context"],
+    ids=["json-400", "json-500-llama.cpp", "length", "context", "temperature"],
 )  # fmt: skip
 async def test_a_refusal_names_the_setting_to_change(server, status, message, setting) -> None:
     m = model(server, json_mode="json_schema")
