@@ -124,12 +124,24 @@ def restates_unsaid(answer: str, question: str, passages: dict[str, str]) -> str
 _STATED_KINDS = frozenset({"amount", "time"})
 
 
+#: "The function that gives the directory for log files is [src:docs/platformdirs#4]." —
+#: a sentence whose verb's object is a citation: the passage holds the answer, the reply
+#: does not.
+_CITED_AS_VALUE = re.compile(
+    r"\b(?:is|are|was|were|by|from|on|until)\s*(?:\[src:[^\]]+\][\s,]*)+[.!]?\s*$", re.M | re.I
+)
+
+
 def states_no_type(answer: str, question: str) -> str | None:
-    """An amount or a date the question asks for that the answer itself does not state.
+    """What the question asks for left to a citation, or an amount or date not stated.
 
     A 1.5B model wrote "must reach the warehouse machines by [src:…q4-roadmap#0]." — a
-    citation where the date belongs; the passage holds the date, the answer does not.
+    citation where the date belongs; the passage holds the date, the answer does not. And
+    "The `platformdirs` function that gives the directory for log files is
+    [src:docs/platformdirs#4]." — a citation where the function's name belongs.
     """
+    if _CITED_AS_VALUE.search(answer):
+        return "put a citation where the answer belongs"
     text = CITATION.sub(" ", answer)
     lacking = [
         NEED_NAMES[n.kind]

@@ -647,6 +647,27 @@ async def test_a_models_answer_that_cites_where_the_date_belongs_becomes_the_quo
     )
     assert out["mode"] == "extractive" and "1 November" in out["answer"]
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert "put a citation where the answer belongs" in degraded["detail"]
+    # …and "The function that gives the directory for log files is [src:…#4]." (no type)
+    script_model(servers["primary"], {}, {}, {}, {"content": "It is got from [src:kb/vpn#0]."})
+    out, values = await run(
+        services,
+        "Where do I get the WireGuard VPN client?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "extractive" and "Self Service" in out["answer"]
+    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert "put a citation where the answer belongs" in degraded["detail"]
+    # a date the reply leaves out, without a citation in its place
+    script_model(
+        servers["primary"], {}, {}, {}, {"content": "Since the policy changed [src:chat/m2#0]."}
+    )
+    out, values = await run(
+        services,
+        "Since when is the daily meal allowance $75?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     assert "does not state a date or time, which was asked" in degraded["detail"]
     script_model(servers["primary"])
 
