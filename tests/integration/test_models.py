@@ -633,42 +633,32 @@ def test_a_new_process_starts_from_the_pace_an_earlier_one_measured(servers, tmp
     assert 0 < json.loads(saved.read_text())["primary-model"] < 40.0
 
 
-async def test_a_models_answer_that_cites_where_the_date_belongs_becomes_the_quotes(
-    servers, embedder
+@pytest.mark.parametrize(
+    ("question", "reply", "quoted", "why"),
+    [
+        # Qwen 1.5B: "must reach the warehouse machines by [src:…q4-roadmap#0]." — the
+        # citation stands where the date should; the person gets the quote that states it
+        ("Since when is the daily meal allowance $75?", "It applies from [src:chat/m2#0].",
+         "1 November", "put a citation where the answer belongs"),
+        # …and "The function that gives the directory for log files is [src:…#4]."
+        ("Where do I get the WireGuard VPN client?", "It is got from [src:kb/vpn#0].",
+         "Self Service", "put a citation where the answer belongs"),
+        # a date the reply leaves out, with no citation in its place
+        ("Since when is the daily meal allowance $75?",
+         "Since the policy changed [src:chat/m2#0].", "1 November",
+         "does not state a date or time, which was asked"),
+    ],
+    ids=["date", "place", "no-date"],
+)  # fmt: skip
+async def test_a_models_answer_that_cites_where_the_answer_belongs_becomes_the_quotes(
+    servers, embedder, question: str, reply: str, quoted: str, why: str
 ) -> None:
-    # Qwen 1.5B: "must reach the warehouse machines by [src:…q4-roadmap#0]." — the citation
-    # stands where the date should; the person gets the quote that states it
     services = graph_services(embedder, servers)
-    script_model(servers["primary"], {}, {}, {}, {"content": "It applies from [src:chat/m2#0]."})
-    out, values = await run(
-        services,
-        "Since when is the daily meal allowance $75?",
-        Context(user="bob", fastpass_enabled=False),
-    )
-    assert out["mode"] == "extractive" and "1 November" in out["answer"]
+    script_model(servers["primary"], {}, {}, {}, {"content": reply})
+    out, values = await run(services, question, Context(user="bob", fastpass_enabled=False))
+    assert out["mode"] == "extractive" and quoted in out["answer"]
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
-    assert "put a citation where the answer belongs" in degraded["detail"]
-    # …and "The function that gives the directory for log files is [src:…#4]." (no type)
-    script_model(servers["primary"], {}, {}, {}, {"content": "It is got from [src:kb/vpn#0]."})
-    out, values = await run(
-        services,
-        "Where do I get the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False),
-    )
-    assert out["mode"] == "extractive" and "Self Service" in out["answer"]
-    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
-    assert "put a citation where the answer belongs" in degraded["detail"]
-    # a date the reply leaves out, without a citation in its place
-    script_model(
-        servers["primary"], {}, {}, {}, {"content": "Since the policy changed [src:chat/m2#0]."}
-    )
-    out, values = await run(
-        services,
-        "Since when is the daily meal allowance $75?",
-        Context(user="bob", fastpass_enabled=False),
-    )
-    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
-    assert "does not state a date or time, which was asked" in degraded["detail"]
+    assert why in degraded["detail"]
     script_model(servers["primary"])
 
 
