@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from nodes.extractive import Quote
+from nodes.extractive import CHAT_KINDS, Quote
 from nodes.needs import NEED_NAMES, Need, needs_of
 from providers.terms import display_words, stem, term_set
 from state.models import Evidence, heading_of
@@ -233,10 +233,11 @@ def judge_needs(
     nothing is judged when the quotes chain through a name the question does not say
     (``bridged``).
     """
-    if not quoted or bridged(question, quoted):
-        return [], False, []
+    first = quoted[0][1]["kind"] if quoted else ""
+    if first not in DOCUMENT_KINDS | CHAT_KINDS or bridged(question, quoted):
+        return [], False, []  # a web page read because the question names it: not judged
     each = [term_set(f"{ev['title']} {section.get(ev['source_id'], '')} {s}") for s, ev in quoted]
-    if quoted[0][1]["kind"] not in DOCUMENT_KINDS:
+    if first in CHAT_KINDS:
         return _judge_messages(question, quoted, each)
     close = meaning or [0.0] * len(quoted)
     pulls = pulled or [False] * len(quoted)
