@@ -37,9 +37,11 @@ FRAME_WORDS = frozenset(
 _SET_ASIDE = re.compile(
     r"\b(?:instead of|rather than|other than|apart from|except)\s+([^,?.;]+)", re.I
 )
-#: "How long", "how often": the word after "how" asks for a type of answer (``needs``).
+#: "How long", "how often": the word after "how" asks for a type of answer (``needs``);
+#: so does "since" in "since when" (an answer "Since version 1.20…" repeats it).
 _HOW_WHAT = re.compile(
-    r"\bhow\s+(long|much|many|often|far|big|large|old|soon|quickly|deeply|deep|high|fast)\b",
+    r"\bhow\s+(long|much|many|often|far|big|large|old|soon|quickly|deeply|deep|high|fast)\b"
+    r"|\b(since|until|till)\s+when\b",
     re.I,
 )
 #: A superlative that makes a need an amount ("the oldest Python") names its type, not its
@@ -92,7 +94,7 @@ def required_words(question: str) -> list[str]:
     for match in _SET_ASIDE.finditer(question):
         aside |= term_set(match.group(1))
     for match in _HOW_WHAT.finditer(question):  # "how long": the need's type, not its subject
-        aside |= term_set(match.group(1))
+        aside |= term_set(match.group(1) or match.group(2))
     out = []
     for word in display_words(question):
         stems = term_set(word)

@@ -69,6 +69,15 @@ def test_a_two_part_question_keeps_the_part_that_is_answered() -> None:
     assert gaps == ["Zanzibar", "parking", "rule"] and not nothing
 
 
+def test_since_when_asks_for_a_date_it_names_no_subject() -> None:
+    # Qwen 1.5B's right answer "Since version 1.20, the CLI prints JSON…" fell back for
+    # saying "since", taken for a word of the question's subject
+    assert required_words("Since when does the charset-normalizer CLI print JSON?") == [
+        "charset-normalizer", "CLI", "print", "JSON",
+    ]  # fmt: skip
+    assert "since" in required_words("What changed since the last release?")
+
+
 def test_chat_messages_are_judged_by_names_and_type_not_by_words() -> None:
     # a message says things in its own words: "retest" need not be in it; a date must
     booked = [("sam: booked for 1 December", CHAT)]
