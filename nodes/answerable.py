@@ -8,10 +8,12 @@ question is about, unless the best of them is a strong match as a whole (a parap
 needs a number in its best quotes. Words that only frame the question ("difference",
 "function", "give") are not required, nor what the question sets aside ("instead of a file").
 
-Chat messages are short and say things in passing, so they are judged by coverage of the
-whole conversation found (``evaluate``) and by who said what (``attribution``), not here.
-Nor are multi-hop answers (``Context.bridge_rounds`` > 0, or quotes that chain through a
-name the question does not say): their words are, by design, not the question's.
+Chat messages are short and say things in passing, in words of their own: of a message
+only the question's names (in it or in its conversation) and the type of answer asked for
+are required (``_judge_messages``); who said what is ``attribution``'s. Web pages the
+question names are not judged, nor are multi-hop answers (``Context.bridge_rounds`` > 0, or
+quotes that chain through a name the question does not say): their words are, by design,
+not the question's.
 """
 
 from __future__ import annotations
@@ -237,7 +239,7 @@ def judge_needs(
     """
     first = quoted[0][1]["kind"] if quoted else ""
     if first not in DOCUMENT_KINDS | CHAT_KINDS or bridged(question, quoted):
-        return [], False, []  # a web page read because the question names it: not judged
+        return [], False, []  # a web page or a multi-hop chain: not judged
     each = [term_set(f"{ev['title']} {section.get(ev['source_id'], '')} {s}") for s, ev in quoted]
     if first in CHAT_KINDS:
         return _judge_messages(question, quoted, each)
