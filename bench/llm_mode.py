@@ -24,7 +24,8 @@ For the LLM answers:
   counted. The extractive answers, quotes by construction, are checked the same way. The
   product holds a model's answer to this rule (``nodes.grounding``: ``integrate`` writes the
   quotes instead), so what this counts is what slips past; integrate's ``degraded`` calls
-  count how often the guard fired;
+  count how often the guard fired, and ``answers_with_citations_attached`` how often a reply
+  that cited nothing was shown citing the passages that hold it;
 - **structured calls** per node: first try valid (``ok``), ``repaired``, ``degraded``
   (the node fell back to its extractive strategy), ``failed``;
 - **time**: seconds per question (p50/p95) and per node, tokens per question.
@@ -100,6 +101,11 @@ def measure(
         "calls": [f"{c['node']}:{c['outcome']}" for c in calls],
         # why a node fell back ("the reply stated 14, 2031, which the passages it cites…")
         "degraded": [f"{c['node']}: {c['detail']}" for c in calls if c["outcome"] == "degraded"],
+        # what a node did beside its plain work ("the reply cited none of its sources; the
+        # passages holding its lines were cited")
+        "noted": [
+            f"{c['node']}: {c['detail']}" for c in calls if c["outcome"] == "ok" and c.get("detail")
+        ],
         "tokens": sum(int(c.get("tokens") or 0) for c in calls),
     }
 
@@ -129,6 +135,10 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
             "tokens_p50": _pct([r["tokens"] for r in rs], 0.5),
             "tokens_p95": _pct([r["tokens"] for r in rs], 0.95),
             "modes": dict(Counter(str(r["mode"]) for r in rs)),
+            "answers_with_citations_attached": sum(
+                any("passages holding its lines were cited" in n for n in r.get("noted", []))
+                for r in rs
+            ),
         }
     llm = [r["llm"] for r in records]
     by_node: dict[str, Counter[str]] = {}

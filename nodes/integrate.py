@@ -25,7 +25,13 @@ from nodes.extractive import (
     extractive_answer,
     extractive_body,
 )
-from nodes.grounding import lacks_type, restates_unsaid, states_no_type, ungrounded_reason
+from nodes.grounding import (
+    attach_citations,
+    lacks_type,
+    restates_unsaid,
+    states_no_type,
+    ungrounded_reason,
+)
 from nodes.needs import REFUSAL, describe_needs, needs_of
 from nodes.prompting import (
     CITATION,
@@ -58,6 +64,10 @@ from state.schemas import SearchState
 #: The answer prompt's section names: a model heading its reply "Sources:" or "Needs:"
 #: repeats the prompt's layout, it states no fact.
 SECTION_NAMES = " ".join(dict.fromkeys(re.findall(r"<(\w+)>", INTEGRATE_PROMPT)))
+
+
+#: A model call's detail when its reply cited nothing and the passages holding it were cited.
+ATTACHED = "the reply cited none of its sources; the passages holding its lines were cited"
 
 
 def echoes_instructions(answer: str, prompt: str) -> str | None:
@@ -124,6 +134,24 @@ def refuses_wrongly(answer: str, judged: Judgement) -> str | None:
     return None
 
 
+def allowed_words(question: str, today: dt.date) -> str:
+    """What a model's answer may state that no passage holds: what its prompt says.
+
+    The question, today, and the prompt's sections' names ("Sources:", "Needs:").
+    """
+    return f"{question} {today.day} {today:%B} {today.month} {today.year} {SECTION_NAMES}"
+
+
+def with_citations(body: str, question: str, today: dt.date, shown: list[Evidence]) -> str:
+    """A reply that cites nothing, with the passages holding its lines cited, if they do.
+
+    A refusal, or a reply whose sentences no passage holds, is left as it is.
+    """
+    if cited_ids(body) or REFUSAL.search(body.strip()):
+        return body
+    return attach_citations(body, allowed_words(question, today), passages_of(shown)) or body
+
+
 def reply_fault(
     body: str,
     prompt: str,
@@ -143,8 +171,7 @@ def reply_fault(
     asked for.
     """
     copied = echoes_instructions(body, prompt)
-    # in the prompt: the question, today, and its sections' names ("Sources:", "Needs:")
-    allowed = f"{question} {today.day} {today:%B} {today.month} {today.year} {SECTION_NAMES}"
+    allowed = allowed_words(question, today)
     refusal = REFUSAL.search(body.strip()) is not None
     return (
         (f"repeated its instructions ({copied!r})" if copied else None)
@@ -221,6 +248,8 @@ async def integrate(
         try:
             body, tokens, served = await stream_answer(model, content, runtime)
             body = repair_citations(body, {ev["source_id"] for ev in pool})
+            uncited = not cited_ids(body)
+            body = with_citations(body, state["question"], today, pool[:12])
             mode = "llm"
             echoed = reply_fault(
                 body, prompt, judged, nothing_answers, pool, state["question"], today
@@ -233,7 +262,7 @@ async def integrate(
                     "detail": f"the reply {echoed}; wrote an extractive answer (the reply "
                     f"began {' '.join(body.split())[:80]!r})"
                     if echoed
-                    else "",
+                    else (ATTACHED if uncited and cited_ids(body) else ""),
                     "tokens": tokens,
                 }
             )

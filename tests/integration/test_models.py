@@ -200,10 +200,10 @@ async def test_malformed_output_twice_degrades_that_node_and_the_state_says_so(
 
 
 async def test_an_answer_that_cites_nothing_becomes_the_sources_quotes(servers, embedder) -> None:
-    # a small local model answers in prose without a single [src:…]: the person gets
-    # quotes they can check, and the run says why
+    # a small local model answers in prose without a single [src:…], from what it knows:
+    # the person gets quotes they can check, and the run says why
     services = graph_services(embedder, servers)
-    prose = "Install the WireGuard client from Self Service and import your profile."
+    prose = "Ask your manager for approval, then reboot twice before the first connection."
     script_model(servers["primary"], {}, {}, {}, {"content": prose})  # expand, grade, evaluate
     out, values = await run(
         services,
@@ -211,10 +211,41 @@ async def test_an_answer_that_cites_nothing_becomes_the_sources_quotes(servers, 
         Context(user="bob", fastpass_enabled=False),
     )
     assert out["mode"] == "extractive" and "[src:kb/vpn#0]" in out["answer"]
+    assert "reboot" not in out["answer"]
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     assert degraded["outcome"] == "degraded" and "cited none" in degraded["detail"]
     # what the model wrote is on record, so an operator can see why it was not shown
-    assert "began 'Install the WireGuard client from Self Service and import" in degraded["detail"]
+    assert "began 'Ask your manager for approval, then reboot twice" in degraded["detail"]
+    script_model(servers["primary"])
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        # Qwen 1.5B answered right and cited nothing (13 of its held-out and dev replies)…
+        "Install the WireGuard client from Self Service and import your profile.",
+        # …or cited in a form that names no source
+        "[docs:7] Install the WireGuard client from Self Service and import your profile.",
+    ],
+    ids=["uncited", "no-source-named"],
+)
+async def test_an_uncited_answer_its_passages_hold_is_shown_citing_them(
+    servers, embedder, prose: str
+) -> None:
+    services = graph_services(embedder, servers)
+    script_model(servers["primary"], {}, {}, {}, {"content": prose})
+    out, values = await run(
+        services,
+        "How do I install the WireGuard VPN client?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    assert out["mode"] == "llm"
+    assert out["answer"].startswith(
+        "Install the WireGuard client from Self Service and import your profile. [src:kb/vpn#0]"
+    )
+    assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
+    [call] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert call["outcome"] == "ok" and "cited none of its sources; the passages" in call["detail"]
     script_model(servers["primary"])
 
 
