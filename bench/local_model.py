@@ -110,6 +110,8 @@ def serve(
         sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", name,
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(ctx),
         "--n_threads", str(threads), "--n_threads_batch", str(threads),
+        # its default ends a streamed reply when another request comes; queue them instead
+        "--interrupt_requests", "False",
     ]  # fmt: skip
     out = log.open("wb") if log else subprocess.DEVNULL
     proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)

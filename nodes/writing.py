@@ -139,10 +139,31 @@ async def stream_answer(
     finally:
         with contextlib.suppress(Exception):
             await stream.aclose()  # type: ignore[attr-defined]
+    if final is not None and cut_short(final):
+        why = (
+            "the chat model's server ended the reply before it finished (no finish reason; "
+            "llama.cpp's Python server does this to a reply when another request comes: "
+            "start it with --interrupt_requests False)"
+        )
+        if parts:
+            raise AnswerInterruptedError(f"{why}; resume the run to write the answer again")
+        raise ModelUnavailableError(why)
     tokens = usage_tokens(final) if final is not None else 0
     served = served_by(final) if final is not None else "unknown"
     pace.record(serving.get("name") or served, time.monotonic() - started)
     return "".join(parts).strip(), tokens, served
+
+
+def cut_short(reply: BaseMessageChunk) -> bool:
+    """An OpenAI-compatible stream that ended without saying why it ended.
+
+    Such a server gives the reason ("stop", "length") in its last chunk; a stream that stops
+    without one was cut off (llama.cpp's Python server ends a streamed reply this way, with a
+    normal end of stream, when a second request arrives). Other clients' replies (a test's
+    fake model) are not judged.
+    """
+    meta = reply.response_metadata or {}
+    return meta.get("model_provider") == "openai" and not meta.get("finish_reason")
 
 
 def _silence(began: bool, seconds: float | None) -> ModelError:

@@ -198,6 +198,15 @@ def create_app(delay: float, tokens: int, first_delay: float = 0.0) -> FastAPI:
 
         async def chunks() -> AsyncIterator[bytes]:
             pieces = re.findall(r"\S+\s*", text)
+            if (cut := step.get("cut_after")) is not None:
+                # llama.cpp's Python server, when a second request comes: a role chunk, what
+                # was decoded so far, then a normal end of stream without a finish reason
+                for delta in [{"role": "assistant"}, *({"content": p} for p in pieces[:cut])]:
+                    choice = {"index": 0, "delta": delta, "finish_reason": None}
+                    piece_chunk = {**base, "object": "chat.completion.chunk", "choices": [choice]}
+                    yield f"data: {json.dumps(piece_chunk)}\n\n".encode()
+                yield b"data: [DONE]\n\n"
+                return
             if first_delay and "[src:" in text:
                 await asyncio.sleep(first_delay)  # a slow model: silence before the first token
             for piece in pieces:

@@ -33,6 +33,7 @@ from providers.chat import (
 )
 from providers.cohere_rerank import CohereReranker
 from providers.rerank import LocalReranker
+from state.models import ModelCall
 from state.schemas import OutputState
 from tests.conftest import run_graph
 from tests.integration.processes import Proc, script_model, start_cohere_server, start_model_server
@@ -183,6 +184,21 @@ async def run(services: Services, question: str, ctx: Context, *where: Any) -> A
     return {k: done.output.get(k) for k in OutputState.__annotations__}, done.state.values
 
 
+async def answered_with(servers, embedder, step: dict[str, Any]) -> tuple[Any, ModelCall]:
+    """The answer to the VPN install question when the model's answer is ``step``, and
+    integrate's call (expand, grade and evaluate get the fake's default replies)."""
+    services = graph_services(embedder, servers)  # (resets the script)
+    script_model(servers["primary"], {}, {}, {}, step)
+    out, values = await run(
+        services,
+        "How do I install the WireGuard VPN client?",
+        Context(user="bob", fastpass_enabled=False),
+    )
+    [call] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    script_model(servers["primary"])
+    return out, call
+
+
 async def test_malformed_output_twice_degrades_that_node_and_the_state_says_so(
     servers, embedder
 ) -> None:
@@ -202,21 +218,13 @@ async def test_malformed_output_twice_degrades_that_node_and_the_state_says_so(
 async def test_an_answer_that_cites_nothing_becomes_the_sources_quotes(servers, embedder) -> None:
     # a small local model answers in prose without a single [src:…], from what it knows:
     # the person gets quotes they can check, and the run says why
-    services = graph_services(embedder, servers)
     prose = "Ask your manager for approval, then reboot twice before the first connection."
-    script_model(servers["primary"], {}, {}, {}, {"content": prose})  # expand, grade, evaluate
-    out, values = await run(
-        services,
-        "How do I install the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False),
-    )
+    out, degraded = await answered_with(servers, embedder, {"content": prose})
     assert out["mode"] == "extractive" and "[src:kb/vpn#0]" in out["answer"]
     assert "reboot" not in out["answer"]
-    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     assert degraded["outcome"] == "degraded" and "cited none" in degraded["detail"]
     # what the model wrote is on record, so an operator can see why it was not shown
     assert "began 'Ask your manager for approval, then reboot twice" in degraded["detail"]
-    script_model(servers["primary"])
 
 
 @pytest.mark.parametrize(
@@ -232,21 +240,13 @@ async def test_an_answer_that_cites_nothing_becomes_the_sources_quotes(servers, 
 async def test_an_uncited_answer_its_passages_hold_is_shown_citing_them(
     servers, embedder, prose: str
 ) -> None:
-    services = graph_services(embedder, servers)
-    script_model(servers["primary"], {}, {}, {}, {"content": prose})
-    out, values = await run(
-        services,
-        "How do I install the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False),
-    )
+    out, call = await answered_with(servers, embedder, {"content": prose})
     assert out["mode"] == "llm"
     assert out["answer"].startswith(
         "Install the WireGuard client from Self Service and import your profile. [src:kb/vpn#0]"
     )
     assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
-    [call] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     assert call["outcome"] == "ok" and "cited none of its sources; the passages" in call["detail"]
-    script_model(servers["primary"])
 
 
 async def test_citations_in_a_models_own_form_are_kept_as_citations(servers, embedder) -> None:
@@ -501,6 +501,26 @@ async def test_a_full_run_answers_while_the_primary_fails_half_its_calls(servers
     assert "backup-model" in served and "primary-model" in served, served
     assert all(c["outcome"] == "ok" for c in values["model_calls"])
     script_model(servers["primary"])
+
+
+async def test_a_reply_the_server_cuts_off_is_never_shown_as_the_answer(servers, embedder) -> None:
+    # llama.cpp's Python server ends a streamed reply, with a normal end of stream and no
+    # finish reason, when another request arrives (its default): Qwen 1.5B's replies came
+    # back empty, and each fell back as "cited none of its sources"
+    from langgraph.runtime import Runtime
+
+    model = pair(servers)
+    script_model(servers["primary"], {"cut_after": 3})
+    with pytest.raises(AnswerInterruptedError, match="--interrupt_requests False"):
+        await stream_answer(
+            model,
+            "<role>You answer questions</role>",
+            Runtime(context=Context(user="bob"), stream_writer=Writer()),
+        )
+    out, degraded = await answered_with(servers, embedder, {"cut_after": 0})
+    assert out["mode"] == "extractive" and "[src:kb/vpn#0]" in out["answer"]
+    assert "ended the reply before it finished" in degraded["detail"]
+    assert "cited none" not in degraded["detail"]
 
 
 async def test_answer_interrupted_mid_stream_fails_the_step_and_resumes(servers, embedder) -> None:
