@@ -342,7 +342,10 @@ async def plan_research(
         if model is not None:  # the model plans, told what the sources' topics are
             model = model.with_config(metadata={"trace_id": trace})  # its calls carry it
             drafted, decision = await llm_plan(
-                request, [s.get("title", s["question"]) for s in plan], model
+                request,
+                [s.get("title", s["question"]) for s in plan],
+                model,
+                named=plan[: how.get("named_parts", 0)],  # they come first
             )
             calls.append(decision.call)
             budget["tokens_used"] += decision.tokens

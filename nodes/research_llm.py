@@ -19,6 +19,7 @@ from nodes.evidence import relevance
 from nodes.llm import Decision, decide
 from nodes.plan_checks import MAX_SUBQUESTIONS, checked_plan
 from providers.chat import ChatModel
+from providers.terms import term_set
 from state.models import Evidence, ModelCall
 from state.research import SubQuestion
 
@@ -76,10 +77,54 @@ class ReportDraft(BaseModel):
     sections: list[EditedSection]
 
 
+def keep_named_parts(drafted: list[SubQuestion], named: list[SubQuestion]) -> list[SubQuestion]:
+    """The model's plan with a sub-question for each part the request names, titled as named.
+
+    Qwen 1.5B planned "…IT access: VPN, SSO, and expenses?" as "SSO Purpose", "Fernhill
+    purpose VPN context access employee"…: its keyword queries became the report's headings.
+    A drafted sub-question whose title or question holds a part's words is that part's and
+    takes the part's title; a part no drafted one holds is added, as the extractive plan has
+    it. The model's other sub-questions stay.
+    """
+    out = [s.copy() for s in drafted]
+    taken: set[int] = set()
+    ids = {s["id"] for s in drafted}
+    for part in named:
+        words = term_set(part.get("title", part["question"]))
+        match = next(
+            (
+                i
+                for i, s in enumerate(out)
+                if i not in taken and words <= term_set(f"{s.get('title', '')} {s['question']}")
+            ),
+            None,
+        )
+        if match is not None:
+            taken.add(match)
+            out[match]["title"] = part.get("title", "")
+            continue
+        fresh = next(
+            f"q{n}" for n in range(len(ids) + 1, 10 * MAX_SUBQUESTIONS) if f"q{n}" not in ids
+        )
+        ids.add(fresh)
+        added = part.copy()
+        added["id"] = fresh
+        out.append(added)
+        taken.add(len(out) - 1)
+    while len(out) > MAX_SUBQUESTIONS:  # the model's own, last first, that nothing needs
+        needed = {d for s in out for d in s["depends_on"]}
+        spare = [i for i, s in enumerate(out) if i not in taken and s["id"] not in needed]
+        if not spare:
+            break
+        del out[spare[-1]]
+        taken = {i - (i > spare[-1]) for i in taken}
+    return checked_plan(out)
+
+
 async def llm_plan(
-    request: str, topics: list[str], model: ChatModel
+    request: str, topics: list[str], model: ChatModel, named: list[SubQuestion] | None = None
 ) -> tuple[list[SubQuestion] | None, Decision[PlanDraft]]:
-    """The model's plan, or ``None`` (degrade to the extractive one)."""
+    """The model's plan (with the request's named parts kept), or ``None`` (degrade)."""
     prompt = prompts.RESEARCH_PLAN_PROMPT.format(
         request=request,
         topics="\n".join(f"- {t}" for t in topics) or "(none found)",
@@ -89,7 +134,7 @@ async def llm_plan(
     if decision.value is None:
         return None, decision
     plan = checked_plan([s.model_dump() for s in decision.value.sub_questions])
-    return plan, decision
+    return keep_named_parts(plan, named or []), decision
 
 
 def passages_of(evidence: list[Evidence]) -> str:

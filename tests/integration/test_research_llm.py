@@ -74,8 +74,36 @@ async def test_the_model_plans_writes_each_section_and_edits_the_report(embedder
     # what the first report lacked was asked again, in the model's words, once
     assert state["gap_round"] == 1 and ("plan_gaps", "ok") in outcomes
     assert state["results"]["g1"]["question"].startswith("Which sources mention")
-    assert [s["id"] for s in state["plan"]] == ["q1", "q2", "q3", "g1"]  # one round only
+    # the request's third part, which the model's plan left out, is planned all the same
+    assert [s["id"] for s in state["plan"]] == ["q1", "q2", "q3", "q4", "g1"]  # one round only
+    assert state["plan"][3]["title"] == "Single sign-on"
     assert "kb/secret" not in json.dumps([done.values, state])  # bob's report
+
+
+async def test_the_parts_a_request_names_keep_their_sub_questions_and_headings(
+    embedder, model
+) -> None:
+    # Qwen 1.5B planned "…IT access: VPN, SSO, and expenses?" with its keyword queries as
+    # titles ("Fernhill purpose VPN context access employee"), which became the headings
+    drafted = {
+        "sub_questions": [
+            {"id": "q1", "question": "VPN access employee", "title": "Fernhill VPN context access"},
+            {"id": "q2", "question": "costs of travel", "title": "Common travel costs associated"},
+            {"id": "q3", "question": "Which laptops are handed out?", "title": "Laptops"},
+        ]
+    }
+    script_model(model, {"content": json.dumps(drafted)})
+    done, state = await research(embedder, model, "llm-parts")
+    plan_event = next(
+        e for e in done.events if e["event"] == "node" and e["node"] == "plan_research"
+    )
+    assert plan_event["detail"]["planned_by"] == "llm"
+    titles = [s.get("title") for s in state["plan"] if not s.get("gap_for")]
+    assert titles == ["VPN", "Travel", "Laptops", "Single sign-on"]
+    assert state["plan"][0]["question"] == "VPN access employee"  # the model's search stays
+    headings = re.findall(r"^## (.+)$", done.values["answer"], re.M)
+    assert "Fernhill VPN context access" not in headings
+    assert {"VPN", "Single sign-on"} <= set(headings)
 
 
 async def test_a_malformed_plan_is_repaired_once_then_degraded(embedder, model) -> None:
@@ -109,7 +137,8 @@ async def test_spent_tokens_stop_the_next_batch_and_the_report_says_so(embedder,
     # enough for the plan and the first batch to start, not for the second
     done, state = await research(embedder, model, "llm-5", report_max_tokens=plan_tokens + 1000)
     status = {i: r["status"] for i, r in state["results"].items()}
-    assert status == {"q1": "done", "q2": "done", "q3": "skipped"}
+    # the first batch: the model's q1, q2 and the request's part it left out (q4)
+    assert status == {"q1": "done", "q2": "done", "q4": "done", "q3": "skipped"}
     assert "token budget was spent" in state["results"]["q3"]["reason"]
     missing = done.values["answer"].split("## What could not be found")[1]
     assert "token budget was spent" in missing
