@@ -24,8 +24,10 @@ For the LLM answers:
   counted. The extractive answers, quotes by construction, are checked the same way. The
   product holds a model's answer to this rule (``nodes.grounding``: ``integrate`` writes the
   quotes instead), so what this counts is what slips past; integrate's ``degraded`` calls
-  count how often the guard fired, and ``answers_with_citations_attached`` how often a reply
-  that cited nothing was shown citing the passages that hold it;
+  count how often the guard fired, ``answers_with_citations_attached`` how often a reply
+  that cited nothing was shown citing the passages that hold it, and
+  ``answers_with_citations_moved`` how often a line's citation was moved to the passage
+  holding it;
 - **structured calls** per node: first try valid (``ok``), ``repaired``, ``degraded``
   (the node fell back to its extractive strategy), ``failed``;
 - **time**: seconds per question (p50/p95) and per node, tokens per question.
@@ -138,6 +140,9 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
             "answers_with_citations_attached": sum(
                 any("passages holding its lines were cited" in n for n in r.get("noted", []))
                 for r in rs
+            ),
+            "answers_with_citations_moved": sum(
+                any("the passages that do were cited" in n for n in r.get("noted", [])) for r in rs
             ),
         }
     llm = [r["llm"] for r in records]

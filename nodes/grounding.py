@@ -164,6 +164,8 @@ _ATTACH_MIN_TERMS = 3
 def _supporting(sentence: str, allowed: str, passages: dict[str, str]) -> str | None:
     """The passage that holds a sentence: its claims all, and most of its words."""
     said = term_set(sentence)
+    if not said:
+        return None
     claims = {c.lower() for c in claims_of(sentence, allowed)}
     best, best_share = None, ATTACH_MIN_SUPPORT
     for source_id, text in passages.items():
@@ -207,3 +209,57 @@ def attach_citations(answer: str, allowed: str, passages: dict[str, str]) -> str
     if not attached or 3 * held < 2 * judged:
         return None
     return "\n".join(lines)
+
+
+def recite(answer: str, allowed: str, passages: dict[str, str]) -> str:
+    """``answer`` with a line's citations replaced where another shown passage holds it.
+
+    Qwen 1.5B wrote "The type that `orjson.dumps` returns is a `bytes` object.
+    [src:docs/orjson#10]": the fact is a shown passage's (#5), the citation points at
+    another. A line stating something its citations do not hold cites, instead, the passages
+    holding each of its sentences (as ``attach_citations`` finds them); a line some sentence
+    of which no shown passage holds is left as it is, for the guard to reject.
+    """
+    unheld = {sentence for sentence, _ in _unheld(answer, allowed, passages)}
+    if not unheld:
+        return answer
+    out = []
+    for line in answer.splitlines():
+        sentences = [s for s in _SENTENCE.split(_MARKS.sub("", line)) if s.strip()]
+        if not any(s.strip()[:300] in unheld for s in sentences):
+            out.append(line)
+            continue
+        holders = [_supporting(CITATION.sub("", s), allowed, passages) for s in sentences]
+        needed = [h for h, s in zip(holders, sentences, strict=True) if claims_of(s, allowed)]
+        if not needed or None in needed:
+            out.append(line)
+            continue
+        ids = dict.fromkeys(h for h in holders if h)
+        out.append(CITATION.sub("", line).rstrip() + "".join(f" [src:{i}]" for i in ids))
+    return "\n".join(out)
+
+
+def ignores_names(answer: str, question: str, passages: dict[str, str]) -> str | None:
+    """A name the question asks about that the answer neither says nor cites, or None.
+
+    Qwen 1.5B, asked "Does orjson support PyPy?", wrote of orjson's licences and cited them;
+    a shown passage said "orjson does not support PyPy". A name of the question (as
+    ``claims_of`` reads names) that some shown passage holds must be in the answer or in a
+    passage it cites; a terse answer ("No, it does not [src:…]") citing the passage that
+    names it passes.
+    """
+    known = [c for c in CITATION.findall(answer) if c in passages]
+    if not known:  # a citation of an unknown id is check_answer's to reject
+        return None
+    cited = " ".join(passages[c] for c in known).lower()
+    said = CITATION.sub(" ", answer).lower()
+    shown = " ".join(passages.values()).lower()
+    left = [
+        name
+        for name in sorted(claims_of(question, ""))
+        if not _NUMBER.fullmatch(name)
+        and name.lower() in shown
+        and name.lower() not in said
+        and name.lower() not in cited
+    ]
+    return f"says nothing of {', '.join(left)}, which was asked" if left else None

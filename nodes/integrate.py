@@ -27,7 +27,9 @@ from nodes.extractive import (
 )
 from nodes.grounding import (
     attach_citations,
+    ignores_names,
     lacks_type,
+    recite,
     restates_unsaid,
     states_no_type,
     ungrounded_reason,
@@ -68,6 +70,8 @@ SECTION_NAMES = " ".join(dict.fromkeys(re.findall(r"<(\w+)>", INTEGRATE_PROMPT))
 
 #: A model call's detail when its reply cited nothing and the passages holding it were cited.
 ATTACHED = "the reply cited none of its sources; the passages holding its lines were cited"
+#: …and when a line cited a passage that does not hold it, and shown passages do.
+RECITED = "a line cited a passage that does not hold it; the passages that do were cited"
 
 
 def echoes_instructions(answer: str, prompt: str) -> str | None:
@@ -142,14 +146,22 @@ def allowed_words(question: str, today: dt.date) -> str:
     return f"{question} {today.day} {today:%B} {today.month} {today.year} {SECTION_NAMES}"
 
 
-def with_citations(body: str, question: str, today: dt.date, shown: list[Evidence]) -> str:
-    """A reply that cites nothing, with the passages holding its lines cited, if they do.
+def mended(body: str, question: str, today: dt.date, shown: list[Evidence]) -> tuple[str, str]:
+    """A reply with its citations mended, and what was mended ("" for nothing).
 
-    A refusal, or a reply whose sentences no passage holds, is left as it is.
+    A reply that cites nothing cites the passages holding its lines, if they do
+    (``attach_citations``); a line citing a passage that does not hold it cites, instead,
+    the shown passages that do (``recite``). A refusal is left as it is; what is still not
+    held is the guard's to reject.
     """
-    if cited_ids(body) or REFUSAL.search(body.strip()):
-        return body
-    return attach_citations(body, allowed_words(question, today), passages_of(shown)) or body
+    if REFUSAL.search(body.strip()):
+        return body, ""
+    allowed, passages = allowed_words(question, today), passages_of(shown)
+    if not cited_ids(body):
+        attached = attach_citations(body, allowed, passages)
+        return (attached, ATTACHED) if attached else (body, "")
+    recited = recite(body, allowed, passages)
+    return recited, RECITED if recited != body else ""
 
 
 def reply_fault(
@@ -166,7 +178,8 @@ def reply_fault(
     It repeats its instructions or a block of its prompt; says "not found" where quotes
     answer; answers without citing anything (Qwen 0.5B: "it will be available on December
     4th") or with citations alone (Qwen 1.5B: "[src:docs/httpx#1]"); states a number or name
-    its citations do not hold; where no quote answers
+    its citations do not hold; says nothing of a name the question asks about (Qwen 1.5B,
+    asked whether orjson supports PyPy, on orjson's licences); where no quote answers
     (``nothing``), cites no passage of the type asked; or leaves out the amount or date
     asked for.
     """
@@ -179,6 +192,7 @@ def reply_fault(
         or (None if refusal or cited_ids(body) else "cited none of its sources")
         or (None if _WORD.search(CITATION.sub(" ", body)) else "stated nothing but citations")
         or ungrounded_reason(body, allowed, passages_of(pool[:12]))
+        or (None if refusal else ignores_names(body, question, passages_of(pool[:12])))
         or (
             lacks_type(body, question, passages_of(pool, dated=False))
             or restates_unsaid(body, question, passages_of(pool[:12]))
@@ -248,8 +262,7 @@ async def integrate(
         try:
             body, tokens, served = await stream_answer(model, content, runtime)
             body = repair_citations(body, {ev["source_id"] for ev in pool})
-            uncited = not cited_ids(body)
-            body = with_citations(body, state["question"], today, pool[:12])
+            body, mending = mended(body, state["question"], today, pool[:12])
             mode = "llm"
             echoed = reply_fault(
                 body, prompt, judged, nothing_answers, pool, state["question"], today
@@ -260,9 +273,9 @@ async def integrate(
                     "model": served,
                     "outcome": "degraded" if echoed else "ok",
                     "detail": f"the reply {echoed}; wrote an extractive answer (the reply "
-                    f"began {' '.join(body.split())[:80]!r})"
+                    f"began {' '.join(body.split())[:400]!r})"
                     if echoed
-                    else (ATTACHED if uncited and cited_ids(body) else ""),
+                    else mending,
                     "tokens": tokens,
                 }
             )

@@ -227,26 +227,29 @@ async def test_an_answer_that_cites_nothing_becomes_the_sources_quotes(servers, 
     assert "began 'Ask your manager for approval, then reboot twice" in degraded["detail"]
 
 
+SAID = "Install the WireGuard client from Self Service and import your profile."
+
+
 @pytest.mark.parametrize(
-    "prose",
+    ("reply", "mended"),
     [
         # Qwen 1.5B answered right and cited nothing (13 of its held-out and dev replies)…
-        "Install the WireGuard client from Self Service and import your profile.",
+        (SAID, "cited none of its sources; the passages holding its lines were cited"),
         # …or cited in a form that names no source
-        "[docs:7] Install the WireGuard client from Self Service and import your profile.",
+        (f"[docs:7] {SAID}", "cited none of its sources; the passages holding its lines"),
+        # …or cited a passage it was shown that does not say it ("`bytes`", orjson#10 for #5)
+        (f"{SAID} [src:kb/vpn#1]", "a line cited a passage that does not hold it; the passages"),
     ],
-    ids=["uncited", "no-source-named"],
+    ids=["uncited", "no-source-named", "another-passage"],
 )
-async def test_an_uncited_answer_its_passages_hold_is_shown_citing_them(
-    servers, embedder, prose: str
+async def test_an_answer_its_passages_hold_is_shown_citing_them(
+    servers, embedder, reply: str, mended: str
 ) -> None:
-    out, call = await answered_with(servers, embedder, {"content": prose})
+    out, call = await answered_with(servers, embedder, {"content": reply})
     assert out["mode"] == "llm"
-    assert out["answer"].startswith(
-        "Install the WireGuard client from Self Service and import your profile. [src:kb/vpn#0]"
-    )
+    assert out["answer"].startswith(f"{SAID} [src:kb/vpn#0]")
     assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
-    assert call["outcome"] == "ok" and "cited none of its sources; the passages" in call["detail"]
+    assert call["outcome"] == "ok" and mended in call["detail"]
 
 
 async def test_citations_in_a_models_own_form_are_kept_as_citations(servers, embedder) -> None:
@@ -698,10 +701,14 @@ def test_a_new_process_starts_from_the_pace_an_earlier_one_measured(servers, tmp
         ("Since when is the daily meal allowance $75?",
          "Since the policy changed [src:chat/m2#0].", "1 November",
          "does not state a date or time, which was asked"),
+        # Qwen 1.5B, asked "Does orjson support PyPy?", wrote of orjson's licences, citing them
+        ("How do I connect to the VPN with Okta?",
+         "Install the WireGuard client from Self Service [src:kb/vpn#0].",
+         "Self Service", "says nothing of Okta"),
     ],
-    ids=["date", "place", "no-date"],
+    ids=["date", "place", "no-date", "another-subject"],
 )  # fmt: skip
-async def test_a_models_answer_that_cites_where_the_answer_belongs_becomes_the_quotes(
+async def test_a_models_answer_that_leaves_out_what_was_asked_becomes_the_quotes(
     servers, embedder, question: str, reply: str, quoted: str, why: str
 ) -> None:
     services = graph_services(embedder, servers)
