@@ -263,3 +263,21 @@ def ignores_names(answer: str, question: str, passages: dict[str, str]) -> str |
         and name.lower() not in cited
     ]
     return f"says nothing of {', '.join(left)}, which was asked" if left else None
+
+
+#: what a yes/no answer adds to the question's own words
+_VERDICT = term_set("yes no not cannot can't doesn't isn't")
+
+
+def restates_question(answer: str, question: str) -> str | None:
+    """The answer says nothing the question did not (besides yes or no), or None.
+
+    Qwen 1.5B: "The `platformdirs` function gives the directory for log files." for "Which
+    platformdirs function gives the directory for log files?", and "Yes, cloudpickle can send
+    objects between different Python versions." — a verdict its source contradicts, which
+    no check of names can catch: it names nothing the question did not.
+    """
+    said = term_set(CITATION.sub(" ", answer)) - _VERDICT
+    if said - term_set(question):
+        return None
+    return "only restated the question"

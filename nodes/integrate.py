@@ -30,6 +30,7 @@ from nodes.grounding import (
     ignores_names,
     lacks_type,
     recite,
+    restates_question,
     restates_unsaid,
     states_no_type,
     ungrounded_reason,
@@ -178,7 +179,8 @@ def reply_fault(
     It repeats its instructions or a block of its prompt; says "not found" where quotes
     answer; answers without citing anything (Qwen 0.5B: "it will be available on December
     4th") or with citations alone (Qwen 1.5B: "[src:docs/httpx#1]"); states a number or name
-    its citations do not hold; says nothing of a name the question asks about (Qwen 1.5B,
+    its citations do not hold; only restates the question ("The `platformdirs` function
+    gives the directory for log files."); says nothing of a name the question asks about (Qwen 1.5B,
     asked whether orjson supports PyPy, on orjson's licences); where no quote answers
     (``nothing``), cites no passage of the type asked; or leaves out the amount or date
     asked for.
@@ -199,7 +201,9 @@ def reply_fault(
             if nothing and cited_ids(body) and not refusal
             else None
         )
-        or (None if refusal else states_no_type(body, question))
+        or (
+            None if refusal else states_no_type(body, question) or restates_question(body, question)
+        )
     )
 
 

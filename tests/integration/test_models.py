@@ -705,8 +705,12 @@ def test_a_new_process_starts_from_the_pace_an_earlier_one_measured(servers, tmp
         ("How do I connect to the VPN with Okta?",
          "Install the WireGuard client from Self Service [src:kb/vpn#0].",
          "Self Service", "says nothing of Okta"),
+        # …and "The `platformdirs` function gives the directory for log files."
+        ("How do I install the WireGuard VPN client?",
+         "You install the WireGuard VPN client [src:kb/vpn#0].",
+         "Self Service", "only restated the question"),
     ],
-    ids=["date", "place", "no-date", "another-subject"],
+    ids=["date", "place", "no-date", "another-subject", "restated"],
 )  # fmt: skip
 async def test_a_models_answer_that_leaves_out_what_was_asked_becomes_the_quotes(
     servers, embedder, question: str, reply: str, quoted: str, why: str
