@@ -22,7 +22,7 @@ import re
 from nodes.answerable import mentions, required_words
 from nodes.needs import NEED_NAMES, needs_of
 from nodes.prompting import CITATION
-from providers.terms import term_set
+from providers.terms import stem, term_set, words
 
 #: a number as a person reads it, not the digits inside a word ("w0", "e5", "v2")
 _NUMBER = re.compile(r"(?<![A-Za-z_\d])\d+(?:[.,:/-]\d+)*")
@@ -154,7 +154,7 @@ def states_no_type(answer: str, question: str) -> str | None:
 
 
 #: a bracket written like a citation that names no shown source ("[docs:7]")
-_STRAY_CITATION = re.compile(r"\s?\[(?:src|docs?|kb|source)\s*:[^\]\s]{0,40}\]", re.I)
+_STRAY_CITATION = re.compile(r"\[(?:src|docs?|kb|source)\s*:[^\]\s]{0,40}\][ \t]?", re.I)
 #: Of a sentence's content words, this share must be in the passage it is attached to.
 ATTACH_MIN_SUPPORT = 0.6
 #: a sentence this short ("See below.") neither needs nor blocks a citation
@@ -243,30 +243,31 @@ def ignores_names(answer: str, question: str, passages: dict[str, str]) -> str |
     """A name the question asks about that the answer neither says nor cites, or None.
 
     Qwen 1.5B, asked "Does orjson support PyPy?", wrote of orjson's licences and cited them;
-    a shown passage said "orjson does not support PyPy". A name of the question (as
-    ``claims_of`` reads names) that some shown passage holds must be in the answer or in a
-    passage it cites; a terse answer ("No, it does not [src:…]") citing the passage that
-    names it passes.
+    a shown passage said "orjson does not support PyPy". Asked "Does truststore support
+    Android?", which no passage answers, it copied truststore's introduction. A name of the
+    question (as ``claims_of`` reads names) must be in the answer or in a passage it cites;
+    a terse answer ("No, it does not [src:…]") citing the passage that names it passes.
     """
     known = [c for c in CITATION.findall(answer) if c in passages]
     if not known:  # a citation of an unknown id is check_answer's to reject
         return None
     cited = " ".join(passages[c] for c in known).lower()
     said = CITATION.sub(" ", answer).lower()
-    shown = " ".join(passages.values()).lower()
     left = [
         name
         for name in sorted(claims_of(question, ""))
-        if not _NUMBER.fullmatch(name)
-        and name.lower() in shown
-        and name.lower() not in said
-        and name.lower() not in cited
+        if not _NUMBER.fullmatch(name) and name.lower() not in said and name.lower() not in cited
     ]
     return f"says nothing of {', '.join(left)}, which was asked" if left else None
 
 
-#: what a yes/no answer adds to the question's own words
-_VERDICT = term_set("yes no not cannot can't doesn't isn't")
+#: what an answer may add to the question's words and still say nothing: a verdict, and
+#: the words that only join others ("only", "same", "before" do say something)
+_FILLER = frozenset(
+    "yes no not a an the is are was were be been it its it's this that these those there "
+    "to of in on at for by with and or so do does did can cannot can't doesn't isn't you "
+    "your i my we our they their".split()
+)
 
 
 def restates_question(answer: str, question: str) -> str | None:
@@ -277,7 +278,7 @@ def restates_question(answer: str, question: str) -> str | None:
     objects between different Python versions." — a verdict its source contradicts, which
     no check of names can catch: it names nothing the question did not.
     """
-    said = term_set(CITATION.sub(" ", answer)) - _VERDICT
-    if said - term_set(question):
+    said = {stem(w) for w in words(CITATION.sub(" ", answer)) if w not in _FILLER}
+    if said - {stem(w) for w in words(question)}:
         return None
     return "only restated the question"
