@@ -177,6 +177,11 @@ def _supporting(sentence: str, allowed: str, passages: dict[str, str]) -> str | 
     return best
 
 
+def _citing(line: str, ids: list[str]) -> str:
+    """``line`` ending with a citation of each of ``ids``."""
+    return line.rstrip() + "".join(f" [src:{i}]" for i in ids)
+
+
 def attach_citations(answer: str, allowed: str, passages: dict[str, str]) -> str | None:
     """An answer that cites nothing, with each line citing the passages that hold it, or None.
 
@@ -205,7 +210,7 @@ def attach_citations(answer: str, allowed: str, passages: dict[str, str]) -> str
                 cited.append(source_id)
         ids = list(dict.fromkeys(cited))
         attached += bool(ids)
-        lines.append(line.rstrip() + "".join(f" [src:{i}]" for i in ids) if ids else line)
+        lines.append(_citing(line, ids) if ids else line)
     if not attached or 3 * held < 2 * judged:
         return None
     return "\n".join(lines)
@@ -234,8 +239,7 @@ def recite(answer: str, allowed: str, passages: dict[str, str]) -> str:
         if not needed or None in needed:
             out.append(line)
             continue
-        ids = dict.fromkeys(h for h in holders if h)
-        out.append(CITATION.sub("", line).rstrip() + "".join(f" [src:{i}]" for i in ids))
+        out.append(_citing(CITATION.sub("", line), list(dict.fromkeys(h for h in holders if h))))
     return "\n".join(out)
 
 
