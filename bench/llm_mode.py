@@ -54,6 +54,7 @@ from bench.report import command_line, write
 from bench.runner import GraphRunner, index_runner
 from nodes.extractive import NOTHING_FOUND
 from nodes.grounding import ungrounded
+from nodes.integrate import ATTACHED, RECITED
 from providers import pace
 from server.bootstrap import configured_chat
 from server.settings import Settings
@@ -138,11 +139,10 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
             "tokens_p95": _pct([r["tokens"] for r in rs], 0.95),
             "modes": dict(Counter(str(r["mode"]) for r in rs)),
             "answers_with_citations_attached": sum(
-                any("passages holding its lines were cited" in n for n in r.get("noted", []))
-                for r in rs
+                any(ATTACHED in n for n in r.get("noted", [])) for r in rs
             ),
             "answers_with_citations_moved": sum(
-                any("the passages that do were cited" in n for n in r.get("noted", [])) for r in rs
+                any(RECITED in n for n in r.get("noted", [])) for r in rs
             ),
         }
     llm = [r["llm"] for r in records]
