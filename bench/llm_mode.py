@@ -27,7 +27,8 @@ For the LLM answers:
   count how often the guard fired, ``answers_with_citations_attached`` how often a reply
   that cited nothing was shown citing the passages that hold it, and
   ``answers_with_citations_moved`` how often a line's citation was moved to the passage
-  holding it;
+  holding it, ``answers_unwrapped_from_a_copied_prompt`` how often a reply that copied its
+  prompt's layout was judged on its own words;
 - **structured calls** per node: first try valid (``ok``), ``repaired``, ``degraded``
   (the node fell back to its extractive strategy), ``failed``;
 - **time**: seconds per question (p50/p95) and per node, tokens per question.
@@ -54,7 +55,7 @@ from bench.report import command_line, write
 from bench.runner import GraphRunner, index_runner
 from nodes.extractive import NOTHING_FOUND
 from nodes.grounding import ungrounded
-from nodes.integrate import ATTACHED, RECITED
+from nodes.integrate import ATTACHED, RECITED, UNWRAPPED
 from providers import pace
 from server.bootstrap import configured_chat
 from server.settings import Settings
@@ -143,6 +144,9 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
             ),
             "answers_with_citations_moved": sum(
                 any(RECITED in n for n in r.get("noted", [])) for r in rs
+            ),
+            "answers_unwrapped_from_a_copied_prompt": sum(
+                any(UNWRAPPED in n for n in r.get("noted", [])) for r in rs
             ),
         }
     llm = [r["llm"] for r in records]

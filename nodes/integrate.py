@@ -42,6 +42,7 @@ from nodes.prompting import (
     conversation_of,
     render_evidence,
     repair_citations,
+    strip_echo,
 )
 from nodes.prompts import FORCED_NOTE, INTEGRATE_PROMPT, TOKENS_SPENT
 from nodes.services import Services, chat_model_for, node_name, now
@@ -73,6 +74,8 @@ SECTION_NAMES = " ".join(dict.fromkeys(re.findall(r"<(\w+)>", INTEGRATE_PROMPT))
 ATTACHED = "the reply cited none of its sources; the passages holding its lines were cited"
 #: …and when a line cited a passage that does not hold it, and shown passages do.
 RECITED = "a line cited a passage that does not hold it; the passages that do were cited"
+#: …and when the reply copied its prompt's layout or rules around words of its own.
+UNWRAPPED = "the reply copied parts of its prompt; they were left out"
 
 
 def echoes_instructions(answer: str, prompt: str) -> str | None:
@@ -266,7 +269,10 @@ async def integrate(
         try:
             body, tokens, served = await stream_answer(model, content, runtime)
             body = repair_citations(body, {ev["source_id"] for ev in pool})
-            body, mending = mended(body, state["question"], today, pool[:12])
+            raw, own = body, strip_echo(body, prompt)
+            unwrapped = own != body and _WORD.search(CITATION.sub(" ", own)) is not None
+            body, mending = mended(own if unwrapped else body, state["question"], today, pool[:12])
+            mending = "; ".join(m for m in (UNWRAPPED if unwrapped else "", mending) if m)
             mode = "llm"
             echoed = reply_fault(
                 body, prompt, judged, nothing_answers, pool, state["question"], today
@@ -277,7 +283,7 @@ async def integrate(
                     "model": served,
                     "outcome": "degraded" if echoed else "ok",
                     "detail": f"the reply {echoed}; wrote an extractive answer (the reply "
-                    f"began {' '.join(body.split())[:400]!r})"
+                    f"began {' '.join(raw.split())[:400]!r})"
                     if echoed
                     else mending,
                     "tokens": tokens,

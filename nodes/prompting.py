@@ -54,6 +54,52 @@ def repair_citations(answer: str, known: set[str]) -> str:
     return _LOOSE_CITATION.sub(fix, answer)
 
 
+#: a tag of the prompt's layout, with or without attributes: ``<needs>``, ``<source id="…">``
+_TAG = re.compile(r"</?([a-z_]+)(?:\s[^<>]*)?>")
+
+
+#: a block holding no other block: ``<question>…</question>``
+_BLOCK = re.compile(r"<([a-z_]+)(?:\s[^<>]*)?>((?:(?!</?[a-z_]+[\s>]).)*?)</\1>", re.S)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def strip_echo(answer: str, prompt: str) -> str:
+    """``answer`` without what it copies of its prompt's layout and words.
+
+    Qwen 0.5B repeats its prompt — ``<question>…</question> <needs>…</needs> <sources>…`` —
+    before or instead of an answer, or wraps its answer in one of the prompt's blocks
+    (``<needs> - an amount: Python 3.10 or later [src:…] </needs>``, ``<answer>…</answer>``).
+    Removed: a block the prompt holds whole, the tags themselves, a line the prompt holds
+    outside its sources (a rule, the question), and a need's label ("- an amount:"). A
+    source's sentence the reply repeats stays: it is the reply's claim, to be cited.
+    """
+    tags = set(_TAG.findall(prompt)) | {"answer"}
+    whole = _flat(prompt)
+    outside = _flat(re.sub(r"<sources>.*?</sources>", " ", prompt, flags=re.S))
+    needs = re.search(r"<needs>(.*?)</needs>", prompt, re.S)
+    labels = re.findall(r"^- ([^:\n]{1,40}):", needs.group(1) if needs else "", re.M)
+
+    def copied_block(m: re.Match[str]) -> str:
+        return "" if m.group(1) in tags and _flat(m.group(2)) in whole else m.group(0)
+
+    out, before = answer, None
+    while out != before:  # innermost blocks first: a copied <sources> holds copied <source>s
+        before, out = out, _BLOCK.sub(copied_block, out)
+    out = _TAG.sub(lambda m: "\n" if m.group(1) in tags else m.group(0), out)
+    lines = []
+    for line in out.splitlines():
+        text = _flat(line).lstrip("- ").strip()
+        if len(text) >= 20 and text in outside:
+            continue
+        for label in labels:
+            line = re.sub(rf"^\s*-?\s*{re.escape(label)}:\s*", "", line)
+        lines.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
 def cited_ids(answer: str) -> list[str]:
     """Citation ids in order of first appearance."""
     return list(dict.fromkeys(CITATION.findall(answer)))

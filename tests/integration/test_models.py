@@ -239,8 +239,18 @@ SAID = "Install the WireGuard client from Self Service and import your profile."
         (f"[docs:7] {SAID}", "cited none of its sources; the passages holding its lines"),
         # …or cited a passage it was shown that does not say it ("`bytes`", orjson#10 for #5)
         (f"{SAID} [src:kb/vpn#1]", "a line cited a passage that does not hold it; the passages"),
+        # Qwen 0.5B wrapped its answer in a block of its prompt ("<needs> - an amount: …")…
+        (f"<needs>\n- the steps: {SAID} [src:kb/vpn#0]\n</needs>", "copied parts of its prompt"),
+        # …or copied its prompt's question, needs and a rule before answering
+        (
+            "<question>How do I install the WireGuard VPN client?</question>\n<needs>\n- the "
+            "steps: How do I install the WireGuard VPN client?\n</needs>\n- Use only the sources. "
+            "After every claim write its citation as [src:ID] with the source id.\n"
+            f"{SAID} [src:kb/vpn#0]",
+            "copied parts of its prompt; they were left out",
+        ),
     ],
-    ids=["uncited", "no-source-named", "another-passage"],
+    ids=["uncited", "no-source-named", "another-passage", "in-a-prompt-block", "after-its-prompt"],
 )
 async def test_an_answer_its_passages_hold_is_shown_citing_them(
     servers, embedder, reply: str, mended: str
@@ -728,7 +738,10 @@ async def test_a_models_answer_that_leaves_out_what_was_asked_becomes_the_quotes
     ("reply", "why"),
     [
         # Qwen 0.5B copied the prompt's needs block as its whole answer
-        ("<needs>\n- an answer: Which VPN gateway?\n</needs>", "repeated its instructions"),
+        (
+            "<needs>\n- a date or time: By when must I have requested my VPN profile?\n</needs>",
+            "repeated its instructions",
+        ),
         # …and answered a question no source answers without citing anything
         ("It will be available on December 4th.", "cited none of its sources"),
         # Qwen 1.5B over a README: a citation and nothing else

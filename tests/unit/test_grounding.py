@@ -6,6 +6,8 @@ The replies are Qwen2.5-Coder 1.5B's, from the benchmark's runs on the READMEs.
 from __future__ import annotations
 
 from nodes.grounding import attach_citations, ignores_names, recite, restates_question
+from nodes.prompting import strip_echo
+from nodes.prompts import INTEGRATE_PROMPT
 
 SHOWN = {
     "docs/orjson#2": "orjson contains source code licensed under the Mozilla Public License "
@@ -53,3 +55,27 @@ def test_an_answer_that_only_restates_the_question_says_nothing() -> None:
     assert restates_question(verdict, asked) == "only restated the question"
     assert restates_question("No: only between the same Python version.", asked) is None
     assert restates_question("Since 2013.", "Since when has structlog been in production?") is None
+
+
+def test_what_a_small_model_copies_of_its_prompt_is_left_out_and_its_own_words_kept() -> None:
+    # the replies are Qwen2.5 0.5B's on the held-out READMEs, the prompt the answer prompt
+    question = "Which Python does truststore need?"
+    said = "Requires Python 3.10 or later."
+    source = f'<source id="docs/truststore#2">\ntruststore\n{said}\n</source>'
+    prompt = INTEGRATE_PROMPT.format(
+        today="2026-12-04", question=question, needs=f"- an amount: {question}",
+        conversation="none", sources=source, notes="none", forced="",
+    )  # fmt: skip
+    wrapped = "<needs> - an amount: Python 3.10 or later [src:docs/truststore#2] </needs>"
+    assert strip_echo(wrapped, prompt) == "Python 3.10 or later [src:docs/truststore#2]"
+    echoed = (
+        f"<question>{question}</question> <needs> - an amount: {question} </needs> "
+        f"<conversation>none</conversation> <sources> {source} </sources>\n- Use only the "
+        "sources. After every claim write its citation as [src:ID] with the source id.\n"
+        "It needs Python 3.10 [src:docs/truststore#2]."
+    )
+    assert strip_echo(echoed, prompt) == "It needs Python 3.10 [src:docs/truststore#2]."
+    # a copy and nothing else leaves nothing; a source's sentence repeated is the reply's claim
+    assert strip_echo(f"<needs>\n- an amount: {question}\n</needs>", prompt) == ""
+    assert strip_echo(said, prompt) == said
+    assert strip_echo("Use x < y and a <b> tag.", prompt) == "Use x < y and a <b> tag."
