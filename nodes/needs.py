@@ -168,6 +168,9 @@ _ASKS_MONEY = re.compile(
     r"budget|allowance|reimburs\w*|expensive|cheap|money)\b|多少钱|费用|价格|价钱|工资",
     re.I,
 )
+#: …unless it asks how long, how soon or how many: "How long do I have to ask for
+#: reimbursement?" is answered by "within 30 days", not by money.
+_ASKS_COUNT = re.compile(r"\bhow\s+(?:long|soon|often|many|far|old)\b|多久|多长时间|几天", re.I)
 #: …and only money answers it (a currency, or free).
 _MONEY = re.compile(
     r"[$€£¥₹]|\b(?:usd|eur|gbp|cny|rmb|dollars?|euros?|pounds?|cents?|yuan|free|no\s+charge|"
@@ -203,7 +206,11 @@ class Need:
         """
         if not _ASKS_VERSION.search(self.part):
             sentence = _VERSION.sub(" ", sentence)
-        if self.kind == "amount" and _ASKS_MONEY.search(self.part):
+        if (
+            self.kind == "amount"
+            and _ASKS_MONEY.search(self.part)
+            and not _ASKS_COUNT.search(self.part)
+        ):
             return _MONEY.search(sentence) is not None
         if self.kind == "amount" and not _ASKS_FREQUENCY.search(self.part):
             sentence = _FREQUENCY.sub(" ", sentence)  # "register the names once": no count

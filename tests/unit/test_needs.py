@@ -74,6 +74,9 @@ def test_an_amount_of_money_is_carried_only_by_money() -> None:
     assert days.carried_by("Profiles expire every 90 days.")
     [slots] = needs_of("How many hash slots does a Redis cluster have?")
     assert not slots.carried_by("Register the field names once, then send only values.")
+    # a word of money in a question asking how long: the answer is a span, not a sum
+    [claims] = needs_of("How long do I have to ask for reimbursement after a business trip?")
+    assert claims.carried_by("Submit expense claims within 30 days of your return.")
     [often] = needs_of("How often are VPN profiles rotated?")
     assert often.carried_by("Profiles are rotated monthly.")
 
