@@ -254,11 +254,13 @@ async def evaluate(
         if decision is None:
             strategy = "coverage (model unavailable)"
         else:
-            known_docs = {ev["doc_id"] for ev in evidence}
+            # a document read already is not read again: Qwen 1.5B asked for the same one
+            # 22 times in a row, until the run's time was spent
+            unread = {ev["doc_id"] for ev in evidence} - set(state.get("documents_read", []))
             verdict |= {
                 "action": decision.action,
                 "reason": decision.reason,
-                "read_doc_ids": [d for d in decision.read_doc_ids if d in known_docs][
+                "read_doc_ids": [d for d in decision.read_doc_ids if d in unread][
                     : ctx.max_documents_per_read
                 ],
                 "gap_questions": decision.gap_questions,

@@ -341,6 +341,21 @@ async def test_evaluate_checks_once_that_no_newer_source_changes_the_amount_it_q
     assert (await evaluate(steps, rt()[0], services))["verdict"]["action"] != "search"
 
 
+async def test_a_model_asking_to_read_a_document_read_already_searches_instead(embedder) -> None:
+    # Qwen 1.5B asked to read the same document 22 times in a row, until the time was spent
+    again = '{"action": "read", "reason": "more", "read_doc_ids": ["kb/vpn"], "gap_questions": []}'
+    model = GenericFakeChatModel(messages=iter([AIMessage(content=again)] * 2))
+    services = make_services(embedder, chat_model=model)
+    q = "How do I hook a new tool into our company-wide login?"
+    state = base_state(q, evidence=[evidence("kb/vpn#0", "Install the WireGuard client.")])
+    state["mode"] = "llm"
+    first = (await evaluate(state, rt()[0], services))["verdict"]
+    assert first["action"] == "read" and first["read_doc_ids"] == ["kb/vpn"]
+    state["documents_read"] = ["kb/vpn"]
+    second = (await evaluate(state, rt()[0], services))["verdict"]
+    assert second["action"] == "search" and second["read_doc_ids"] == []
+
+
 async def test_evaluate_reads_the_newer_version_of_a_deprecated_document(services) -> None:
     old = evidence("kb/sso-old#0", "OneLogin SSO", deprecated=True, superseded_by="kb/sso-new")
     v = (await evaluate(base_state("SSO setup OneLogin", evidence=[old]), rt()[0], services))[
