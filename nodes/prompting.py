@@ -72,18 +72,22 @@ def strip_echo(answer: str, prompt: str) -> str:
     Qwen 0.5B repeats its prompt — ``<question>…</question> <needs>…</needs> <sources>…`` —
     before or instead of an answer, or wraps its answer in one of the prompt's blocks
     (``<needs> - an amount: Python 3.10 or later [src:…] </needs>``, ``<answer>…</answer>``).
-    Removed: a block the prompt holds whole, the tags themselves, a line the prompt holds
-    outside its sources (a rule, the question), and a need's label ("- an amount:"). A
-    source's sentence the reply repeats stays: it is the reply's claim, to be cited.
+    Removed: a block of the prompt's layout that the prompt holds whole, the tags themselves,
+    a line of the prompt's own (a rule, the question), and a need's label ("- an amount:").
+    A source's sentence or an earlier answer's line the reply repeats stays: it is the
+    reply's claim, to be cited.
     """
-    tags = set(_TAG.findall(prompt)) | {"answer"}
+    layout = set(_TAG.findall(prompt))
+    tags = layout | {"answer"}
     whole = _flat(prompt)
-    outside = _flat(re.sub(r"<sources>.*?</sources>", " ", prompt, flags=re.S))
+    # what the prompt says itself: not its sources, nor the thread's earlier answers (a
+    # follow-up's answer may repeat a line of the last one)
+    outside = _flat(re.sub(r"<(sources|conversation)>.*?</\1>", " ", prompt, flags=re.S))
     needs = re.search(r"<needs>(.*?)</needs>", prompt, re.S)
     labels = re.findall(r"^- ([^:\n]{1,40}):", needs.group(1) if needs else "", re.M)
 
     def copied_block(m: re.Match[str]) -> str:
-        return "" if m.group(1) in tags and _flat(m.group(2)) in whole else m.group(0)
+        return "" if m.group(1) in layout and _flat(m.group(2)) in whole else m.group(0)
 
     out, before = answer, None
     while out != before:  # innermost blocks first: a copied <sources> holds copied <source>s

@@ -78,4 +78,12 @@ def test_what_a_small_model_copies_of_its_prompt_is_left_out_and_its_own_words_k
     # a copy and nothing else leaves nothing; a source's sentence repeated is the reply's claim
     assert strip_echo(f"<needs>\n- an amount: {question}\n</needs>", prompt) == ""
     assert strip_echo(said, prompt) == said
+    assert strip_echo(f"<answer>{said}</answer>", prompt) == said
+    # a line of the thread's earlier answer, repeated in a follow-up's, stays
+    earlier = "truststore needs Python 3.10 or later [src:docs/truststore#2]."
+    follow_up = INTEGRATE_PROMPT.format(
+        today="2026-12-04", question="And on Windows?", needs="- a yes or no: And on Windows?",
+        conversation=f"Q: {question}\nA: {earlier}", sources=source, notes="none", forced="",
+    )  # fmt: skip
+    assert strip_echo(earlier, follow_up) == earlier
     assert strip_echo("Use x < y and a <b> tag.", prompt) == "Use x < y and a <b> tag."
