@@ -270,7 +270,8 @@ async def integrate(
             body, tokens, served = await stream_answer(model, content, runtime)
             body = repair_citations(body, {ev["source_id"] for ev in pool})
             raw, own = body, strip_echo(body, prompt)
-            unwrapped = own != body and _WORD.search(CITATION.sub(" ", own)) is not None
+            # (a reply whose words are unchanged, its spacing aside, was not unwrapped)
+            unwrapped = own.split() != body.split() and bool(_WORD.search(CITATION.sub(" ", own)))
             body, mending = mended(own if unwrapped else body, state["question"], today, pool[:12])
             mending = "; ".join(m for m in (UNWRAPPED if unwrapped else "", mending) if m)
             mode = "llm"

@@ -235,6 +235,8 @@ SAID = "Install the WireGuard client from Self Service and import your profile."
     [
         # Qwen 1.5B answered right and cited nothing (13 of its held-out and dev replies)…
         (SAID, "cited none of its sources; the passages holding its lines were cited"),
+        # (spacing around it is no copy of the prompt)
+        (f"  {SAID}\n\n\n", "cited none of its sources; the passages holding its lines"),
         # …or cited in a form that names no source
         (f"[docs:7] {SAID}", "cited none of its sources; the passages holding its lines"),
         # …or cited a passage it was shown that does not say it ("`bytes`", orjson#10 for #5)
@@ -250,8 +252,11 @@ SAID = "Install the WireGuard client from Self Service and import your profile."
             "copied parts of its prompt; they were left out",
         ),
     ],
-    ids=["uncited", "no-source-named", "another-passage", "in-a-prompt-block", "after-its-prompt"],
-)
+    ids=[
+        "uncited", "spaced", "no-source-named", "another-passage", "in-a-prompt-block",
+        "after-its-prompt",
+    ],
+)  # fmt: skip
 async def test_an_answer_its_passages_hold_is_shown_citing_them(
     servers, embedder, reply: str, mended: str
 ) -> None:
@@ -260,6 +265,7 @@ async def test_an_answer_its_passages_hold_is_shown_citing_them(
     assert out["answer"].startswith(f"{SAID} [src:kb/vpn#0]")
     assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
     assert call["outcome"] == "ok" and mended in call["detail"]
+    assert ("copied parts of its prompt" in call["detail"]) == ("<" in reply)
 
 
 async def test_citations_in_a_models_own_form_are_kept_as_citations(servers, embedder) -> None:
