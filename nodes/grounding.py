@@ -274,15 +274,41 @@ _FILLER = frozenset(
 )
 
 
-def restates_question(answer: str, question: str) -> str | None:
+#: a statement that denies or limits ("not supported", "doesn't override", "can only be used")
+_DENIES = re.compile(
+    r"^\W*no\b|\b(?:not|never|cannot|none|nothing|neither|nor|only|unsupported|"
+    r"discouraged)\b|n't\b",
+    re.I,
+)
+
+
+def restates_question(answer: str, question: str, passages: dict[str, str]) -> str | None:
     """The answer says nothing the question did not (besides yes or no), or None.
 
     Qwen 1.5B: "The `platformdirs` function gives the directory for log files." for "Which
     platformdirs function gives the directory for log files?", and "Yes, cloudpickle can send
     objects between different Python versions." — a verdict its source contradicts, which
-    no check of names can catch: it names nothing the question did not.
+    no check of names can catch: it names nothing the question did not. A yes or no stands
+    when the cited sentence closest to the answer says it the same way: both deny (or limit)
+    or neither does (Qwen 0.5B: "No, cloudpickle cannot be used for long-term object
+    storage." citing "long-term object storage is not supported"); the cloudpickle "Yes"
+    above cites "can only be used to send objects between the exact same version".
     """
-    said = {stem(w) for w in words(CITATION.sub(" ", answer)) if w not in _FILLER}
+    text = CITATION.sub(" ", answer)
+    said = {stem(w) for w in words(text) if w not in _FILLER}
     if said - {stem(w) for w in words(question)}:
+        return None
+    cited = [passages[c] for c in CITATION.findall(answer) if c in passages]
+    closest = max(
+        (s for p in cited for s in _SENTENCE.split(p)),
+        key=lambda s: len(said & {stem(w) for w in words(s)}),
+        default="",
+    )
+    verdict = re.match(r"\W*(yes|no)\b", text, re.I)
+    if (
+        verdict
+        and 2 * len(said & {stem(w) for w in words(closest)}) >= len(said)
+        and bool(_DENIES.search(text)) == bool(_DENIES.search(closest))
+    ):
         return None
     return "only restated the question"

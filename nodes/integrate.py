@@ -205,7 +205,10 @@ def reply_fault(
             else None
         )
         or (
-            None if refusal else states_no_type(body, question) or restates_question(body, question)
+            None
+            if refusal
+            else states_no_type(body, question)
+            or restates_question(body, question, passages_of(pool[:12]))
         )
     )
 

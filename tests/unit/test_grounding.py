@@ -52,9 +52,23 @@ def test_an_uncited_answer_is_cited_only_when_passages_hold_it() -> None:
 def test_an_answer_that_only_restates_the_question_says_nothing() -> None:
     asked = "Can cloudpickle send objects between different Python versions?"
     verdict = "Yes, cloudpickle can send objects between different Python versions."
-    assert restates_question(verdict, asked) == "only restated the question"
-    assert restates_question("No: only between the same Python version.", asked) is None
-    assert restates_question("Since 2013.", "Since when has structlog been in production?") is None
+    source = {"docs/cloudpickle#3": "Cloudpickle can only be used to send objects between "
+              "the exact same version of Python. Using cloudpickle for long-term object "
+              "storage is not supported and strongly discouraged."}  # fmt: skip
+    cited = f"{verdict} [src:docs/cloudpickle#3]"
+    assert restates_question(cited, asked, source) == "only restated the question"
+    assert restates_question("No: only between the same Python version.", asked, {}) is None
+    since = "Since when has structlog been in production?"
+    assert restates_question("Since 2013.", since, {}) is None
+    # a yes or no its cited sentence says the same way (Qwen 0.5B) stands
+    stored = "Can cloudpickle be used for long-term object storage?"
+    no = "No, cloudpickle cannot be used for long-term object storage. [src:docs/cloudpickle#3]"
+    assert restates_question(no, stored, source) is None
+    yes = "Yes, cloudpickle can be used for long-term object storage. [src:docs/cloudpickle#3]"
+    assert restates_question(yes, stored, source) == "only restated the question"
+    # a restatement with no verdict says nothing, whatever it cites
+    gives = "cloudpickle sends objects between Python versions. [src:docs/cloudpickle#3]"
+    assert restates_question(gives, asked, source) == "only restated the question"
 
 
 def test_what_a_small_model_copies_of_its_prompt_is_left_out_and_its_own_words_kept() -> None:
