@@ -62,6 +62,11 @@ _TAG = re.compile(r"</?([a-z_]+)(?:\s[^<>]*)?>")
 _BLOCK = re.compile(r"<([a-z_]+)(?:\s[^<>]*)?>((?:(?!</?[a-z_]+[\s>]).)*?)</\1>", re.S)
 
 
+#: a <source …> block, closed or cut off (at the next source, the end of the sources, or the
+#: reply's end)
+_SOURCE_BLOCK = re.compile(r"<source\b[^>]*>.*?(?:</source>|(?=<source\b)|(?=</sources>)|\Z)", re.S)
+
+
 def _flat(text: str) -> str:
     return " ".join(text.split())
 
@@ -72,7 +77,8 @@ def strip_echo(answer: str, prompt: str) -> str:
     Qwen 0.5B repeats its prompt — ``<question>…</question> <needs>…</needs> <sources>…`` —
     before or instead of an answer, or wraps its answer in one of the prompt's blocks
     (``<needs> - an amount: Python 3.10 or later [src:…] </needs>``, ``<answer>…</answer>``).
-    Removed: a block of the prompt's layout that the prompt holds whole, the tags themselves,
+    Removed: a block of the prompt's layout that the prompt holds whole, any ``<source>``
+    block (a copy, however partial, of what the model was shown), the tags themselves,
     a line of the prompt's own (a rule, the question), and a need's label ("- an amount:").
     A source's sentence or an earlier answer's line the reply repeats stays: it is the
     reply's claim, to be cited.
@@ -89,7 +95,10 @@ def strip_echo(answer: str, prompt: str) -> str:
     def copied_block(m: re.Match[str]) -> str:
         return "" if m.group(1) in layout and _flat(m.group(2)) in whole else m.group(0)
 
-    out, before = answer, None
+    # a source copied in part, or with attributes of its own, is still no answer: a model's
+    # own words are never inside a <source> block (Qwen 0.5B: "orjson # numpy Note a …")
+    out = _SOURCE_BLOCK.sub("", answer) if "source" in layout else answer
+    before = None
     while out != before:  # innermost blocks first: a copied <sources> holds copied <source>s
         before, out = out, _BLOCK.sub(copied_block, out)
     out = _TAG.sub(lambda m: "\n" if m.group(1) in tags else m.group(0), out)

@@ -89,6 +89,10 @@ def test_what_a_small_model_copies_of_its_prompt_is_left_out_and_its_own_words_k
         "It needs Python 3.10 [src:docs/truststore#2]."
     )
     assert strip_echo(echoed, prompt) == "It needs Python 3.10 [src:docs/truststore#2]."
+    # a source copied in part, its block left open, is a copy all the same
+    assert (
+        strip_echo('<sources>\n<source id="docs/truststore#2">\ntruststore\nRequires', prompt) == ""
+    )
     # a copy and nothing else leaves nothing; a source's sentence repeated is the reply's claim
     assert strip_echo(f"<needs>\n- an amount: {question}\n</needs>", prompt) == ""
     assert strip_echo(said, prompt) == said
