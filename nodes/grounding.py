@@ -274,6 +274,10 @@ _FILLER = frozenset(
 )
 
 
+def _stems(text: str) -> set[str]:
+    return {stem(w) for w in words(text)}
+
+
 #: a statement that denies or limits ("not supported", "doesn't override", "can only be used")
 _DENIES = re.compile(
     r"^\W*no\b|\b(?:not|never|cannot|none|nothing|neither|nor|only|unsupported|"
@@ -296,18 +300,14 @@ def restates_question(answer: str, question: str, passages: dict[str, str]) -> s
     """
     text = CITATION.sub(" ", answer)
     said = {stem(w) for w in words(text) if w not in _FILLER}
-    if said - {stem(w) for w in words(question)}:
+    if said - _stems(question):
         return None
     cited = [passages[c] for c in CITATION.findall(answer) if c in passages]
-    closest = max(
-        (s for p in cited for s in _SENTENCE.split(p)),
-        key=lambda s: len(said & {stem(w) for w in words(s)}),
-        default="",
-    )
-    verdict = re.match(r"\W*(yes|no)\b", text, re.I)
+    sentences = [s for p in cited for s in _SENTENCE.split(p)]
+    closest = max(sentences, key=lambda s: len(said & _stems(s)), default="")
     if (
-        verdict
-        and 2 * len(said & {stem(w) for w in words(closest)}) >= len(said)
+        re.match(r"\W*(?:yes|no)\b", text, re.I)
+        and 2 * len(said & _stems(closest)) >= len(said)
         and bool(_DENIES.search(text)) == bool(_DENIES.search(closest))
     ):
         return None
