@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
-import httpx
 import openai
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
@@ -100,10 +99,14 @@ class ChatModelConfig:
         """``first_token_timeout``, or ``timeout`` when unset."""
         return self.first_token_timeout or self.timeout
 
-    def http_timeout(self) -> httpx.Timeout:
-        """By phase: connecting, then waiting for bytes (the longer of the two waits)."""
+    def http_timeout(self) -> openai.Timeout:
+        """By phase: connecting, then waiting for bytes (the longer of the two waits).
+
+        The client library's own ``Timeout`` and HTTP client types are used: ``openai`` moved
+        from ``httpx`` to ``httpx2`` (3.6x), whose clients refuse the other package's objects.
+        """
         wait = max(self.first_token_s, self.timeout)
-        return httpx.Timeout(connect=self.connect_timeout, read=wait, write=wait, pool=wait)
+        return openai.Timeout(connect=self.connect_timeout, read=wait, write=wait, pool=wait)
 
 
 def serving_of(model: Any) -> dict[str, Any]:
@@ -125,7 +128,7 @@ def response_format(mode: str, schema: type[BaseModel]) -> dict[str, Any] | None
 
 
 #: HTTP clients of the chat models this process made (closed by ``aclose_chat_clients``).
-_CLIENTS: list[httpx.AsyncClient] = []
+_CLIENTS: list[openai.DefaultAsyncHttpxClient] = []
 
 
 async def aclose_chat_clients() -> None:
@@ -137,7 +140,7 @@ async def aclose_chat_clients() -> None:
 def _openai(config: ChatModelConfig) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
-    client = httpx.AsyncClient(timeout=config.http_timeout())
+    client = openai.DefaultAsyncHttpxClient(timeout=config.http_timeout())
     _CLIENTS.append(client)
     kwargs: dict[str, Any] = {
         "model": config.model,
