@@ -8,6 +8,9 @@ import string
 from collections import Counter
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 
 def ndcg_at_k(ranked: Sequence[str], relevant: dict[str, int], k: int = 10) -> float:
     """nDCG@k with graded relevance (BEIR / trec_eval definition: gain = rel, log2 discount)."""
@@ -90,3 +93,16 @@ def halves(per: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, dict[s
                     means[metric] = round(sum(half) / len(half), 4)
             out[part][name] = means
     return out
+
+
+def rank_auc(labels: npt.NDArray[np.float64], scores: npt.NDArray[np.float64]) -> float:
+    """ROC AUC by ranks: the chance a positive (label 1) outscores a negative; ties count half."""
+    order = np.argsort(scores, kind="mergesort")
+    ranks = np.empty(len(scores))
+    ranks[order] = np.arange(1, len(scores) + 1)
+    for s in np.unique(scores):  # average ranks over ties
+        tied = scores == s
+        ranks[tied] = ranks[tied].mean()
+    pos = labels == 1
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))

@@ -21,6 +21,8 @@ def command_line(module: str, args: argparse.Namespace) -> str:
         if value is None or value is False or value == 0:
             continue
         flag = f"--{key.replace('_', '-')}"
+        if isinstance(value, list | tuple):
+            value = " ".join(str(v) for v in value)
         parts.append(flag if value is True else f"{flag} {value}")
     return " ".join(parts)
 

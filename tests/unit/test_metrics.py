@@ -1,5 +1,6 @@
 import math
 
+import numpy as np
 import pytest
 
 from bench.metrics import (
@@ -9,6 +10,7 @@ from bench.metrics import (
     halves,
     ndcg_at_k,
     normalize_answer,
+    rank_auc,
     recall_at_k,
     strip_citations,
 )
@@ -57,3 +59,11 @@ def test_halves_split_each_system_in_question_order() -> None:
     assert split["tuning"]["bm25"] == {"recall@5": 0.5}
     assert split["report"]["bm25"] == {"recall@5": 0.3333}
     assert split["tuning"]["graph"] == split["report"]["graph"] == {"recall@5": 1.0}
+
+
+def test_rank_auc_matches_hand_counted_pairs() -> None:
+    labels = np.array([1.0, 1.0, 0.0, 0.0, 0.0])
+    # positives 0.9 and 0.4; negatives 0.5, 0.4, 0.1: of 6 pairs 4 won, 1 tied, 1 lost
+    assert rank_auc(labels, np.array([0.9, 0.4, 0.5, 0.4, 0.1])) == pytest.approx(4.5 / 6)
+    assert rank_auc(labels, np.array([0.9, 0.8, 0.3, 0.2, 0.1])) == 1.0
+    assert rank_auc(labels, np.array([0.1, 0.2, 0.3, 0.8, 0.9])) == 0.0
