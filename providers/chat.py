@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
-import openai
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.output_parsers import PydanticOutputParser
@@ -26,19 +26,27 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.json import parse_json_markdown
 from pydantic import BaseModel, SecretStr, ValidationError
 
+if TYPE_CHECKING:  # the client is imported when a model is made: the extractive CLI never is
+    import openai
+
 M = TypeVar("M", bound=BaseModel)
 
 #: What nodes call: a chat model, possibly wrapped with its backup.
 ChatModel: TypeAlias = Runnable[LanguageModelInput, BaseMessage]
 
-#: Failures worth trying the backup model for (the primary may be fine again next call).
-RETRYABLE: tuple[type[BaseException], ...] = (
-    openai.InternalServerError,
-    openai.RateLimitError,
-    openai.APIConnectionError,  # includes APITimeoutError
-    TimeoutError,
-    ConnectionError,
-)
+
+@cache
+def retryable() -> tuple[type[BaseException], ...]:
+    """Failures worth trying the backup model for (the primary may be fine again next call)."""
+    import openai
+
+    return (
+        openai.InternalServerError,
+        openai.RateLimitError,
+        openai.APIConnectionError,  # includes APITimeoutError
+        TimeoutError,
+        ConnectionError,
+    )
 
 
 class ModelError(Exception):
@@ -105,6 +113,8 @@ class ChatModelConfig:
         The client library's own ``Timeout`` and HTTP client types are used: ``openai`` moved
         from ``httpx`` to ``httpx2`` (3.6x), whose clients refuse the other package's objects.
         """
+        import openai
+
         wait = max(self.first_token_s, self.timeout)
         return openai.Timeout(connect=self.connect_timeout, read=wait, write=wait, pool=wait)
 
@@ -138,6 +148,7 @@ async def aclose_chat_clients() -> None:
 
 
 def _openai(config: ChatModelConfig) -> BaseChatModel:
+    import openai
     from langchain_openai import ChatOpenAI
 
     client = openai.DefaultAsyncHttpxClient(timeout=config.http_timeout())
@@ -171,7 +182,7 @@ def load_chat_model(config: ChatModelConfig, backup: ChatModelConfig | None = No
     primary = _openai(config)
     model: ChatModel = primary
     if backup is not None:
-        model = primary.with_fallbacks([_openai(backup)], exceptions_to_handle=RETRYABLE)
+        model = primary.with_fallbacks([_openai(backup)], exceptions_to_handle=retryable())
     serving = {"first_token_s": config.first_token_s, "idle_s": config.timeout,
                "json_mode": config.json_mode, "name": config.model}  # fmt: skip
     return model.with_config(metadata={SERVING: serving})
@@ -179,6 +190,8 @@ def load_chat_model(config: ChatModelConfig, backup: ChatModelConfig | None = No
 
 def classify(exc: BaseException) -> ModelError:
     """Turn a provider exception into seekgraph's model errors (with a clear message)."""
+    import openai
+
     if isinstance(exc, ModelError):
         return exc
     if (
@@ -196,7 +209,7 @@ def classify(exc: BaseException) -> ModelError:
             f"the chat model endpoint failed on the request ({exc.status_code}): "
             f"{_short(exc)} — {_what_to_set(str(exc))}"
         )
-    if isinstance(exc, RETRYABLE):
+    if isinstance(exc, retryable()):
         return ModelUnavailableError(f"the chat model is unavailable ({type(exc).__name__})")
     return ModelUnavailableError(f"the chat model call failed ({type(exc).__name__})")
 
