@@ -5,6 +5,10 @@
     REPLAY=after.json PYTHONPATH=<a worktree of the earlier code> \\
     python -m bench.integrate_replay bench/data/answers_heldout all before.json
 
+The paraphrase sets work too (``bench/data/paraphrase``, ``paraphrase_chat``; a ``half``
+such as ``tune`` in place of ids takes that half): a question over the demo workspace is
+searched there as its user, and judged as ``bench.paraphrase`` judges it.
+
 Each question is searched in extractive mode; then ``integrate`` runs once in LLM mode on
 that state and the model's raw reply is recorded with the outcome (shown, or why not). With
 ``REPLAY`` set to an earlier output, the recorded replies are played back instead of asking
@@ -29,6 +33,8 @@ from langgraph.runtime import Runtime
 
 from bench.answers import SOURCE, build
 from bench.answers import judge as judge_answers
+from bench.paraphrase import demo_runner
+from bench.paraphrase import judge as judge_paraphrase
 from bench.runner import index_runner
 from nodes import integrate as integrate_module
 from nodes.context import Context
@@ -59,7 +65,7 @@ async def _recorded(*args: Any, **kwargs: Any) -> tuple[str, int, str]:
 async def main(data: Path, ids: list[str], out_path: Path) -> None:
     integrate_module.stream_answer = _recorded  # type: ignore[assignment]
     qs = [json.loads(line) for line in (data / "questions.jsonl").open() if line.strip()]
-    qs = [q for q in qs if ids == ["all"] or q["_id"] in ids]
+    qs = [q for q in qs if ids == ["all"] or q["_id"] in ids or q.get("half") in ids]
     if _REPLAY is not None:
         qs = [q for q in qs if q["_id"] in _REPLAY]
     settings = Settings()
@@ -69,16 +75,20 @@ async def main(data: Path, ids: list[str], out_path: Path) -> None:
         index, _ = build(data, "minilm", Path(tmp))
         reader = User("bench", frozenset({"everyone"}))
         docs = index_runner(index, EmbeddedSource(index, SOURCE, "docs"), [reader])
-        services = dataclasses.replace(
-            docs.services, chat_model=chat, model_name=settings.llm_model
-        )
+        demo = demo_runner(Path(tmp)) if any(q.get("corpus") == "demo" for q in qs) else None
         for q in qs:
-            values, _ = await docs.run_graph(q["question"], reader.name)
+            runner, user = (demo, q["user"]) if q.get("corpus") == "demo" else (docs, reader.name)
+            assert runner is not None
+            judge = judge_paraphrase if "must" in q else judge_answers
+            services = dataclasses.replace(
+                runner.services, chat_model=chat, model_name=settings.llm_model
+            )
+            values, _ = await runner.run_graph(q["question"], user, mode="extractive")
             state = {**values, "mode": "llm", "model": settings.llm_model}
             started = time.perf_counter()
             _RAW.clear()
             _RAW["_id"] = q["_id"]
-            runtime = Runtime(context=Context(user=reader.name), stream_writer=lambda _: None)
+            runtime = Runtime(context=Context(user=user), stream_writer=lambda _: None)
             update = await integrate_module.integrate(state, runtime, services)  # type: ignore[arg-type]
             calls = [c for c in update.get("model_calls", []) if c["node"] == "integrate"]
             answer = update.get("answer", "")
@@ -90,8 +100,9 @@ async def main(data: Path, ids: list[str], out_path: Path) -> None:
                 "uncited_reply": not cited_ids(repair_citations(body, known)),
                 "outcome": calls[0]["outcome"] if calls else None,
                 "detail": calls[0]["detail"][:300] if calls else "",
-                "passed": judge_answers(q, {"answer": answer})["passed"],
-                "extractive_passed": judge_answers(q, values)["passed"],
+                "passed": judge(q, {"answer": answer})["passed"],
+                "extractive_passed": judge(q, values)["passed"],
+                "answerable": q.get("doc", True) is not None,
                 "raw": body,
                 "answer": answer,
             }

@@ -161,17 +161,29 @@ ATTACH_MIN_SUPPORT = 0.6
 _ATTACH_MIN_TERMS = 3
 
 
-def _supporting(sentence: str, allowed: str, passages: dict[str, str]) -> str | None:
-    """The passage that holds a sentence: its claims all, and most of its words."""
+def _supporting(
+    sentence: str, allowed: str, passages: dict[str, str], beyond_allowed: bool = False
+) -> str | None:
+    """The passage that holds a sentence: its claims all, and most of its words.
+
+    With ``beyond_allowed``, the words of ``allowed`` (the question's) count as held, and
+    the passage must hold some word beyond them: "To get orjson output with keys in
+    alphabetical order, use `option=orjson.OPT_SORT_KEYS`" restates the question and is held
+    by the passage saying the rest; a restatement alone is held by none.
+    """
     said = term_set(sentence)
     if not said:
         return None
+    asked = term_set(allowed) if beyond_allowed else set()
     claims = {c.lower() for c in claims_of(sentence, allowed)}
     best, best_share = None, ATTACH_MIN_SUPPORT
     for source_id, text in passages.items():
         if any(c not in text.lower() for c in claims):
             continue
-        share = len(said & term_set(text)) / len(said)
+        held = term_set(text)
+        if beyond_allowed and not (said - asked) & held:
+            continue
+        share = len(said & (held | asked)) / len(said)
         if share >= best_share:
             best, best_share = source_id, share
     return best
@@ -214,6 +226,42 @@ def attach_citations(answer: str, allowed: str, passages: dict[str, str]) -> str
     if not attached or 3 * held < 2 * judged:
         return None
     return "\n".join(lines)
+
+
+#: a list item's marker, kept on a line whose held sentences are kept
+_ITEM = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+")
+
+
+def keep_held(answer: str, allowed: str, passages: dict[str, str]) -> str | None:
+    """Only the sentences of ``answer`` that a shown passage holds, each citing it, or None.
+
+    For a reply that cannot be held as a whole: Qwen 1.5B answered "…use the
+    `option=orjson.OPT_SORT_KEYS` parameter" right and then wrote a code example of its own;
+    it wrote the Okta steps of its passages, each followed by a sentence of its own ("you
+    will need to request this role from the identity team"). What a passage holds (its
+    claims all, and most of the words it says beyond the question's) is kept with that
+    passage's citation; the rest — the model's own code, restatements of the question, what
+    no passage says — is left out. None when no sentence is held.
+    """
+    out, fenced = [], False
+    for line in _STRAY_CITATION.sub("", answer).splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:  # a model's own code: no passage holds it as written
+            continue
+        kept = []
+        for sentence in _SENTENCE.split(_MARKS.sub("", line)):
+            bare = CITATION.sub("", sentence).strip()
+            if len(term_set(bare)) < _ATTACH_MIN_TERMS:
+                continue
+            holder = _supporting(bare, allowed, passages, beyond_allowed=True)
+            if holder is not None:
+                kept.append(f"{bare} [src:{holder}]")
+        if kept:
+            item = _ITEM.match(line)
+            out.append((item.group(0).lstrip() if item else "") + " ".join(kept))
+    return "\n".join(out) or None
 
 
 def recite(answer: str, allowed: str, passages: dict[str, str]) -> str:

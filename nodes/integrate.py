@@ -28,6 +28,7 @@ from nodes.extractive import (
 from nodes.grounding import (
     attach_citations,
     ignores_names,
+    keep_held,
     lacks_type,
     recite,
     restates_question,
@@ -76,6 +77,8 @@ ATTACHED = "the reply cited none of its sources; the passages holding its lines 
 RECITED = "a line cited a passage that does not hold it; the passages that do were cited"
 #: …and when the reply copied its prompt's layout or rules around words of its own.
 UNWRAPPED = "the reply copied parts of its prompt; they were left out"
+#: …and when sentences no shown passage holds were left out, the held ones kept and cited.
+KEPT_HELD = "sentences no shown passage holds were left out; the held ones cite their passages"
 
 
 def echoes_instructions(answer: str, prompt: str) -> str | None:
@@ -150,21 +153,33 @@ def allowed_words(question: str, today: dt.date) -> str:
     return f"{question} {today.day} {today:%B} {today.month} {today.year} {SECTION_NAMES}"
 
 
-def mended(body: str, question: str, today: dt.date, shown: list[Evidence]) -> tuple[str, str]:
+def mended(
+    body: str, question: str, today: dt.date, shown: list[Evidence], prune: bool = False
+) -> tuple[str, str]:
     """A reply with its citations mended, and what was mended ("" for nothing).
 
     A reply that cites nothing cites the passages holding its lines, if they do
     (``attach_citations``); a line citing a passage that does not hold it cites, instead,
-    the shown passages that do (``recite``). A refusal is left as it is; what is still not
-    held is the guard's to reject.
+    the shown passages that do (``recite``). With ``prune`` — only where the quotes answer
+    the question, so that what is kept is judged answered — a reply still stating what no
+    passage holds keeps only its held sentences, citing them (``keep_held``): left to
+    itself, pruning kept a 1.5B's incidental VPN sentences as the answer to "How many
+    vacation days do new hires get?". A refusal is left as it is.
     """
     if REFUSAL.search(body.strip()):
         return body, ""
     allowed, passages = allowed_words(question, today), passages_of(shown)
     if not cited_ids(body):
         attached = attach_citations(body, allowed, passages)
-        return (attached, ATTACHED) if attached else (body, "")
+        if attached:
+            return attached, ATTACHED
+        kept = keep_held(body, allowed, passages) if prune else None
+        return (kept, KEPT_HELD) if kept else (body, "")
     recited = recite(body, allowed, passages)
+    if prune and ungrounded_reason(recited, allowed, passages) is not None:
+        kept = keep_held(recited, allowed, passages)
+        if kept:
+            return kept, KEPT_HELD
     return recited, RECITED if recited != body else ""
 
 
@@ -275,7 +290,13 @@ async def integrate(
             raw, own = body, strip_echo(body, prompt)
             # (a reply whose words are unchanged, its spacing aside, was not unwrapped)
             unwrapped = own.split() != body.split() and bool(_WORD.search(CITATION.sub(" ", own)))
-            body, mending = mended(own if unwrapped else body, state["question"], today, pool[:12])
+            body, mending = mended(
+                own if unwrapped else body,
+                state["question"],
+                today,
+                pool[:12],
+                prune=not nothing_answers,
+            )
             mending = "; ".join(m for m in (UNWRAPPED if unwrapped else "", mending) if m)
             mode = "llm"
             echoed = reply_fault(

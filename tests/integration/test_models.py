@@ -251,10 +251,20 @@ SAID = "Install the WireGuard client from Self Service and import your profile."
             f"{SAID} [src:kb/vpn#0]",
             "copied parts of its prompt; they were left out",
         ),
+        # Qwen 1.5B answered right, then wrote code and a claim of its own (uncited or cited)
+        (
+            f"{SAID}\n\n```bash\nsudo wg-quick up fernhill\n```\nThe tunnel comes up within "
+            "5 minutes on every laptop.",
+            "sentences no shown passage holds were left out",
+        ),
+        (
+            f"{SAID} [src:kb/vpn#0] The tunnel comes up within 5 minutes on every laptop.",
+            "sentences no shown passage holds were left out",
+        ),
     ],
     ids=[
         "uncited", "spaced", "no-source-named", "another-passage", "in-a-prompt-block",
-        "after-its-prompt",
+        "after-its-prompt", "its-own-code-and-claim", "its-own-claim-cited",
     ],
 )  # fmt: skip
 async def test_an_answer_its_passages_hold_is_shown_citing_them(
@@ -263,6 +273,7 @@ async def test_an_answer_its_passages_hold_is_shown_citing_them(
     out, call = await answered_with(servers, embedder, {"content": reply})
     assert out["mode"] == "llm"
     assert out["answer"].startswith(f"{SAID} [src:kb/vpn#0]")
+    assert "5 minutes" not in out["answer"] and "wg-quick" not in out["answer"]
     assert [c["id"] for c in out["citations"]] == ["kb/vpn#0"]
     assert call["outcome"] == "ok" and mended in call["detail"]
     assert ("copied parts of its prompt" in call["detail"]) == ("<" in reply)

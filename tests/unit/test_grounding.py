@@ -5,7 +5,13 @@ The replies are Qwen2.5-Coder 1.5B's, from the benchmark's runs on the READMEs.
 
 from __future__ import annotations
 
-from nodes.grounding import attach_citations, ignores_names, recite, restates_question
+from nodes.grounding import (
+    attach_citations,
+    ignores_names,
+    keep_held,
+    recite,
+    restates_question,
+)
 from nodes.prompting import strip_echo
 from nodes.prompts import INTEGRATE_PROMPT
 
@@ -105,3 +111,28 @@ def test_what_a_small_model_copies_of_its_prompt_is_left_out_and_its_own_words_k
     )  # fmt: skip
     assert strip_echo(earlier, follow_up) == earlier
     assert strip_echo("Use x < y and a <b> tag.", prompt) == "Use x < y and a <b> tag."
+
+
+def test_a_reply_that_cannot_be_held_whole_keeps_only_what_passages_hold() -> None:
+    # Qwen 1.5B's reply (its code example shortened), the paraphrase set's question
+    asked = "How do I get orjson output with keys in alphabetical order?"
+    reply = (
+        "To get orjson output with keys in alphabetical order, you can use the "
+        "`option=orjson.OPT_SORT_KEYS` parameter.\n\n```python\nimport orjson\n"
+        'data = {"b": 1, "c": 2, "a": 3}\nsorted_data = orjson.dumps(data, '
+        "option=orjson.OPT_SORT_KEYS)\n```\n\nThe `option=orjson.OPT_SORT_KEYS` parameter "
+        "is a powerful feature that can be very useful in various scenarios."
+    )
+    shown = {
+        **SHOWN,
+        "docs/orjson#4": "`sort_keys` is replaced by `option=orjson.OPT_SORT_KEYS`.",
+    }
+    assert attach_citations(reply, asked, shown) is None  # its own code is held by nothing
+    assert keep_held(reply, asked, shown) == (
+        "To get orjson output with keys in alphabetical order, you can use the "
+        "`option=orjson.OPT_SORT_KEYS` parameter. [src:docs/orjson#4]"
+    )
+    # what the model knows, that no passage says, keeps nothing
+    assert keep_held("`orjson.dumps` returns a memoryview in Rust.", asked, SHOWN) is None
+    # a restatement of the question alone is held by no passage
+    assert keep_held("You can get orjson keys in alphabetical order.", asked, shown) is None
