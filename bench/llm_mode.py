@@ -55,7 +55,7 @@ from bench.report import command_line, write
 from bench.runner import GraphRunner, index_runner
 from nodes.extractive import NOTHING_FOUND
 from nodes.grounding import ungrounded
-from nodes.integrate import ATTACHED, RECITED, UNWRAPPED
+from nodes.integrate import ATTACHED, KEPT_HELD, RECITED, UNWRAPPED
 from providers import pace
 from server.bootstrap import configured_chat
 from server.settings import Settings
@@ -147,6 +147,9 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
             ),
             "answers_unwrapped_from_a_copied_prompt": sum(
                 any(UNWRAPPED in n for n in r.get("noted", [])) for r in rs
+            ),
+            "answers_kept_to_their_held_sentences": sum(
+                any(KEPT_HELD in n for n in r.get("noted", [])) for r in rs
             ),
         }
     llm = [r["llm"] for r in records]
