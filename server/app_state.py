@@ -82,6 +82,8 @@ class AppState:
     """This process's worker (None: an API-only instance)."""
     ingester: IngestWorker | None = None
     """This process's ingest worker (with a worker, when the index is on Redis)."""
+    unsynced: set[str] = field(default_factory=set)
+    """Live connectors whose first sync since start has not ended (``/readyz`` waits)."""
 
     async def flow_of(self, thread_id: str) -> str:
         """The flow the thread runs (its runs' checkpoints say; a new thread: the default)."""
@@ -243,10 +245,13 @@ async def open_app_state(
             )
             if role == "serve":
                 background.append(asyncio.create_task(ingester.run()))
+    unsynced = {connector.name for connector, _ in services.registry.connectors}
     if services.registry.connectors:
         minutes = settings.connector_sync_minutes
-        background.append(asyncio.create_task(sync_loop(services.registry.connectors, minutes)))
+        loop = sync_loop(services.registry.connectors, minutes, unsynced)
+        background.append(asyncio.create_task(loop))
     return AppState(
+        unsynced=unsynced,
         background=background,
         settings=settings,
         services=services,
@@ -271,11 +276,14 @@ async def open_app_state(
     )
 
 
-async def sync_loop(connectors: list[tuple[Any, Any]], minutes: float) -> None:
+async def sync_loop(
+    connectors: list[tuple[Any, Any]], minutes: float, unsynced: set[str] | None = None
+) -> None:
     """Sync each live connector now, then every ``minutes`` (a failure keeps the last state).
 
     The rounds start ``minutes`` apart (not ``minutes`` after the last one ended), so a change
-    in a source takes effect within one interval plus one sync.
+    in a source takes effect within one interval plus one sync. A connector's name leaves
+    ``unsynced`` when its first sync ends, however it ended (``/readyz`` waits for them all).
     """
     from graph.api import sync_connector
 
@@ -290,6 +298,8 @@ async def sync_loop(connectors: list[tuple[Any, Any]], minutes: float) -> None:
             else:
                 log.info("connector %s: %d indexed, %d removed", done.source, done.indexed,
                          done.removed)  # fmt: skip
+            if unsynced is not None:
+                unsynced.discard(connector.name)
         await asyncio.sleep(max(0.0, minutes * 60 - (time.monotonic() - started)))
 
 

@@ -218,6 +218,44 @@ def test_one_sync_of_a_connector_at_a_time_across_instances(
     second.close()
 
 
+async def ready(api: Any, seconds: float = 30) -> Any:
+    """``/readyz`` once it says ready (the instance's live sources synced once)."""
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + seconds
+    while (got := await api.get("/readyz")).status_code != 200 and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    return got
+
+
+async def test_an_instance_is_ready_once_its_live_sources_synced(slack, tmp_path) -> None:
+    """Until a live source's first sync ends, a question would find nothing in it: a load
+    balancer is told "not ready" and why, then "ready"."""
+    import httpx
+
+    from server.http.app import create_app
+    from server.settings import Settings
+
+    script(slack, token="xoxb-test", fail=[429, 429, 429])  # 3 s of "come back in 1 s"
+    world(slack, copy.deepcopy(WORLD))
+    workspace = people_workspace(tmp_path / "ws", {"carol": {}})
+    settings = Settings(
+        data_dir=tmp_path / "data", redis_url=None, workspace=workspace,
+        slack_token="xoxb-test", slack_base_url=f"{slack.url}/api/", connector_sync_minutes=5,
+    )  # fmt: skip
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as api:
+            syncing = await api.get("/readyz")
+            assert syncing.status_code == 503
+            assert syncing.json()["detail"] == "first sync not finished: slack"
+            synced = await ready(api)
+            assert synced.status_code == 200 and synced.json()["status"] == "ready"
+    script(slack, fail=[])
+
+
 async def test_a_person_removed_from_a_channel_no_longer_sees_it_in_earlier_answers(
     slack, tmp_path
 ) -> None:
@@ -278,6 +316,7 @@ async def test_a_person_removed_from_a_channel_no_longer_sees_it_in_earlier_answ
         async with httpx.AsyncClient(
             transport=transport, base_url="http://test", timeout=120, headers=bearer
         ) as api:
+            await ready(api)  # Slack's first sync has ended
             t = str((await api.post("/threads")).json()["thread_id"])
             ask = {"question": "What is the Moorhen price?", "sources": ["slack"]}
             review = [str((await api.post("/threads")).json()["thread_id"])]

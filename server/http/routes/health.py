@@ -18,7 +18,7 @@ async def healthz() -> dict[str, str]:
 
 @router.get("/readyz", response_model=None)
 async def readyz(app: AppDep) -> dict[str, str] | JSONResponse:
-    """Ready to take runs: the checkpoint store answers and the graph is compiled."""
+    """Ready to take runs: the store answers, the graph is compiled, live sources synced once."""
     try:
         indexes = await app.store_ready()
     except STORE_DOWN:
@@ -32,6 +32,14 @@ async def readyz(app: AppDep) -> dict[str, str] | JSONResponse:
                 "status": "unavailable",
                 "detail": "the checkpoint store has no search indexes (redis restarted empty?) "
                 "and they could not be recreated yet",
+            },
+        )
+    if app.unsynced:  # a source that was never synced would answer "found nothing"
+        return JSONResponse(
+            status_code=503,
+            content={
+                "status": "unavailable",
+                "detail": f"first sync not finished: {', '.join(sorted(app.unsynced))}",
             },
         )
     return {"status": "ready", "backend": app.backend, "instance": app.instance}
