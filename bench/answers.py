@@ -120,14 +120,16 @@ def judge(q: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     quotes = quoted_lines(answer)
     markup = [ln for ln in quotes if _MARKUP.search(ln)]
     halves = [ln for ln in quotes if "\n" not in ln and half_sentence(ln)]
-    if q["doc"] is None:
-        passed = answer.startswith(NOTHING_FOUND) and not cited
+    if q["doc"] is None:  # not presented as an answer: passages shown, or nothing found
+        passed = values.get("status", "not_found" if answer.startswith(NOTHING_FOUND) else "")
+        passed = passed in ("passages", "not_found")
     else:
         text = normal(body)
         passed = all(normal(m) in text for m in q["must"]) and f"{SOURCE}/{q['doc']}" in cited
     return {
         "_id": q["_id"],
         "kind": q["kind"],
+        "status": values.get("status"),
         "passed": passed,
         "junk": bool(markup or halves),
         "markup": markup,

@@ -43,11 +43,15 @@ def judge(q: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     answer = str(values.get("answer", ""))
     body = answer.split("\n\nMissing:")[0]
     cited = {c.split("#")[0] for c in CITATION.findall(body)}
-    refused = answer.startswith(NOTHING_FOUND)
+    # not presented as an answer (the closest passages, or nothing found)
+    refused = values.get("status", "not_found" if answer.startswith(NOTHING_FOUND) else "") in (
+        "passages",
+        "not_found",
+    )
     seen = json.dumps(values, ensure_ascii=False, default=str).lower()
     shown = [m for m in q.get("restricted", []) if m.lower() in seen]
     if q["doc"] is None:
-        passed = refused and not cited
+        passed = refused  # (the closest passages are cited; they are not an answer)
     else:
         docs = {d if q["corpus"] == "demo" else f"{SOURCE}/{d}" for d in q["doc"]}
         text = normal(body)

@@ -18,7 +18,7 @@ from nodes.evidence import by_authority, hop_queries, kept, relevance
 from nodes.llm import decide
 from nodes.needs import describe_needs
 from nodes.prompting import render_evidence
-from nodes.quote_verdict import every_need_answered, judged_verdict
+from nodes.quote_verdict import judged_verdict
 from nodes.read_documents import typed_urls
 from nodes.services import Services, chat_model_for, node_name, now
 from providers.terms import STOPWORDS, coverage, display_words, term_set, terms
@@ -268,17 +268,6 @@ async def evaluate(
             if verdict["action"] == "read" and not verdict["read_doc_ids"]:
                 verdict["action"] = "search"
             strategy = "llm"
-            # A small model asks for more rounds while the evidence holds the answer (Qwen 1.5B:
-            # nearly every question used all three, a minute each): the extractive judgement
-            # of the same needs decides, as it does for the model's "not found".
-            if verdict["action"] == "search" and await every_need_answered(state, ctx, services):
-                verdict |= {
-                    "action": "answer",
-                    "gap_questions": [],
-                    "reason": f"the model asked to search again ({decision.reason}); the "
-                    "evidence already answers every need of the question",
-                }
-                strategy = "llm, held to the evidence"
     named = typed_urls(state)
     if named:  # the question names pages: read them before anything else
         verdict |= {

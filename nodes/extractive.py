@@ -210,7 +210,7 @@ def named(unit: str, ev: Evidence) -> str:
     author = author_of(ev)
     if author:
         return unit if unit.startswith(f"{author}:") else f"{author}: {unit}"
-    section = heading_of(ev)
+    section = heading_of(ev).split(" › ")[-1]
     if section and _API_NAME.match(section) and section.strip("`") not in unit:
         return f"{section}: {unit}"
     return unit

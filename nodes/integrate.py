@@ -20,38 +20,30 @@ from nodes.conflicts import conflict_lines, current_first, find_conflicts
 from nodes.context import Context
 from nodes.evidence import by_authority, kept, only_changed, relevance
 from nodes.extractive import (
+    CHAT_KINDS,
     NOTHING_FOUND,
     Quote,
     extractive_answer,
     extractive_body,
 )
-from nodes.grounding import (
-    attach_citations,
-    ignores_names,
-    keep_held,
-    lacks_type,
-    recite,
-    restates_question,
-    restates_unsaid,
-    states_no_type,
-    ungrounded_reason,
-)
-from nodes.needs import REFUSAL, describe_needs, needs_of
+from nodes.needs import describe_needs, needs_of
 from nodes.prompting import (
     CITATION,
-    cited_ids,
     conversation_of,
     render_evidence,
     repair_citations,
     strip_echo,
 )
 from nodes.prompts import FORCED_NOTE, INTEGRATE_PROMPT, TOKENS_SPENT
+from nodes.reader.base import Reply
+from nodes.reader.guard import ATTACHED, KEPT_HELD, RECITED, guard_reply
+from nodes.reader.passages import MAX_REPLY_CHARS, closest, code_after, passages_reply
 from nodes.services import Services, chat_model_for, node_name, now
 from nodes.services import today as today_utc
 from nodes.writing import (
     images_in_budget,
     resolve_versions,
-    stream_answer,
+    stream_reply,
     unanswered_of,
     with_images,
 )
@@ -71,14 +63,8 @@ from state.schemas import SearchState
 SECTION_NAMES = " ".join(dict.fromkeys(re.findall(r"<(\w+)>", INTEGRATE_PROMPT)))
 
 
-#: A model call's detail when its reply cited nothing and the passages holding it were cited.
-ATTACHED = "the reply cited none of its sources; the passages holding its lines were cited"
-#: …and when a line cited a passage that does not hold it, and shown passages do.
-RECITED = "a line cited a passage that does not hold it; the passages that do were cited"
 #: …and when the reply copied its prompt's layout or rules around words of its own.
 UNWRAPPED = "the reply copied parts of its prompt; they were left out"
-#: …and when sentences no shown passage holds were left out, the held ones kept and cited.
-KEPT_HELD = "sentences no shown passage holds were left out; the held ones cite their passages"
 
 
 def echoes_instructions(answer: str, prompt: str) -> str | None:
@@ -122,6 +108,62 @@ def _dated(ev: Evidence) -> str:
 _WORD = re.compile(r"[^\W\d_]{2}")
 
 
+def offline_reply(
+    lines: list[str],
+    quoted: list[tuple[str, Evidence]],
+    scored: list[Quote],
+    pool: list[Evidence],
+    nothing_answers: bool,
+    disputed: bool = False,
+) -> Reply:
+    """The offline reader's reply: quotes when sure, else the closest passages whole.
+
+    Sure means: the quotes answer every need of the question, and the best quote of a
+    document is drawn toward the words of the question it does not share (``words_pull``) —
+    a near miss shares the topic's words but not what was asked (golden case
+    ``tests/unit/test_reader.py::test_a_near_miss_gets_passages_not_an_answer``). A chat
+    message says things in passing and is judged by the conversation (``answerable``).
+    Sources that disagree on what was asked (``disputed``) are the answer.
+    "Found nothing" only when nothing was kept: a passage that passed the filters is shown,
+    not judged away.
+    """
+    if not pool:
+        return Reply(NOTHING_FOUND, "not_found")
+    best = scored[0] if scored else None
+    sure = disputed or (best is not None and (best.pulled or best.evidence["kind"] in CHAT_KINDS))
+    if lines and not nothing_answers and sure and best is not None:
+        shown = fitting(lines)
+        code = code_after(best.evidence, best.sentence)
+        if code and code not in "\n".join(shown):  # the code the quote introduces is the answer
+            at = next((i for i, x in enumerate(shown) if best.evidence["source_id"] in x), 0)
+            shown.insert(at + 1, f"\n{code}\n[src:{best.evidence['source_id']}]\n")
+        return Reply(extractive_body(shown, quoted, []), "answered")
+    return Reply(passages_reply(closest(ranked_passages(scored, pool))), "passages")
+
+
+def ranked_passages(scored: list[Quote], pool: list[Evidence]) -> list[tuple[str, Evidence]]:
+    """Passages to show, each with its likeliest sentence.
+
+    The best quote's passage first, then by the filters' relevance (a search engine's order).
+    """
+    best_of: dict[str, str] = {}
+    for q in scored:
+        best_of.setdefault(q.evidence["source_id"], q.sentence)
+    first = [(scored[0].sentence, scored[0].evidence)] if scored else []
+    rest = sorted(pool, key=relevance, reverse=True)
+    return first + [(best_of.get(ev["source_id"], ""), ev) for ev in rest]
+
+
+def fitting(lines: list[str], limit: int = MAX_REPLY_CHARS - 300) -> list[str]:
+    """The first quote lines that fit in a reply (the best come first; one always does)."""
+    out: list[str] = []
+    for line in lines:
+        if out and sum(len(x) + 1 for x in out) + len(line) > limit:
+            break
+        out.append(line)
+    return out
+
+
 def about_what_is_asked(question: str, quote: Quote, ctx: Context) -> bool:
     """A quote names at least half of what the question is about, or means it.
 
@@ -134,98 +176,12 @@ def about_what_is_asked(question: str, quote: Quote, ctx: Context) -> bool:
     return 2 * named >= len(words) or (quote.pulled and quote.meaning >= ctx.meaning_min_score)
 
 
-def refuses_wrongly(answer: str, judged: Judgement) -> str | None:
-    """Why a model's "not found" does not stand, or None.
-
-    A model's refusal is held to the rule the extractive answer follows: it stands only when
-    some need of the question is answered by no quote.
-    """
-    if REFUSAL.search(answer.strip()) and not judged.gaps and not judged.nothing:
-        return "said the sources do not answer, while quotes answer every need"
-    return None
-
-
 def allowed_words(question: str, today: dt.date) -> str:
     """What a model's answer may state that no passage holds: what its prompt says.
 
     The question, today, and the prompt's sections' names ("Sources:", "Needs:").
     """
     return f"{question} {today.day} {today:%B} {today.month} {today.year} {SECTION_NAMES}"
-
-
-def mended(
-    body: str, question: str, today: dt.date, shown: list[Evidence], prune: bool = False
-) -> tuple[str, str]:
-    """A reply with its citations mended, and what was mended ("" for nothing).
-
-    A reply that cites nothing cites the passages holding its lines, if they do
-    (``attach_citations``); a line citing a passage that does not hold it cites, instead,
-    the shown passages that do (``recite``). With ``prune`` — only where the quotes answer
-    the question, so that what is kept is judged answered — a reply still stating what no
-    passage holds keeps only its held sentences, citing them (``keep_held``): left to
-    itself, pruning kept a 1.5B's incidental VPN sentences as the answer to "How many
-    vacation days do new hires get?". A refusal is left as it is.
-    """
-    if REFUSAL.search(body.strip()):
-        return body, ""
-    allowed, passages = allowed_words(question, today), passages_of(shown)
-    if not cited_ids(body):
-        attached = attach_citations(body, allowed, passages)
-        if attached:
-            return attached, ATTACHED
-        kept = keep_held(body, allowed, passages) if prune else None
-        return (kept, KEPT_HELD) if kept else (body, "")
-    recited = recite(body, allowed, passages)
-    if prune and ungrounded_reason(recited, allowed, passages) is not None:
-        kept = keep_held(recited, allowed, passages)
-        if kept:
-            return kept, KEPT_HELD
-    return recited, RECITED if recited != body else ""
-
-
-def reply_fault(
-    body: str,
-    prompt: str,
-    judged: Judgement,
-    nothing: bool,
-    pool: list[Evidence],
-    question: str,
-    today: dt.date,
-) -> str | None:
-    """Why a model's answer is not shown (the extractive answer is, instead), or None.
-
-    It repeats its instructions or a block of its prompt; says "not found" where quotes
-    answer; answers without citing anything (Qwen 0.5B: "it will be available on December
-    4th") or with citations alone (Qwen 1.5B: "[src:docs/httpx#1]"); states a number or name
-    its citations do not hold; only restates the question ("The `platformdirs` function
-    gives the directory for log files."); says nothing of a name the question asks about (Qwen 1.5B,
-    asked whether orjson supports PyPy, on orjson's licences); where no quote answers
-    (``nothing``), cites no passage of the type asked; or leaves out the amount or date
-    asked for.
-    """
-    copied = echoes_instructions(body, prompt)
-    allowed = allowed_words(question, today)
-    refusal = REFUSAL.search(body.strip()) is not None
-    return (
-        (f"repeated its instructions ({copied!r})" if copied else None)
-        or refuses_wrongly(body, judged)
-        or (None if refusal or cited_ids(body) else "cited none of its sources")
-        or (None if _WORD.search(CITATION.sub(" ", body)) else "stated nothing but citations")
-        or ungrounded_reason(body, allowed, passages_of(pool[:12]))
-        or (None if refusal else ignores_names(body, question, passages_of(pool[:12])))
-        or (
-            lacks_type(body, question, passages_of(pool, dated=False))
-            or restates_unsaid(body, question, passages_of(pool[:12]))
-            if nothing and cited_ids(body) and not refusal
-            else None
-        )
-        or (
-            None
-            if refusal
-            else states_no_type(body, question)
-            or restates_question(body, question, passages_of(pool[:12]))
-        )
-    )
 
 
 async def integrate(
@@ -261,19 +217,20 @@ async def integrate(
     # about the question's subject and carries what its typed needs ask for (an amount…).
     needs = needs_of(state["question"])
     about = {q.sentence for q in scored if about_what_is_asked(state["question"], q, ctx)}
-    if nothing_answers and any(
+    disputed = any(
         claim["text"] in about and all(n.carried_by(claim["text"]) for n in needs)
         for c in conflicts
         for claim in c["claims"]
-    ):
+    )
+    if disputed:
         gaps, nothing_answers = [], False
     lines = current_first(lines, conflicts)
     tokens = 0
     calls: list[ModelCall] = []
     mode = "extractive"
-    if not pool:
-        body = NOTHING_FOUND
-    elif model is not None:
+    offline = offline_reply(lines, quoted, scored, pool, nothing_answers, disputed)
+    reply = offline
+    if pool and model is not None:
         prompt = ctx.integrate_prompt.format(
             today=today.isoformat(),
             question=state["question"],
@@ -285,43 +242,46 @@ async def integrate(
         )
         content = with_images(prompt, images_in_budget(state), services, ctx.user)
         try:
-            body, tokens, served = await stream_answer(model, content, runtime)
-            body = repair_citations(body, {ev["source_id"] for ev in pool})
-            raw, own = body, strip_echo(body, prompt)
+            raw, tokens, served, finish = await stream_reply(model, content, runtime)
+            body = repair_citations(raw, {ev["source_id"] for ev in pool})
+            own = strip_echo(body, prompt)
             # (a reply whose words are unchanged, its spacing aside, was not unwrapped)
             unwrapped = own.split() != body.split() and bool(_WORD.search(CITATION.sub(" ", own)))
-            body, mending = mended(
-                own if unwrapped else body,
-                state["question"],
-                today,
-                pool[:12],
-                prune=not nothing_answers,
+            copied = echoes_instructions(own if unwrapped else body, prompt)
+            guarded: Reply | str = (
+                f"repeated its instructions ({copied!r})"
+                if copied
+                else "was cut off at the token limit"
+                if finish == "length"
+                else guard_reply(
+                    own if unwrapped else body,
+                    allowed_words(state["question"], today),
+                    passages_of(pool[:12]),
+                )
             )
-            mending = "; ".join(m for m in (UNWRAPPED if unwrapped else "", mending) if m)
-            mode = "llm"
-            echoed = reply_fault(
-                body, prompt, judged, nothing_answers, pool, state["question"], today
-            )
-            calls.append(
-                {
-                    "node": node_name("integrate"),
-                    "model": served,
-                    "outcome": "degraded" if echoed else "ok",
-                    "detail": f"the reply {echoed}; wrote an extractive answer (the reply "
-                    f"began {' '.join(raw.split())[:400]!r})"
-                    if echoed
-                    else mending,
-                    "tokens": tokens,
-                }
-            )
-            if echoed:  # a small model that copies its prompt or cites nothing: the quotes
-                mode = "extractive"
-                body = extractive_body(lines, quoted, gaps if nothing_answers else [])
-            elif nothing_answers and REFUSAL.search(body.strip()):
-                # the model found nothing either: the refusal says which need is missing
-                # and what came closest, in the same words as every other refusal
-                mode = "extractive"
-                body = extractive_body(lines, quoted, gaps)
+            if isinstance(guarded, str):
+                calls.append(
+                    {
+                        "node": node_name("integrate"),
+                        "model": served,
+                        "outcome": "degraded",
+                        "detail": f"the reply {guarded}; wrote an extractive answer (the reply "
+                        f"began {' '.join(raw.split())[:400]!r})",
+                        "tokens": tokens,
+                    }
+                )
+            else:
+                mode, reply = "llm", guarded
+                changes = [UNWRAPPED] if unwrapped else []
+                calls.append(
+                    {
+                        "node": node_name("integrate"),
+                        "model": served,
+                        "outcome": "ok",
+                        "detail": "; ".join([*changes, *guarded.changes]),
+                        "tokens": tokens,
+                    }
+                )
         except ModelClientError as exc:
             raise ModelClientError(f"integrate: {exc}") from exc
         except AnswerInterruptedError:
@@ -336,26 +296,28 @@ async def integrate(
                     "tokens": 0,
                 }
             )
-            body = extractive_body(lines, quoted, gaps if nothing_answers else [])
-    else:
-        body = extractive_body(lines, quoted, gaps if nothing_answers else [])
+    body, status = reply.body, reply.status
+    if mode == "extractive" and status != "answered":
+        nothing_answers = True  # what follows is said of a reply that does not answer
     if mode == "extractive" and notes and not nothing_answers:  # conflicts travel apart, shown once
         body += "\n\n" + "\n".join(notes)
     unanswered = unanswered_of(state, ctx, forced, pool)
-    if mode == "extractive" and (gaps or judged.by_meaning):  # more precise than word coverage
+    if mode == "extractive" and (gaps or judged.by_meaning or status != "answered"):
+        # more precise than word coverage; and a reply that does not answer never lists the
+        # question's own words as what is missing
         unanswered = [u for u in unanswered if not u.startswith("No source found mentions")]
-    if mode == "extractive" and gaps:
+    if mode == "extractive" and gaps and status == "answered":
         unanswered.insert(0, f"No source found says: {', '.join(gaps)}.")
     if mode == "extractive" and (
         someone_else := await wrong_person(state["question"], pool, services.reranker)
     ):
         unanswered.insert(0, someone_else)
-    if unanswered and mode == "extractive":
+    if unanswered and mode == "extractive" and status != "not_found":
         body += "\n\nMissing: " + " ".join(unanswered)
     runtime.stream_writer(
         node_event(
             node_name("integrate"),
-            f"{mode} answer from {len(pool)} passages"
+            f"{mode} answer ({status}) from {len(pool)} passages"
             + (f", {len(conflicts)} conflict(s)" if conflicts else "")
             + (f"; forced: {forced}" if forced else ""),
             conflicts=len(conflicts),
@@ -364,6 +326,7 @@ async def integrate(
     )
     update: dict[str, Any] = {
         "answer": body,
+        "status": status,
         "mode": mode,
         "conflicts": conflicts,
         "unanswered": unanswered,
@@ -378,4 +341,4 @@ async def integrate(
     return update
 
 
-__all__ = ["integrate", "relevance"]
+__all__ = ["ATTACHED", "KEPT_HELD", "RECITED", "UNWRAPPED", "integrate", "relevance"]

@@ -24,6 +24,7 @@ from nodes.admission import admit
 from nodes.context import Context
 from nodes.filter_stages import to_evidence
 from nodes.plan_checks import checked_plan
+from nodes.reader.tables import boilerplate
 from nodes.report_text import REQUEST_FRAME, subject_of
 from nodes.research_events import tell
 from nodes.research_llm import llm_plan
@@ -31,7 +32,7 @@ from nodes.services import Services, chat_model_for, now, user_of
 from providers.embeddings import aembed_passages, aembed_queries
 from providers.pace import fitted_seconds
 from providers.terms import STOPWORDS, display_words
-from state.models import Hit
+from state.models import Hit, heading_of
 from state.research import ResearchState, SubQuestion
 
 #: Passages the broad search gathers per source to find the topics.
@@ -112,8 +113,10 @@ def topic_words(texts: list[str], labels: list[int], k: int, skip: set[str]) -> 
 
 #: Where a request starts listing its parts: after a colon, or "about", "including"…
 _LIST_START = re.compile(
-    r"[:：]\s*|\b(?:about|including|covering|such as|namely|regarding)\s+", re.I
+    r"[:：]\s*|\b(?:about|including|covering|such as|namely|regarding|on)\s+", re.I
 )
+#: What closes a list by saying where all its parts belong: "…, retries and pooling in httpx".
+_SCOPE = re.compile(r"\s+(?:in|for|using)\s+(?P<scope>[^\s,;]+(?:\s+[^\s,;]+){0,2})$", re.I)
 #: What separates the parts of a list: commas, semicolons, "and", "or", 和, 及, 与.
 _LIST_SEP = re.compile(r"\s*(?:[,;，；、]\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+|和|及|与)\s*", re.I)
 #: A list item that qualifies the whole list rather than naming a part.
@@ -135,6 +138,7 @@ def named_parts(request: str) -> list[str]:
     starts = list(_LIST_START.finditer(request))
     for start in reversed(starts):
         tail = request[start.end() :].strip().rstrip("?？.!。").strip()
+        tail = _SCOPE.sub("", tail)  # "in httpx" is every part's, not the last one's
         items = [i.strip(" \"'“”") for i in _LIST_SEP.split(tail) if i and i.strip()]
         items = [i for i in items if not _QUALIFIER.match(i)]
         if len(items) >= 2 and all(len(i.split()) <= MAX_PART_WORDS for i in items):
@@ -197,6 +201,19 @@ def topic_headings(
     return out
 
 
+def own_heading(hits: list[Hit], labels: list[int], topic: int) -> str | None:
+    """The section heading most of a topic's passages sit under, if they share one."""
+    counts = Counter(
+        heading_of(h).split(" › ")[-1]
+        for h, label in zip(hits, labels, strict=True)
+        if label == topic and heading_of(h)
+    )
+    if not counts:
+        return None
+    best, n = counts.most_common(1)[0]
+    return best if n >= 2 else None
+
+
 def heading(words: list[str]) -> str:
     """A section heading from a topic's words, when no phrase is shared: ``Pottery, August``."""
     text = ", ".join(words)
@@ -209,15 +226,22 @@ def part_questions(request: str) -> list[SubQuestion]:
     if not parts:
         return []
     start = list(_LIST_START.finditer(request))
-    stem = request[: start[-1].start()].strip() if start else request
+    # "…a guide on" keeps its "on"; a colon is no word of the question
+    stem = (
+        request[: start[-1].end() if start[-1].group(0).strip() not in ":：" else start[-1].start()]
+        if start
+        else request
+    ).strip()
     if start and start[-1].group(0).strip() in ":：" and len(start) > 1:
         # "…know about IT access: VPN, SSO, and expenses": what names the list ("IT access")
         # is not every part's subject; "…know about expenses" is what the person asked
         stem = request[: start[-2].end()].strip()
+    tail = request[start[-1].end() :].strip().rstrip("?？.!。") if start else ""
+    scope = m.group(0) if (m := _SCOPE.search(tail)) else ""
     return [
         {
             "id": f"q{n}",
-            "question": f"{stem} {part}".strip(),
+            "question": f"{stem} {part}{scope}".strip(),
             "depends_on": [],
             "title": part_title(part),
             "intent": f"What the sources say about {part}, as the request asks; not its "
@@ -250,7 +274,10 @@ async def extractive_plan(
     alone: list[SubQuestion] = named or [
         {"id": "q1", "question": request, "depends_on": [], "intent": request}
     ]
-    if len(hits) < 4:
+    hits = [h for h in hits if not boilerplate(h, request)]
+    sectioned = sum(bool(heading_of(h)) for h in hits) * 2 > len(hits)
+    if len(hits) < 4 or (named and sectioned):
+        # documents with sections of their own: the parts the request names are the report
         return alone, {"passages": len(hits), "topics": 1, "named_parts": len(named)}, [], {}
     texts = [f"{h['title']}. {h['snippet']}" for h in hits]
     vectors = np.asarray(await aembed_passages(services.embedder, texts))
@@ -261,6 +288,8 @@ async def extractive_plan(
     skip |= {w.lower() for h in hits for w in display_words(h["title"])}  # who, where, when
     words = topic_words(texts, labels, k, skip)
     headings = topic_headings(texts, labels, k, skip, words)
+    if sectioned:  # documents: a topic is headed as its passages' own section is
+        headings = [own_heading(hits, labels, j) or h for j, h in enumerate(headings)]
     clusters = [j for j in range(k) if words[j]]
     candidates = [" ".join(words[j]) for j in clusters]
     questions = [f"{subject} {c}".strip() for c in candidates]

@@ -38,14 +38,6 @@ async def judged_quotes(state: SearchState, ctx: Context, services: Services) ->
     return found[1] if found else None
 
 
-async def every_need_answered(state: SearchState, ctx: Context, services: Services) -> bool:
-    """The quotes the answer would give answer every need of the question (words or meaning)."""
-    if ctx.bridge_rounds > 0:  # multi-hop: quotes are not judged by the question
-        return False
-    judged = await judged_quotes(state, ctx, services)
-    return judged is not None and not judged.gaps and not judged.nothing
-
-
 async def judged_verdict(
     state: SearchState, ctx: Context, services: Services, verdict: Verdict
 ) -> Verdict:

@@ -20,6 +20,7 @@ from langgraph.runtime import Runtime
 from nodes.attribution import author_of
 from nodes.conflicts import find_conflicts
 from nodes.context import Context
+from nodes.reader.tables import boilerplate
 from nodes.report_text import (
     Quote,
     choose,
@@ -125,7 +126,15 @@ def quoted_sections(
         quote
         for r in answered
         for quote in quotes_of(
-            r["id"], [ledger[i] for i in slice_of(r, state) if i in ledger], idf, subject, speakers
+            r["id"],
+            [
+                ledger[i]
+                for i in slice_of(r, state)
+                if i in ledger and not boilerplate(ledger[i], state["question"])
+            ],
+            idf,
+            subject,
+            speakers,
         )
     ]
     # what a newer source replaces is told in the "out of date" part, not quoted as current:

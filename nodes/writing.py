@@ -93,7 +93,17 @@ def unanswered_of(
 async def stream_answer(
     model: ChatModel, content: str | list[dict[str, Any]], runtime: Runtime[Context]
 ) -> tuple[str, int, str]:
-    """Stream the answer as token events: (text, tokens, model that served).
+    """Stream the answer as token events: (text, tokens, model that served)."""
+    text, tokens, served, _ = await stream_reply(model, content, runtime)
+    return text, tokens, served
+
+
+async def stream_reply(
+    model: ChatModel, content: str | list[dict[str, Any]], runtime: Runtime[Context]
+) -> tuple[str, int, str, str]:
+    """Stream the answer as token events: (text, tokens, model that served, finish reason).
+
+    The finish reason is the server's ("stop", "length"), or "" when it gave none.
 
     Failover happens only before the first token (``load_chat_model``); after it, a failure
     raises ``AnswerInterruptedError`` rather than starting over with another model.
@@ -151,7 +161,8 @@ async def stream_answer(
     tokens = usage_tokens(final) if final is not None else 0
     served = served_by(final) if final is not None else "unknown"
     pace.record(serving.get("name") or served, time.monotonic() - started)
-    return "".join(parts).strip(), tokens, served
+    finish = str((final.response_metadata or {}).get("finish_reason") or "") if final else ""
+    return "".join(parts).strip(), tokens, served, finish
 
 
 def cut_short(reply: BaseMessageChunk) -> bool:

@@ -16,6 +16,8 @@ from sources.index_source import IndexedDocument
 from state.models import Chunk
 
 MAX_CHUNK_CHARS = 900
+#: Between the headings of a chunk's section path.
+PATH_SEPARATOR = " › "
 #: No chunk is ever longer than this: a paragraph without blank lines is cut at sentence
 #: ends, then line breaks, then spaces (a chunk becomes evidence, and evidence is checkpointed).
 HARD_CHUNK_CHARS = 2 * MAX_CHUNK_CHARS
@@ -80,10 +82,11 @@ def split_long(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
 def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
     """Split Markdown by headings, then by paragraphs up to ``MAX_CHUNK_CHARS``.
 
-    Every chunk keeps the heading it sits under, so evidence reads in context.
+    Every chunk keeps the path of headings it sits under, so evidence reads in context.
     """
     chunks: list[Chunk] = []
     heading = ""
+    trail: list[tuple[int, str]] = []
     buf: list[str] = []
 
     def flush() -> None:
@@ -99,7 +102,11 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
         match = re.match(r"^(#{1,6})\s+(.*)$", para.splitlines()[0])
         if match:
             flush()
-            heading = match.group(2).strip()
+            # the path of sections it sits in ("Timeouts › Setting a default"), the page's
+            # own title (its one top-level heading) aside
+            level = len(match.group(1))
+            trail[:] = [(n, h) for n, h in trail if n < level] + [(level, match.group(2).strip())]
+            heading = PATH_SEPARATOR.join(h for n, h in trail if n > 1 or len(trail) == 1)
             rest = "\n".join(para.splitlines()[1:]).strip()
             if rest:
                 buf.append(rest)

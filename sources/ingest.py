@@ -42,7 +42,7 @@ from sources.conversations import (
 from sources.exports import confluence_page, is_notion_export, notion_tidy
 from sources.index_source import IndexedDocument
 from sources.mail import MAIL, mail_documents
-from sources.markdown_text import readable_markdown
+from sources.markdown_text import first_heading, readable_markdown
 from sources.slack_export import is_slack_export, slack_documents
 
 __all__ = [
@@ -78,8 +78,7 @@ class Ingested:
 
 
 def _first_heading(text: str) -> str | None:
-    match = re.search(r"^#\s+(.+)$", text, re.M)
-    return match.group(1).strip() if match else None
+    return first_heading(text)
 
 
 def _document(

@@ -98,3 +98,15 @@ def _item_opener(tokens: list[Token], i: int) -> bool:
     while j >= 0 and tokens[j].type == "paragraph_open":
         j -= 1
     return j >= 0 and tokens[j].type == "list_item_open"
+
+
+def first_heading(text: str) -> str | None:
+    """The heading a document opens with, as markdown-it reads it; None when it opens otherwise.
+
+    A Python comment inside a fenced block ("# Using the top-level API:") is code, not the
+    document's title; nor is a heading at the end of a page that opens with prose.
+    """
+    tokens = [t for t in _PARSER.parse(text) if t.type != "html_block"]
+    if len(tokens) > 1 and tokens[0].type == "heading_open":
+        return inline_text(tokens[1]) or None
+    return None

@@ -63,6 +63,9 @@ class AnswerEvent(TypedDict):
 
     event: Literal["answer"]
     answer: str
+    status: str | None
+    """``answered``, ``passages``, ``partial`` or ``not_found`` (``nodes.reader``); none for
+    a research report."""
     mode: str | None
     citations: list[Citation]
     conflicts: list[Conflict]
@@ -109,7 +112,16 @@ StreamEvent = (
 EVENT_TYPES = frozenset(
     ("node_start", "node", "sources", "token", "error", "answer", "waiting", "end", "snapshot")
 )
-ANSWER_KEYS = ("answer", "mode", "citations", "conflicts", "unanswered", "notes", "references")
+ANSWER_KEYS = (
+    "answer",
+    "status",
+    "mode",
+    "citations",
+    "conflicts",
+    "unanswered",
+    "notes",
+    "references",
+)
 """What a person receives from a run (``AnswerEvent``'s keys, the snapshot's answer part)."""
 
 
@@ -137,6 +149,7 @@ def empty_fold(run_id: str, thread_id: str) -> dict[str, Any]:
         "unanswered": [],
         "notes": [],
         "mode": None,
+        "answer_status": None,
         "errors": [],
         "interrupts": [],
     }
@@ -151,7 +164,10 @@ def fold_event(fold: dict[str, Any], kind: str, data: dict[str, Any]) -> None:
     elif kind == "token":
         fold["answer"] += data["text"]
     elif kind == "answer":
-        fold.update({k: data[k] for k in ANSWER_KEYS if k in data})
+        # the answer's status is kept apart from the run's (``running``, ``done``…)
+        fold.update({k: data[k] for k in ANSWER_KEYS if k in data and k != "status"})
+        if "status" in data:
+            fold["answer_status"] = data["status"]
     elif kind == "error":
         fold["errors"].append(data.get("message", ""))
     elif kind == "waiting":  # what the run asks of a person, for a page opened later

@@ -53,6 +53,11 @@ class AnswerState(TypedDict):
     """What a person gets back."""
 
     answer: str
+    status: str
+    """How far the answer goes: ``answered`` (it states what was asked, cited),
+    ``passages`` (offline, not sure: the closest passages quoted whole), ``partial`` (LLM:
+    part of it, the rest said missing) or ``not_found`` (nothing relevant retrieved, or the
+    model said the sources do not answer)."""
     mode: str
     """``llm`` or ``extractive``: which strategy wrote the answer."""
     citations: list[Citation]

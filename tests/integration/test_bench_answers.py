@@ -56,5 +56,5 @@ def test_answers_bench_passes_right_answers_and_fails_wrong_ones(tmp_path: Path)
     assert result["documents"] == ["python-dotenv", "orjson"]
     every = {a["_id"]: a for a in json.loads(answers.read_text())}
     assert "[src:docs/orjson#" in every["right"]["answer"]
-    assert every["none"]["answer"].startswith("I found nothing")
+    assert every["none"]["status"] in ("passages", "not_found")
     assert out.with_suffix(".md").exists()

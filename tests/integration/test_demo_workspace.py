@@ -74,14 +74,14 @@ async def test_a_how_question_gets_the_steps_in_order(demo, user) -> None:
     assert "[src:kb/sso-setup-okta#1]" in answer
 
 
-async def test_a_question_no_visible_source_answers_is_reported_not_found(demo) -> None:
-    # bob cannot see the engineering chat or roadmap where the freeze date is written
+async def test_a_question_no_visible_source_answers_is_not_answered(demo) -> None:
+    # bob cannot see the engineering chat or roadmap where the freeze date is written: he
+    # gets no answer (the closest passages he may read, or nothing), never the date
     run = await run_graph(demo, "When is the Pathfinder v2 freeze?", Context(user="bob"))
-    answer = run.output["answer"]
-    assert answer.startswith("I found nothing in the sources you can access")
-    assert "[src:" not in answer and not run.output["citations"]
-    assert "freeze" in answer  # says what was not found
-    assert not any("much" in u or "when" in u.lower().split() for u in run.output["unanswered"])
+    out = run.output
+    assert out["status"] in ("passages", "not_found")
+    assert "1 December" not in out["answer"]
+    assert not any(u.lower().startswith("no source found") for u in out["unanswered"])
 
 
 async def test_the_freeze_date_is_found_by_alice_who_may_read_it(demo) -> None:

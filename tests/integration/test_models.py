@@ -259,7 +259,7 @@ SAID = "Install the WireGuard client from Self Service and import your profile."
         ),
         (
             f"{SAID} [src:kb/vpn#0] The tunnel comes up within 5 minutes on every laptop.",
-            "sentences no shown passage holds were left out",
+            "dropped what its passages do not say: a statement naming 5",
         ),
     ],
     ids=[
@@ -314,8 +314,8 @@ async def test_an_answer_stating_a_number_no_source_gives_becomes_the_quotes(
     assert "[src:kb/vpn#0]" in out["answer"]
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     assert degraded["outcome"] == "degraded"
-    assert "stated 14, 2031" in degraded["detail"]
-    assert "which the passages it cites do not say" in degraded["detail"]
+    assert "stated only what its passages do not say" in degraded["detail"]
+    assert "14, 2031" in degraded["detail"]
     script_model(servers["primary"])
 
 
@@ -340,50 +340,8 @@ async def test_a_models_answer_laid_out_like_its_prompt_is_shown(servers, embedd
     script_model(servers["primary"])
 
 
-async def test_a_models_answer_citing_no_passage_of_the_asked_type_becomes_the_refusal(
-    servers, embedder
-) -> None:
-    # Qwen 1.5B, asked "by when…" with no date in any source, answered from a passage that
-    # holds none; no quote answers, so the person is told which need was not found
-    services = graph_services(embedder, servers)
-    guess = "Request the VPN profile by the end of the week [src:kb/vpn#1]."
-    script_model(servers["primary"], {}, {}, {}, {"content": guess})
-    out, values = await run(
-        services,
-        "By when must I have requested my VPN profile?",
-        Context(user="bob", fastpass_enabled=False),
-    )
-    assert out["mode"] == "extractive" and "end of the week" not in out["answer"]
-    assert out["answer"].startswith("I found nothing")
-    assert "No source found says: a date or time" in out["answer"]
-    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
-    assert "cited no passage holding a date or time" in degraded["detail"]
-    script_model(servers["primary"])
-
-
-async def test_a_models_answer_lending_the_questions_words_to_a_passage_becomes_the_refusal(
-    servers, embedder
-) -> None:
-    # Qwen 1.5B: "The parking allowance for visitors is $50 per person", citing the meal
-    # allowance — the number is the passage's, "parking" and "visitors" the question's
-    services = graph_services(embedder, servers)
-    made_up = "The parking allowance for visitors is $50 per person. [src:kb/travel#0]"
-    script_model(servers["primary"], {}, {}, {}, {"content": made_up})
-    out, values = await run(
-        services,
-        "What is the parking allowance for visitors?",
-        Context(user="bob", fastpass_enabled=False),
-    )
-    assert out["mode"] == "extractive" and out["answer"].startswith("I found nothing")
-    assert "parking allowance for visitors is" not in out["answer"]
-    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
-    assert "said parking, visitors of the question, which no passage" in degraded["detail"]
-    script_model(servers["primary"])
-
-
-async def test_a_models_refusal_in_its_own_words_names_the_missing_need(servers, embedder) -> None:
-    # Qwen 1.5B refused in words of its own and cited the passage it had read: the person
-    # gets the refusal every other answer gives, naming what no source says
+async def test_a_models_not_found_stands_in_its_own_words(servers, embedder) -> None:
+    # the model decides: its "the sources do not say" is the answer, not a rule's verdict
     services = graph_services(embedder, servers)
     refusal = (
         "Based on the information provided in the sources, there is no clear statement "
@@ -395,10 +353,37 @@ async def test_a_models_refusal_in_its_own_words_names_the_missing_need(servers,
         "What is the parking allowance for visitors?",
         Context(user="bob", fastpass_enabled=False),
     )
-    assert out["answer"].startswith("I found nothing") and "no clear statement" not in out["answer"]
-    assert "No source found says: an amount (parking, visitors)" in out["answer"]
+    assert out["mode"] == "llm" and out["status"] == "not_found"
+    assert out["answer"] == refusal
     [call] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     assert call["outcome"] == "ok"
+    script_model(servers["primary"])
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        # a three-word answer naming the value, citing the passage that gives it
+        ("Which VPN client do I need?", "It is WireGuard [src:kb/vpn#0]."),
+        # the question's verb where the passage has another ("get" for "request")
+        ("How do I get a VPN profile?", "You ask for it in the IT portal [src:kb/vpn#1]."),
+        # a right answer that says nothing of a word of the question ("laptop")
+        ("What must I install on my new laptop for the VPN?",
+         "The WireGuard client, from Self Service [src:kb/vpn#0]."),
+    ],
+    ids=["three-words", "other-verb", "not-every-word"],
+)  # fmt: skip
+async def test_a_models_right_answer_stands_as_written(
+    servers, embedder, question: str, reply: str
+) -> None:
+    # no lexical judgement of what the question "needs" overrules the model
+    services = graph_services(embedder, servers)
+    script_model(servers["primary"], {}, {}, {}, {"content": reply})
+    out, values = await run(services, question, Context(user="bob", fastpass_enabled=False))
+    assert out["mode"] == "llm" and out["status"] == "answered"
+    assert out["answer"] == reply
+    [call] = [c for c in values["model_calls"] if c["node"] == "integrate"]
+    assert call["outcome"] == "ok" and call["detail"] == ""
     script_model(servers["primary"])
 
 
@@ -415,29 +400,25 @@ async def test_a_models_answer_naming_what_its_passage_does_not_becomes_the_quot
         Context(user="bob", fastpass_enabled=False),
     )
     assert out["mode"] == "extractive" and "Microsoft" not in out["answer"]
-    assert "Self Service. [src:kb/vpn#0]" in out["answer"]
+    assert "Self Service" in out["answer"] and "[src:kb/vpn#0]" in out["answer"]
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
-    assert "stated Microsoft, Store, which the passages it cites" in degraded["detail"]
+    assert "stated only what its passages do not say" in degraded["detail"]
+    assert "Microsoft, Store" in degraded["detail"]
     script_model(servers["primary"])
 
 
-async def test_a_model_asking_for_more_rounds_while_the_evidence_answers_is_held_to_it(
-    servers, embedder
-) -> None:
-    # Qwen 1.5B asked to search again in nearly every round (a minute each on two cores)
-    # while its evidence already answered the question
+async def test_a_models_decision_to_search_again_stands(servers, embedder) -> None:
+    # the model decides whether its evidence answers: a second round, bounded by the budget
     services = graph_services(embedder, servers)
     again = json.dumps({"action": "search", "reason": "more detail", "gap_questions": ["vpn"]})
-    answer = "Install the WireGuard client from Self Service [src:kb/vpn#0]."
-    script_model(servers["primary"], {}, {}, {"content": again}, {"content": answer})
+    script_model(servers["primary"], {}, {}, {"content": again})
     out, values = await run(
         services,
         "How do I install the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False),
+        Context(user="bob", fastpass_enabled=False, max_rounds=2),
     )
-    assert out["mode"] == "llm" and values["budget"]["rounds"] == 1
-    assert values["verdict"]["action"] == "answer"
-    assert "already answers every need" in values["verdict"]["reason"]
+    assert values["budget"]["rounds"] == 2
+    assert out["mode"] == "llm"
     script_model(servers["primary"])
 
 
@@ -715,43 +696,6 @@ def test_a_new_process_starts_from_the_pace_an_earlier_one_measured(servers, tmp
 
 
 @pytest.mark.parametrize(
-    ("question", "reply", "quoted", "why"),
-    [
-        # Qwen 1.5B: "must reach the warehouse machines by [src:…q4-roadmap#0]." — the
-        # citation stands where the date should; the person gets the quote that states it
-        ("Since when is the daily meal allowance $75?", "It applies from [src:chat/m2#0].",
-         "1 November", "put a citation where the answer belongs"),
-        # …and "The function that gives the directory for log files is [src:…#4]."
-        ("Where do I get the WireGuard VPN client?", "It is got from [src:kb/vpn#0].",
-         "Self Service", "put a citation where the answer belongs"),
-        # a date the reply leaves out, with no citation in its place
-        ("Since when is the daily meal allowance $75?",
-         "Since the policy changed [src:chat/m2#0].", "1 November",
-         "does not state a date or time, which was asked"),
-        # Qwen 1.5B, asked "Does orjson support PyPy?", wrote of orjson's licences, citing them
-        ("How do I connect to the VPN with Okta?",
-         "Install the WireGuard client from Self Service [src:kb/vpn#0].",
-         "Self Service", "says nothing of Okta"),
-        # …and "The `platformdirs` function gives the directory for log files."
-        ("How do I install the WireGuard VPN client?",
-         "You install the WireGuard VPN client [src:kb/vpn#0].",
-         "Self Service", "only restated the question"),
-    ],
-    ids=["date", "place", "no-date", "another-subject", "restated"],
-)  # fmt: skip
-async def test_a_models_answer_that_leaves_out_what_was_asked_becomes_the_quotes(
-    servers, embedder, question: str, reply: str, quoted: str, why: str
-) -> None:
-    services = graph_services(embedder, servers)
-    script_model(servers["primary"], {}, {}, {}, {"content": reply})
-    out, values = await run(services, question, Context(user="bob", fastpass_enabled=False))
-    assert out["mode"] == "extractive" and quoted in out["answer"]
-    [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
-    assert why in degraded["detail"]
-    script_model(servers["primary"])
-
-
-@pytest.mark.parametrize(
     ("reply", "why"),
     [
         # Qwen 0.5B copied the prompt's needs block as its whole answer
@@ -765,7 +709,7 @@ async def test_a_models_answer_that_leaves_out_what_was_asked_becomes_the_quotes
         ("[src:kb/vpn#1]", "stated nothing but citations"),
     ],
 )
-async def test_a_small_models_non_answer_becomes_the_refusal(
+async def test_a_small_models_non_answer_becomes_the_closest_passages(
     servers, embedder, reply: str, why: str
 ) -> None:
     services = graph_services(embedder, servers)
@@ -775,8 +719,9 @@ async def test_a_small_models_non_answer_becomes_the_refusal(
         "By when must I have requested my VPN profile?",
         Context(user="bob", fastpass_enabled=False),
     )
-    assert out["mode"] == "extractive" and out["answer"].startswith("I found nothing")
-    assert "needs" not in out["answer"] and "December 4th" not in out["answer"]
+    assert out["mode"] == "extractive" and out["status"] == "passages"
+    assert not out["answer"].startswith("I found nothing")
+    assert "<needs>" not in out["answer"] and "December 4th" not in out["answer"]
     [degraded] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     assert why in degraded["detail"]
     script_model(servers["primary"])

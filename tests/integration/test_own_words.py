@@ -47,11 +47,11 @@ async def test_a_question_in_other_words_is_answered_from_the_right_passage(
     assert doc in {c["doc_id"] for c in run.output["citations"]}
 
 
-async def test_a_question_nothing_answers_is_refused_naming_the_missing_need(demo) -> None:
+async def test_a_question_nothing_answers_gets_the_closest_passages_not_an_answer(demo) -> None:
     run = await run_graph(demo, "How many vacation days do new hires get?", Context(user="bob"))
-    answer = run.output["answer"]
-    assert answer.startswith(NOTHING_FOUND) and not run.output["citations"]
-    assert "an amount (vacation, hires)" in answer
+    out = run.output
+    assert out["status"] == "passages" and out["answer"].startswith("I could not confirm")
+    assert not any("vacation" in u for u in out["unanswered"])  # never the question's words
 
 
 async def test_a_chat_message_answers_in_its_own_words_but_not_for_another_name(demo) -> None:
@@ -63,9 +63,7 @@ async def test_a_chat_message_answers_in_its_own_words_but_not_for_another_name(
     other = await run_graph(
         demo, "How many robots did the Kestrel deal include?", Context(user="bob")
     )
-    answer = other.output["answer"]
-    assert answer.startswith(NOTHING_FOUND) and "30 robots" not in answer
-    assert "an amount (Kestrel)" in answer
+    assert other.output["status"] == "passages"  # shown as a close passage, not the answer
 
 
 async def test_sources_that_disagree_on_what_was_asked_are_the_answer_not_found_nothing(
@@ -114,7 +112,7 @@ async def test_a_restricted_answer_in_other_words_only_for_who_may_read_it(
     alice = await run_graph(demo, question, Context(user="alice"))  # in the security group
     assert fact in alice.output["answer"]
     bob = await run_graph(demo, question, Context(user="bob"))
-    assert bob.output["answer"].startswith(NOTHING_FOUND) and not bob.output["citations"]
+    assert bob.output["status"] != "answered"
     seen = json.dumps([bob.output, bob.events], default=str)
     assert not [m for m in RESTRICTED_MARKERS if m in seen]
     assert fact not in seen
@@ -131,29 +129,19 @@ class Recording(GenericFakeChatModel):
             yield chunk
 
 
-async def test_a_models_not_found_is_held_to_the_same_rule(demo) -> None:
-    """A model that says "not found" while quotes answer every need: the quotes stand."""
+async def test_a_models_not_found_stands(demo) -> None:
+    """The model decides: its "not found" is the answer even where quotes look close."""
     refusal = "I could not find this in the sources."
     model = Recording(messages=itertools.cycle([AIMessage(content=refusal)]), prompts=[])
     services = dataclasses.replace(demo, chat_model=model, model_name="scripted")
     question = "When do my remote-access profiles run out?"
     run = await run_graph(services, question, Context(user="bob", mode="llm"))
-    answer = run.output["answer"]
-    assert "every 90 days" in answer and refusal not in answer
+    assert run.output["status"] == "not_found" and run.output["answer"] == refusal
     [call] = [c for c in run.state.values["model_calls"] if c["node"] == "integrate"]
-    assert call["outcome"] == "degraded" and "quotes answer every need" in call["detail"]
+    assert call["outcome"] == "ok"
     # what the model was asked to judge and answer: the question's typed needs
     answering = [p for p in model.prompts if "<needs>" in p and "<sources>" in p]
     assert answering and f"- a date or time: {question}" in answering[0]
-    # where nothing answers, the model's "not found" stands, said as every refusal is:
-    # with the need no source gives
-    nothing = await run_graph(
-        services, "How many vacation days do new hires get?", Context(user="bob", mode="llm")
-    )
-    assert nothing.output["answer"].startswith(NOTHING_FOUND)
-    assert "No source found says: an amount (vacation, hires)" in nothing.output["answer"]
-    [call] = [c for c in nothing.state.values["model_calls"] if c["node"] == "integrate"]
-    assert call["outcome"] == "ok"
 
 
 async def test_who_asks_for_an_overview_is_not_what_the_sources_must_mention(demo) -> None:

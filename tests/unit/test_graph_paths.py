@@ -61,8 +61,10 @@ async def test_searches_again_with_gap_questions_first(services) -> None:
     second = expansions[1]["detail"]["queries"]
     assert second, "a second round must try new queries"
     assert "Zanzibar" in second[0], "the gap question comes first"
-    assert run.output["answer"]
-    assert any("Zanzibar" in u for u in run.output["unanswered"])
+    # not sure the meal allowance answers a question about Zanzibar parking: the closest
+    # passages, cited, and never the question's own words listed as what is missing
+    assert run.output["status"] == "passages"
+    assert not any("Zanzibar" in u for u in run.output["unanswered"])
 
 
 async def test_budget_spent_forces_an_answer_that_names_what_is_missing(services) -> None:
@@ -74,7 +76,7 @@ async def test_budget_spent_forces_an_answer_that_names_what_is_missing(services
     out = run.output
     assert run.state.values["forced_reason"] == "all 1 search rounds used"
     assert any("Stopped searching: all 1 search rounds used" in u for u in out["unanswered"])
-    assert any("Zanzibar" in u for u in out["unanswered"])
+    assert out["status"] == "passages" and "Stopped searching" in out["answer"]
     # Never an invented source: every citation is retrieved evidence.
     ids = {e["source_id"] for e in run.state.values["evidence"]}
     assert all(c["id"] in ids for c in out["citations"])

@@ -1,0 +1,159 @@
+"""The offline reader's honest reply when it is not sure: the closest passages, quoted whole.
+
+A good search engine shows the passage, not a verdict on it. Each passage keeps what makes
+it useful — the code block a sentence introduces, a list, a table — and is cited; the
+sentence most likely to answer is marked in bold. The whole reply stays under
+``MAX_REPLY_CHARS``: a passage longer than its share is shown around its marked sentence,
+whole blocks only, with "…" where text was left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from providers.sentences import blocks, split_sentences
+from state.models import Evidence, heading_of
+
+#: The first line of a ``passages`` reply.
+PASSAGES_HEADER = "I could not confirm a direct answer; the closest passages are:"
+#: A reply is shorter than this unless the person asks for more.
+MAX_REPLY_CHARS = 1500
+#: How many passages a ``passages`` reply shows at most.
+MAX_PASSAGES = 3
+
+
+def closest(
+    ranked: Iterable[tuple[str, Evidence]], limit: int = MAX_PASSAGES
+) -> list[tuple[Evidence, str]]:
+    """Distinct passages in order, each with its likeliest sentence; one per document first.
+
+    A search engine shows several documents before a second passage of the same one.
+    """
+    seen: dict[str, tuple[Evidence, str]] = {}
+    for sentence, ev in ranked:
+        seen.setdefault(ev["source_id"], (ev, sentence))
+    docs: set[str] = set()
+    first: list[tuple[Evidence, str]] = []
+    more: list[tuple[Evidence, str]] = []
+    for ev, sentence in seen.values():
+        (more if ev["doc_id"] in docs else first).append((ev, sentence))
+        docs.add(ev["doc_id"])
+    return (first + more)[:limit]
+
+
+def code_after(ev: Evidence, sentence: str, limit: int = 700) -> str | None:
+    """The code block that follows the block holding ``sentence`` in its passage, if any.
+
+    "To disable verification:" is answered by the code after it.
+    """
+    parts = blocks(body_of(ev))
+    squeezed = " ".join(sentence.split())
+    for i, block in enumerate(parts[:-1]):
+        if squeezed and squeezed in " ".join(block.split()) and not _is_code(block):
+            nxt = parts[i + 1]
+            return nxt if _is_code(nxt) and len(nxt) <= limit else None
+    return None
+
+
+def body_of(ev: Evidence) -> str:
+    """A passage's text without the ``# heading`` line its snippet starts with."""
+    snippet = str(ev["snippet"])
+    if heading_of(ev):
+        return snippet.split("\n", 1)[1].strip() if "\n" in snippet else ""
+    return snippet.strip()
+
+
+def _is_code(block: str) -> bool:
+    return block.lstrip().startswith(("```", "~~~"))
+
+
+def _mark(block: str, sentence: str) -> str:
+    """``block`` with ``sentence`` in bold (its words may be wrapped over lines there)."""
+    words = sentence.strip().split()
+    if not words or _is_code(block) or "**" in sentence:
+        return block
+    pattern = r"\s+".join(re.escape(w) for w in words)
+    match = re.search(pattern, block)
+    if match is None:
+        return block
+    return f"{block[: match.start()]}**{match.group(0)}**{block[match.end() :]}"
+
+
+def excerpt(ev: Evidence, sentence: str, budget: int) -> str:
+    """The passage around ``sentence``, whole blocks only, within ``budget`` characters.
+
+    The block holding the sentence comes first; then what it introduces (a block ending in
+    ":" and the code or list after it travel together), then what comes before it. A block
+    is never cut: the text is the author's, and half a code block is no answer.
+    """
+    parts = blocks(body_of(ev))
+    if not parts:
+        return ""
+    squeezed = " ".join(sentence.split())
+    at = next((i for i, b in enumerate(parts) if squeezed and squeezed in " ".join(b.split())), 0)
+    if len(parts[at]) > budget and not _is_code(parts[at]):
+        parts[at] = _trim(parts[at], sentence, budget)
+    lo = hi = at
+    size = len(parts[at])
+    while True:
+        after = hi + 1 < len(parts)
+        before = lo > 0
+        if not after and not before:
+            break
+        introduces = after and (parts[hi].rstrip().endswith(":") or _is_code(parts[hi + 1]))
+        if introduces or not before:
+            nxt = len(parts[hi + 1]) + 2
+            if size + nxt > budget and not (introduces and hi == at):
+                break
+            hi, size = hi + 1, size + nxt
+        else:
+            prev = len(parts[lo - 1]) + 2
+            if size + prev > budget:
+                break
+            lo, size = lo - 1, size + prev
+    shown = [_mark(b, sentence) if i == at else b for i, b in enumerate(parts) if lo <= i <= hi]
+    text = "\n\n".join(shown)
+    return ("… " if lo > 0 else "") + text + ("\n\n…" if hi < len(parts) - 1 else "")
+
+
+def _trim(block: str, sentence: str, budget: int) -> str:
+    """A long paragraph cut to whole sentences around ``sentence``, "…" where cut."""
+    units = split_sentences(" ".join(block.split()))
+    squeezed = " ".join(sentence.split())
+    at = next((i for i, u in enumerate(units) if squeezed in u or u in squeezed), 0)
+    lo = hi = at
+    size = len(units[at]) if units else 0
+    while hi + 1 < len(units) and size + len(units[hi + 1]) + 1 <= budget:
+        hi, size = hi + 1, size + len(units[hi + 1]) + 1
+    while lo > 0 and size + len(units[lo - 1]) + 1 <= budget:
+        lo, size = lo - 1, size + len(units[lo - 1]) + 1
+    text = " ".join(units[lo : hi + 1])
+    return ("… " if lo > 0 else "") + text + (" …" if hi < len(units) - 1 else "")
+
+
+def where(ev: Evidence) -> str:
+    """A passage's document and section, as "Title › Section"."""
+    path = heading_of(ev).split(" › ")
+    title = str(ev["title"])
+    if path[0] == title:  # the page's own title opens its sections' path
+        path = path[1:]
+    return " › ".join([title, *[p for p in path if p]])
+
+
+def passages_reply(chosen: list[tuple[Evidence, str]], limit: int = MAX_REPLY_CHARS) -> str:
+    """The ``passages`` reply: the header, then each passage under its place, cited."""
+    out = [PASSAGES_HEADER]
+    room = limit - len(PASSAGES_HEADER) - 2
+    for n, (ev, sentence) in enumerate(chosen):
+        label = f"{n + 1}. {where(ev)} [src:{ev['source_id']}]"
+        # the first (likeliest) passage may take half the room, the others share the rest
+        share = (room - len(label) - 4) // (2 if n == 0 and len(chosen) > 1 else len(chosen) - n)
+        text = excerpt(ev, sentence, max(share, 0))
+        if text and len(text) + len(label) + 4 > room:  # its one block is longer than its share
+            text = excerpt(ev, sentence, max(room - len(label) - 4, 0))
+        if not text or len(text) + len(label) + 4 > room:
+            continue
+        out.append(f"{label}\n\n{text}")
+        room -= len(out[-1]) + 2
+    return "\n\n".join(out)

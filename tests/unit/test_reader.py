@@ -1,0 +1,165 @@
+"""The reader's golden cases that need no graph: Markdown as people write it, passages shown
+whole, and the LLM guard leaving right replies alone."""
+
+from __future__ import annotations
+
+from nodes.reader.guard import guard_reply
+from nodes.reader.passages import MAX_REPLY_CHARS, PASSAGES_HEADER, excerpt, passages_reply
+from sources.chunking import chunk_markdown
+from sources.markdown_text import first_heading
+from tests.factories import make_evidence
+
+VERIFY = """# SSL
+
+## Disabling verification
+
+You can disable SSL verification completely, though it is not recommended.
+
+To disable verification:
+
+```python
+>>> httpx.get("https://example.org", verify=False)
+```
+
+## Client certificates
+
+Use `cert=` to send a client certificate.
+"""
+
+TIMEOUTS = """```python
+# Using the top-level API:
+httpx.get('http://example.com/api/v1/example', timeout=10.0)
+```
+
+HTTPX is careful to enforce timeouts everywhere by default.
+
+The default behavior is to raise a `TimeoutException` after 5 seconds of network inactivity.
+"""
+
+
+def test_a_code_block_stays_with_the_text_that_introduces_it() -> None:
+    chunks = chunk_markdown(VERIFY, "docs/ssl")
+    holding = [c for c in chunks if "verify=False" in c["text"]]
+    assert len(holding) == 1
+    assert "To disable verification:" in holding[0]["text"]
+
+
+def test_a_chunk_carries_the_path_of_sections_it_sits_in() -> None:
+    chunks = chunk_markdown(VERIFY, "docs/ssl")
+    assert [c["heading"] for c in chunks] == ["Disabling verification", "Client certificates"]
+    nested = chunk_markdown("## Routing\n\nA.\n\n### Path parameters\n\nB.", "d")
+    assert nested[-1]["heading"] == "Routing › Path parameters"
+
+
+def test_a_title_is_never_a_comment_inside_code() -> None:
+    assert first_heading(TIMEOUTS) is None
+    assert first_heading("## Timeouts\n\n```\n# not me\n```") == "Timeouts"
+    assert first_heading("Prose first.\n\n## Later") is None
+
+
+def test_a_passage_is_shown_whole_with_its_code_and_its_likeliest_sentence_marked() -> None:
+    chunk = chunk_markdown(VERIFY, "docs/ssl")[0]
+    ev = make_evidence("docs/ssl#0", f"# {chunk['heading']}\n\n{chunk['text']}", title="SSL")
+    text = excerpt(ev, "To disable verification:", 600)
+    assert "**To disable verification:**" in text
+    assert 'httpx.get("https://example.org", verify=False)' in text
+    assert text.count("```") == 2  # the code block is never cut
+
+
+def test_a_passages_reply_cites_each_passage_and_stays_short() -> None:
+    long = "A sentence about pools and limits that goes on. " * 60
+    chosen = [
+        (make_evidence(f"docs/p{i}#0", long, title=f"Page {i}"), "A sentence about pools")
+        for i in range(3)
+    ]
+    reply = passages_reply(chosen)
+    assert reply.startswith(PASSAGES_HEADER)
+    assert len(reply) < MAX_REPLY_CHARS
+    assert all(f"[src:docs/p{i}#0]" in reply for i in range(3))
+
+
+PASSAGES = {
+    "docs/timeouts#1": "Timeouts HTTPX is careful to enforce timeouts everywhere by default. The "
+    "default behavior is to raise a `TimeoutException` after 5 seconds of network inactivity.",
+    "docs/http2#0": "HTTP/2 Support To enable HTTP/2 support, install the optional extra with "
+    "`pip install httpx[http2]` and then instantiate a client with `http2=True`: "
+    "```python\nclient = httpx.Client(http2=True)\n```",
+}
+ALLOWED = "How long will it wait on a server that stops responding? How do I turn on HTTP/2?"
+#: Replies a right model writes, each citing the right passage, in several styles.
+RIGHT_REPLIES = {
+    "short": "5 seconds [src:docs/timeouts#1].",
+    "restating": "It raises a `TimeoutException` after 5 seconds of network inactivity, by "
+    "default [src:docs/timeouts#1].",
+    "list": "- Install `httpx[http2]` [src:docs/http2#0]\n- Create the client with "
+    "`http2=True` [src:docs/http2#0]",
+    "code": "Install the extra, then:\n\n```python\nclient = httpx.Client(http2=True)\n```\n\n"
+    "[src:docs/http2#0]",
+    "own words": "After five seconds with nothing coming back, the request gives up "
+    "[src:docs/timeouts#1].",
+}
+
+
+def test_replies_known_to_be_right_pass_the_guard_unchanged() -> None:
+    for style, reply in RIGHT_REPLIES.items():
+        guarded = guard_reply(reply, ALLOWED, PASSAGES)
+        assert not isinstance(guarded, str), (style, guarded)
+        assert guarded.body == reply, style
+        assert guarded.status == "answered" and guarded.changes == [], style
+
+
+def test_a_sentence_with_an_invented_number_is_dropped_and_said() -> None:
+    reply = (
+        "The default is 5 seconds of inactivity [src:docs/timeouts#1]. "
+        "You can retry up to 3 times [src:docs/timeouts#1]."
+    )
+    guarded = guard_reply(reply, ALLOWED, PASSAGES)
+    assert not isinstance(guarded, str)
+    assert "5 seconds" in guarded.body
+    assert "retry up to 3 times" not in guarded.body.split("(Left out")[0]
+    assert guarded.status == "partial"
+    assert "Left out" in guarded.body and guarded.changes
+
+
+def test_a_model_saying_the_sources_do_not_answer_stands() -> None:
+    guarded = guard_reply("The sources do not say how to set a proxy.", ALLOWED, PASSAGES)
+    assert not isinstance(guarded, str) and guarded.status == "not_found"
+
+
+def test_an_empty_reply_or_only_citations_is_not_shown() -> None:
+    assert guard_reply("", ALLOWED, PASSAGES) == "was empty"
+    assert guard_reply("[src:docs/timeouts#1]", ALLOWED, PASSAGES) == "stated nothing but citations"
+
+
+def test_a_code_block_no_cited_passage_holds_is_dropped_and_said() -> None:
+    reply = (
+        "Turn it on with `http2=True` [src:docs/http2#0].\n\n```python\n"
+        "client = httpx.Client(http2=True, retries=5)\n```"
+    )
+    guarded = guard_reply(reply, ALLOWED, PASSAGES)
+    assert not isinstance(guarded, str) and guarded.status == "partial"
+    assert "retries=5" not in guarded.body.split("(Left out")[0]
+
+
+def test_documentation_boilerplate_is_never_a_finding() -> None:
+    from nodes.reader.tables import boilerplate
+
+    directive = make_evidence(
+        "docs/api#3", "# API\n\n::: httpx.AsyncClient\n    :docstring:\n::: httpx.Client"
+    )
+    contributing = make_evidence("docs/contributing#0", "Run the linter.", title="Contributing")
+    prose = make_evidence("docs/timeouts#0", "The default timeout is 5 seconds.", title="Timeouts")
+    assert boilerplate(directive, "Write a guide on timeouts")
+    assert boilerplate(contributing, "Write a guide on timeouts")
+    assert not boilerplate(contributing, "Summarise the contributing guide")  # asked for
+    assert not boilerplate(prose, "Write a guide on timeouts")
+
+
+def test_a_request_naming_three_parts_in_a_library_gets_three() -> None:
+    from nodes.plan_research import named_parts, part_questions
+
+    request = "Write a guide on timeouts, retries and connection pooling in httpx"
+    assert named_parts(request) == ["timeouts", "retries", "connection pooling"]
+    assert [q["question"] for q in part_questions(request)][2] == (
+        "Write a guide on connection pooling in httpx"
+    )
