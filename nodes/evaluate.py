@@ -24,7 +24,7 @@ from nodes.services import Services, chat_model_for, node_name, now
 from providers.terms import STOPWORDS, coverage, display_words, term_set, terms
 from state.budget import exhausted, spend
 from state.events import node_event
-from state.models import READ_WHOLE_KINDS, Evidence, ModelCall
+from state.models import READ_WHOLE_KINDS, Evidence, ModelCall, is_pointer
 from state.schemas import SearchState, Verdict
 
 
@@ -131,6 +131,17 @@ def bridge_questions(state: SearchState, evidence: list[Evidence], limit: int = 
     tried = {q.lower() for q in state.get("tried_queries", [])}
     wanted = (f"{name} {' '.join(rest[name])}" for name in names)
     return [q for q in wanted if q.lower() not in tried]
+
+
+def unread_pointers(state: SearchState) -> list[str]:
+    """Pages a kept web search result points to, not read yet (best first)."""
+    read = set(state.get("documents_read", []))
+    pointers = sorted(
+        (ev for ev in kept(state.get("evidence", [])) if is_pointer(ev)),
+        key=relevance,
+        reverse=True,
+    )
+    return list(dict.fromkeys(ev["doc_id"] for ev in pointers if ev["doc_id"] not in read))
 
 
 def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
@@ -268,6 +279,13 @@ async def evaluate(
             if verdict["action"] == "read" and not verdict["read_doc_ids"]:
                 verdict["action"] = "search"
             strategy = "llm"
+    pointers = unread_pointers(state)
+    if pointers and verdict["action"] == "answer":  # a search engine's snippet is no evidence
+        verdict |= {
+            "action": "read",
+            "read_doc_ids": pointers[: ctx.max_documents_per_read],
+            "reason": "reading the pages the web results point to (a snippet is no evidence)",
+        }
     named = typed_urls(state)
     if named:  # the question names pages: read them before anything else
         verdict |= {

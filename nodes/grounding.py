@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import re
 
-from nodes.answerable import mentions, required_words
-from nodes.needs import NEED_NAMES, needs_of
 from nodes.prompting import CITATION
-from providers.terms import stem, term_set, words
+from providers.terms import term_set
 
 #: a number as a person reads it, not the digits inside a word ("w0", "e5", "v2")
 _NUMBER = re.compile(r"(?<![A-Za-z_\d])\d+(?:[.,:/-]\d+)*")
@@ -49,7 +47,8 @@ def claims_of(sentence: str, allowed: str, heading: bool = False) -> set[str]:
         if m.start() > 0 and not (heading and m.group(3))
     }
     asked = allowed.lower()
-    return {c for c in found if c.lower() not in asked}
+    said = set(_NUMBER.findall(allowed))  # a number is allowed whole: "5" is not in "2025"
+    return {c for c in found if (c not in said if c[:1].isdigit() else c.lower() not in asked)}
 
 
 def _unheld(answer: str, allowed: str, passages: dict[str, str]) -> list[tuple[str, list[str]]]:
@@ -76,81 +75,6 @@ def ungrounded(answer: str, allowed: str, passages: dict[str, str]) -> list[str]
     ``passages`` maps a source id to its text (title, passage, context).
     """
     return [sentence for sentence, _ in _unheld(answer, allowed, passages)]
-
-
-def ungrounded_reason(answer: str, allowed: str, passages: dict[str, str]) -> str | None:
-    """Why the answer is not held by what it cites, for a model call's record, or None."""
-    stated = sorted({c for _, missing in _unheld(answer, allowed, passages) for c in missing})
-    if not stated:
-        return None
-    return f"stated {', '.join(stated[:3])}, which the passages it cites do not say"
-
-
-def lacks_type(answer: str, question: str, passages: dict[str, str]) -> str | None:
-    """A typed need of the question that no passage the answer cites carries, or None.
-
-    Asked only when no quote answers the question: a model may read a paraphrase the quotes'
-    judge does not, but an answer to "by when…" that cites no passage holding a date answers
-    nothing.
-    """
-    cited = " ".join(passages.get(c, "") for c in CITATION.findall(answer))
-    lacking = [NEED_NAMES[n.kind] for n in needs_of(question) if not n.carried_by(cited)]
-    if not lacking:
-        return None
-    return f"cited no passage holding {', '.join(dict.fromkeys(lacking))}, which was asked"
-
-
-def restates_unsaid(answer: str, question: str, passages: dict[str, str]) -> str | None:
-    """Words naming the question's subject that the answer states and no passage holds.
-
-    Asked only when no quote answers the question: Qwen 1.5B, asked "What is the parking
-    allowance for visitors?", wrote "The parking allowance for visitors is $50", citing the
-    meal allowance. The number is a passage's; "parking" and "visitors" are the question's
-    alone — no passage it was shown says them. A word some passage holds is not counted
-    ("What was watchfiles previously called?" answered "…no longer called…": sources say
-    "called" elsewhere; whether the citation holds the fact is the other checks' to say).
-    """
-    shown = term_set(" ".join(passages.values()))
-    subject = [w for w in required_words(question) if not mentions(w, shown)]
-    said = term_set(CITATION.sub(" ", answer))
-    unsaid = [w for w in subject if mentions(w, said)]
-    if not unsaid:
-        return None
-    words = ", ".join(dict.fromkeys(unsaid))
-    return f"said {words} of the question, which no passage it was shown says (no quote answers)"
-
-
-#: Needs whose type an answer must state in its own words, not leave to a citation.
-_STATED_KINDS = frozenset({"amount", "time"})
-
-
-#: "The function that gives the directory for log files is [src:docs/platformdirs#4]." —
-#: a sentence whose verb's object is a citation: the passage holds the answer, the reply
-#: does not.
-_CITED_AS_VALUE = re.compile(
-    r"\b(?:is|are|was|were|by|from|on|until)\s*(?:\[src:[^\]]+\][\s,]*)+[.!]?\s*$", re.M | re.I
-)
-
-
-def states_no_type(answer: str, question: str) -> str | None:
-    """What the question asks for left to a citation, or an amount or date not stated.
-
-    A 1.5B model wrote "must reach the warehouse machines by [src:…q4-roadmap#0]." — a
-    citation where the date belongs; the passage holds the date, the answer does not. And
-    "The `platformdirs` function that gives the directory for log files is
-    [src:docs/platformdirs#4]." — a citation where the function's name belongs.
-    """
-    if _CITED_AS_VALUE.search(answer):
-        return "put a citation where the answer belongs"
-    text = CITATION.sub(" ", answer)
-    lacking = [
-        NEED_NAMES[n.kind]
-        for n in needs_of(question)
-        if n.kind in _STATED_KINDS and not n.carried_by(text)
-    ]
-    return (
-        f"does not state {', '.join(dict.fromkeys(lacking))}, which was asked" if lacking else None
-    )
 
 
 #: a bracket written like a citation that names no shown source ("[docs:7]")
@@ -289,74 +213,3 @@ def recite(answer: str, allowed: str, passages: dict[str, str]) -> str:
             continue
         out.append(_citing(CITATION.sub("", line), list(dict.fromkeys(h for h in holders if h))))
     return "\n".join(out)
-
-
-def ignores_names(answer: str, question: str, passages: dict[str, str]) -> str | None:
-    """A name the question asks about that the answer neither says nor cites, or None.
-
-    Qwen 1.5B, asked "Does orjson support PyPy?", wrote of orjson's licences and cited them;
-    a shown passage said "orjson does not support PyPy". Asked "Does truststore support
-    Android?", which no passage answers, it copied truststore's introduction. A name of the
-    question (as ``claims_of`` reads names) must be in the answer or in a passage it cites;
-    a terse answer ("No, it does not [src:…]") citing the passage that names it passes.
-    """
-    known = [c for c in CITATION.findall(answer) if c in passages]
-    if not known:  # a citation of an unknown id is check_answer's to reject
-        return None
-    cited = " ".join(passages[c] for c in known).lower()
-    said = CITATION.sub(" ", answer).lower()
-    left = [
-        name
-        for name in sorted(claims_of(question, ""))
-        if not _NUMBER.fullmatch(name) and name.lower() not in said and name.lower() not in cited
-    ]
-    return f"says nothing of {', '.join(left)}, which was asked" if left else None
-
-
-#: what an answer may add to the question's words and still say nothing: a verdict, and
-#: the words that only join others ("only", "same", "before" do say something)
-_FILLER = frozenset(
-    "yes no not a an the is are was were be been it its it's this that these those there "
-    "to of in on at for by with and or so do does did can cannot can't doesn't isn't you "
-    "your i my we our they their".split()
-)
-
-
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in words(text)}
-
-
-#: a statement that denies or limits ("not supported", "doesn't override", "can only be used")
-_DENIES = re.compile(
-    r"^\W*no\b|\b(?:not|never|cannot|none|nothing|neither|nor|only|unsupported|"
-    r"discouraged)\b|n't\b",
-    re.I,
-)
-
-
-def restates_question(answer: str, question: str, passages: dict[str, str]) -> str | None:
-    """The answer says nothing the question did not (besides yes or no), or None.
-
-    Qwen 1.5B: "The `platformdirs` function gives the directory for log files." for "Which
-    platformdirs function gives the directory for log files?", and "Yes, cloudpickle can send
-    objects between different Python versions." — a verdict its source contradicts, which
-    no check of names can catch: it names nothing the question did not. A yes or no stands
-    when the cited sentence closest to the answer says it the same way: both deny (or limit)
-    or neither does (Qwen 0.5B: "No, cloudpickle cannot be used for long-term object
-    storage." citing "long-term object storage is not supported"); the cloudpickle "Yes"
-    above cites "can only be used to send objects between the exact same version".
-    """
-    text = CITATION.sub(" ", answer)
-    said = {stem(w) for w in words(text) if w not in _FILLER}
-    if said - _stems(question):
-        return None
-    cited = [passages[c] for c in CITATION.findall(answer) if c in passages]
-    sentences = [s for p in cited for s in _SENTENCE.split(p)]
-    closest = max(sentences, key=lambda s: len(said & _stems(s)), default="")
-    if (
-        re.match(r"\W*(?:yes|no)\b", text, re.I)
-        and 2 * len(said & _stems(closest)) >= len(said)
-        and bool(_DENIES.search(text)) == bool(_DENIES.search(closest))
-    ):
-        return None
-    return "only restated the question"

@@ -55,7 +55,7 @@ from providers.chat import (
 from providers.terms import term_set
 from state.budget import exhausted, spend
 from state.events import node_event
-from state.models import Evidence, ModelCall
+from state.models import Evidence, ModelCall, is_pointer
 from state.schemas import SearchState
 
 #: The answer prompt's section names: a model heading its reply "Sources:" or "Needs:"
@@ -179,9 +179,10 @@ def about_what_is_asked(question: str, quote: Quote, ctx: Context) -> bool:
 def allowed_words(question: str, today: dt.date) -> str:
     """What a model's answer may state that no passage holds: what its prompt says.
 
-    The question, today, and the prompt's sections' names ("Sources:", "Needs:").
+    The question, this month and year, and the prompt's sections' names ("Sources:",
+    "Needs:"). Not today's day of the month: a bare "5" a reply states is a claim.
     """
-    return f"{question} {today.day} {today:%B} {today.month} {today.year} {SECTION_NAMES}"
+    return f"{question} {today:%B} {today.year} {SECTION_NAMES}"
 
 
 async def integrate(
@@ -192,7 +193,11 @@ async def integrate(
     budget = state["budget"]
     forced = exhausted(budget) if state["verdict"]["action"] != "answer" else None
     evidence = kept(state.get("evidence", []))
-    pool, notes = resolve_versions(by_authority(evidence))
+    # a web result's snippet points to a page: the page's passages answer, never the snippet
+    pointers = [ev for ev in evidence if is_pointer(ev)]
+    read = {ev["doc_id"] for ev in evidence if ev["kind"] == "web" and not is_pointer(ev)}
+    unreadable = [ev for ev in pointers if ev["doc_id"] not in read]
+    pool, notes = resolve_versions(by_authority([ev for ev in evidence if not is_pointer(ev)]))
     model = chat_model_for(services, state)
     if (
         model is None
@@ -302,6 +307,11 @@ async def integrate(
     if mode == "extractive" and notes and not nothing_answers:  # conflicts travel apart, shown once
         body += "\n\n" + "\n".join(notes)
     unanswered = unanswered_of(state, ctx, forced, pool)
+    unanswered += [
+        f"The page “{ev['title']}” ({ev['url'] or ev['doc_id']}) could not be read; a search "
+        "engine's snippet of it is not evidence."
+        for ev in {e["doc_id"]: e for e in unreadable}.values()
+    ]
     if mode == "extractive" and (gaps or judged.by_meaning or status != "answered"):
         # more precise than word coverage; and a reply that does not answer never lists the
         # question's own words as what is missing

@@ -32,7 +32,7 @@ from sources.chunking import chunk_markdown
 from sources.resilient import ResilientClient
 from sources.web_engines import BraveEngine, SearchEngine, SearxngEngine, WebResult
 from sources.web_fetch import FetchFailedError, FetchRefusedError, PageFetcher, canonical_url
-from state.models import AUTHORITY_BY_KIND, Document, Hit
+from state.models import AUTHORITY_BY_KIND, RESULT_SUFFIX, Document, Hit
 
 __all__ = [
     "BraveEngine",
@@ -179,7 +179,7 @@ class WebSource:
             seen.add(key)
             hits.append(
                 {
-                    "source_id": f"{self.name}:{key}#result",
+                    "source_id": f"{self.name}:{key}{RESULT_SUFFIX}",
                     "doc_id": key,
                     "source": self.name,
                     "kind": self.kind,

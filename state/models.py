@@ -190,6 +190,15 @@ class Turn(TypedDict):
     """The documents the answer cited (``source``, ``doc_id``)."""
 
 
+#: The end of a web search result's source id: its snippet, not the page's text.
+RESULT_SUFFIX = "#result"
+
+
+def is_pointer(hit: Mapping[str, Any]) -> bool:
+    """A web search engine's result: a snippet pointing to a page, not evidence itself."""
+    return hit["kind"] == "web" and str(hit["source_id"]).endswith(RESULT_SUFFIX)
+
+
 def heading_of(hit: Mapping[str, Any]) -> str:
     """The section a hit's passage sits under (its snippet's ``# heading`` line), or ""."""
     first = str(hit["snippet"]).split("\n", 1)[0]

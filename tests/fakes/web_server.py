@@ -38,6 +38,15 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 PAGES = [
+    {  # what is asked of it is past the snippet's first 240 characters
+        "slug": "harbour-street-library",
+        "title": "Harbour Street Library",
+        "text": "The Harbour Street Library is a public lending library on the old quay. Its "
+        "reading room seats sixty and its map collection covers the whole coast, from the "
+        "lighthouse charts of the first harbour board to the ferry timetables of today, and "
+        "volunteers run a weekly local history hour.\n\nThe library first opened its doors "
+        "in 1887, funded by the harbour board.",
+    },
     {
         "slug": "wireguard-handshake",
         "title": "WireGuard handshake explained",

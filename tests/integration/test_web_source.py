@@ -301,3 +301,19 @@ async def test_a_page_the_question_names_is_read_and_a_private_one_refused(web, 
         and "private or reserved" in refused["detail"]["not_read"][0]
     )
     await services.registry.get("web").aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_web_snippet_without_the_fact_leads_to_its_page_being_read(web, embedder) -> None:
+    # the engine's snippet of the library's page ends before the year: the page is read,
+    # and the answer cites the page's own passage, never the snippet
+    services = make_services(embedder, [InMemorySource("kb", "kb", kb_docs()), source(web)])
+    done = await run_graph(
+        services, "When did the Harbour Street Library first open?", Context(user="bob")
+    )
+    reads = [r for e in done.node_events("read_documents") for r in e["detail"]["read"]]
+    assert f"{web.url}/p/harbour-street-library" in reads
+    out = done.output
+    assert "1887" in out["answer"]
+    cited = [c["id"] for c in out["citations"]]
+    assert cited and not any(c.endswith("#result") for c in cited)
+    await services.registry.get("web").aclose()  # type: ignore[attr-defined]

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from nodes.grounding import (
     attach_citations,
-    ignores_names,
     keep_held,
     recite,
-    restates_question,
 )
 from nodes.prompting import strip_echo
 from nodes.prompts import INTEGRATE_PROMPT
@@ -23,17 +21,6 @@ SHOWN = {
     "docs/orjson#5": "To migrate from the standard library, the largest difference is that "
     "`orjson.dumps` returns `bytes` and `json.dumps` returns a `str`.",
 }
-
-
-def test_an_answer_about_something_else_than_the_name_asked_is_caught() -> None:
-    asked = "Does orjson support PyPy?"
-    licences = "[src:docs/orjson#2] orjson contains source code licensed under MIT."
-    assert ignores_names(licences, asked, SHOWN) == "says nothing of PyPy, which was asked"
-    # a terse answer citing the passage that names it answers
-    assert ignores_names("No, it does not. [src:docs/orjson#3]", asked, SHOWN) is None
-    # a name no passage holds is not answered by an answer that never says it
-    android = "Does truststore support Zephyr?"
-    assert "Zephyr" in (ignores_names(licences, android, SHOWN) or "")
 
 
 def test_a_line_citing_the_wrong_passage_cites_the_one_holding_it() -> None:
@@ -53,28 +40,6 @@ def test_an_uncited_answer_is_cited_only_when_passages_hold_it() -> None:
     )
     # from what the model knows: a name no passage holds
     assert attach_citations("`orjson.dumps` returns a memoryview in Rust.", asked, SHOWN) is None
-
-
-def test_an_answer_that_only_restates_the_question_says_nothing() -> None:
-    asked = "Can cloudpickle send objects between different Python versions?"
-    verdict = "Yes, cloudpickle can send objects between different Python versions."
-    source = {"docs/cloudpickle#3": "Cloudpickle can only be used to send objects between "
-              "the exact same version of Python. Using cloudpickle for long-term object "
-              "storage is not supported and strongly discouraged."}  # fmt: skip
-    cited = f"{verdict} [src:docs/cloudpickle#3]"
-    assert restates_question(cited, asked, source) == "only restated the question"
-    assert restates_question("No: only between the same Python version.", asked, {}) is None
-    since = "Since when has structlog been in production?"
-    assert restates_question("Since 2013.", since, {}) is None
-    # a yes or no its cited sentence says the same way (Qwen 0.5B) stands
-    stored = "Can cloudpickle be used for long-term object storage?"
-    no = "No, cloudpickle cannot be used for long-term object storage. [src:docs/cloudpickle#3]"
-    assert restates_question(no, stored, source) is None
-    yes = "Yes, cloudpickle can be used for long-term object storage. [src:docs/cloudpickle#3]"
-    assert restates_question(yes, stored, source) == "only restated the question"
-    # a restatement with no verdict says nothing, whatever it cites
-    gives = "cloudpickle sends objects between Python versions. [src:docs/cloudpickle#3]"
-    assert restates_question(gives, asked, source) == "only restated the question"
 
 
 def test_what_a_small_model_copies_of_its_prompt_is_left_out_and_its_own_words_kept() -> None:
