@@ -32,6 +32,7 @@ from typing import Any
 from bench.answers import CITATION, normal
 from bench.report import command_line, write
 from bench.runner import index_runner
+from nodes.extractive import NOTHING_FOUND
 from providers.embeddings import load_embedder
 from sources.base import User
 from sources.embedded import EmbeddedIndex
@@ -50,7 +51,10 @@ def doc_ids(q: dict[str, Any]) -> set[str]:
 def judge(q: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """One question's outcome."""
     answer = str(values.get("answer", ""))
-    status = values.get("status")
+    # (a build before answers had a status: "found nothing" or an answer)
+    status = values.get("status") or (
+        "not_found" if answer.startswith(NOTHING_FOUND) else "answered"
+    )
     cited = {c.split("#")[0] for c in CITATION.findall(answer)}
     gold = doc_ids(q)
     text = normal(answer)

@@ -20,7 +20,6 @@ from nodes.conflicts import conflict_lines, current_first, find_conflicts
 from nodes.context import Context
 from nodes.evidence import by_authority, kept, only_changed, relevance
 from nodes.extractive import (
-    CHAT_KINDS,
     NOTHING_FOUND,
     Quote,
     extractive_answer,
@@ -37,6 +36,7 @@ from nodes.prompting import (
 from nodes.prompts import FORCED_NOTE, INTEGRATE_PROMPT, TOKENS_SPENT
 from nodes.reader.base import Reply
 from nodes.reader.guard import ATTACHED, KEPT_HELD, RECITED, guard_reply
+from nodes.reader.offline import sure
 from nodes.reader.passages import MAX_REPLY_CHARS, closest, code_after, passages_reply
 from nodes.services import Services, chat_model_for, node_name, now
 from nodes.services import today as today_utc
@@ -130,8 +130,7 @@ def offline_reply(
     if not pool:
         return Reply(NOTHING_FOUND, "not_found")
     best = scored[0] if scored else None
-    sure = disputed or (best is not None and (best.pulled or best.evidence["kind"] in CHAT_KINDS))
-    if lines and not nothing_answers and sure and best is not None:
+    if lines and best is not None and (disputed or sure(scored, nothing_answers)):
         shown = fitting(lines)
         code = code_after(best.evidence, best.sentence)
         if code and code not in "\n".join(shown):  # the code the quote introduces is the answer
