@@ -235,7 +235,7 @@ async def extractive_plan(
     Also how they were found, the passages searched, and each sub-question's topic passages.
     A topic as close to a named part as two duplicates are is that part's (its passages too).
     """
-    user = user_of(services, ctx)
+    user = await user_of(services, ctx)
     subject = subject_of(request)
     named = part_questions(request)
     hits: list[Hit] = []
@@ -317,6 +317,7 @@ async def plan_research(
     ctx = runtime.context
     request = state["question"].strip()
     trace = state.get("trace_id") or uuid.uuid4().hex
+    await services.registry.refresh_sources()  # sources added since, read off the loop
     admitted = admit(services, ctx, request, False)
     budget = {
         "started": now(),
