@@ -31,6 +31,8 @@ from nodes.services import Services, chat_model_for, now, user_of
 from providers.embeddings import aembed_passages, aembed_queries
 from providers.pace import fitted_seconds
 from providers.terms import STOPWORDS, display_words
+from sources.base import Source, User
+from sources.web import outgoing_from, outside_words
 from state.models import Hit
 from state.research import ResearchState, SubQuestion
 
@@ -227,6 +229,21 @@ def part_questions(request: str) -> list[SubQuestion]:
     ]
 
 
+async def plan_search(source: Source, query: str, request: str, user: User) -> list[Hit]:
+    """The broad search of one source; the web's is made of the person's words only.
+
+    A source whose queries leave the deployment (the web) checks each query against the
+    public text it is given (``outgoing_from``): here the request, the person's own words. A
+    query holding any other word is not sent there (the firewall would refuse it).
+    """
+    if not getattr(source, "outbound", False):
+        return await source.search(query, user, PLAN_POOL)
+    if outside_words(query, request):
+        return []
+    with outgoing_from(request):
+        return await source.search(query, user, PLAN_POOL)
+
+
 async def extractive_plan(
     request: str, ctx: Context, services: Services
 ) -> tuple[list[SubQuestion], dict[str, Any], list[Hit], dict[str, dict[str, Any]]]:
@@ -243,7 +260,7 @@ async def extractive_plan(
     # the request, and what it is about alone (a person's name, a project): its topics
     for query in dict.fromkeys(q for q in (request, subject) if q):
         for source in services.registry.select(ctx.sources):
-            for hit in await source.search(query, user, PLAN_POOL):
+            for hit in await plan_search(source, query, request, user):
                 if hit["source_id"] not in seen:
                     seen.add(hit["source_id"])
                     hits.append(hit)

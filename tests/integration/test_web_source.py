@@ -236,6 +236,30 @@ async def test_research_with_web_and_private_sources_cites_both(web, embedder) -
     await services.registry.get("web").aclose()  # type: ignore[attr-defined]
 
 
+async def test_research_plans_over_every_source_with_the_web_on_and_no_private_word_leaves(
+    web, embedder
+) -> None:
+    """The offline plan searches every source, the web too, with the person's words only.
+
+    It used to call the web without the firewall's public text: the run failed with
+    ``WebFirewallError`` whenever a search engine was configured.
+    """
+    secret = next(d for d in kb_docs() if d.doc_id == "kb/secret")
+    services = make_services(embedder, [InMemorySource("kb", "kb", kb_docs()), source(web)])
+    graph = FLOWS["research"].compile(services, InMemorySaver())
+    request = "WireGuard for new staff: the VPN, its handshake, and the Nightjar console"
+    done = await run(graph, {"question": request}, run_config("web-plan"), Context(user="alice"))
+    assert done.values["plan_status"] == "planned" and len(done.values["plan"]) >= 2
+    assert done.values["answer"] and done.values["references"]
+    queries = sent(web)
+    assert request in queries  # the plan's broad search reached the web
+    asked = {w.lower().strip("?:,") for w in request.split()}
+    private = {w.lower().strip(".,") for w in secret.text.split()} - asked
+    for query in queries:
+        assert not {w.lower().strip("?:,") for w in query.split()} & private, query
+    await services.registry.get("web").aclose()  # type: ignore[attr-defined]
+
+
 def test_settings_turn_the_web_on_and_a_bad_workspace_entry_says_what_to_fix(tmp_path) -> None:
     from server.bootstrap import configured_web
     from server.settings import Settings
