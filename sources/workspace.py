@@ -21,7 +21,7 @@ from sources.base import User
 from sources.chunking import IngestError
 from sources.embedded import EmbeddedIndex
 from sources.errors import WorkspaceError as WorkspaceError
-from sources.index_source import EmbeddedSource, apply_documents
+from sources.index_source import EmbeddedSource, IndexedDocument, apply_documents
 from sources.ingest import Ingested, files_under, read_folder
 from sources.registry import SourceRegistry
 
@@ -41,6 +41,8 @@ class SyncReport:
     """Chat channel → where its ACL came from."""
     unsupported: list[str] = field(default_factory=list)
     """Files of types the ingester does not read."""
+    unreadable: dict[str, list[str]] = field(default_factory=dict)
+    """Why no workspace user can read them → the documents (``unreadable``)."""
 
     def plus(self, other: SyncReport) -> SyncReport:
         """Two reports added up."""
@@ -54,6 +56,10 @@ class SyncReport:
             self.files + other.files,
             {**self.channel_acls, **other.channel_acls},
             [*self.unsupported, *other.unsupported],
+            {
+                why: [*self.unreadable.get(why, []), *other.unreadable.get(why, [])]
+                for why in {**self.unreadable, **other.unreadable}
+            },
         )
 
 
@@ -117,7 +123,85 @@ def people_of(config: dict[str, Any]) -> dict[str, str]:
             out[str(value).lower()] = name
         if isinstance(info.get("slack"), str):
             out[info["slack"].lower()] = name
+    # a group's addresses (a mailing list): mail to one is readable by the group's members
+    for group, info in (config.get("groups") or {}).items():
+        emails = info.get("email") or [] if isinstance(info, dict) else []
+        for value in [emails] if isinstance(emails, str) else emails:
+            out.setdefault(str(value).lower(), f"group:{group}")
     return out
+
+
+def checked_acl(acl: list[str], where: str, users: dict[str, Any] | None = None) -> list[str]:
+    """``acl`` when every entry is ``group:NAME`` or ``user:NAME``, else ``WorkspaceError``.
+
+    An entry in no known form would make the documents readable by nobody, silently; the
+    error says which entry and what it probably meant (``everyone`` → ``group:everyone``).
+    """
+    for entry in acl:
+        kind, colon, name = str(entry).partition(":")
+        if colon and kind in ("user", "group") and name.strip() and name == name.strip():
+            continue
+        word = (name if colon else kind).strip() or "NAME"
+        guess = f"user:{word}" if word in (users or {}) else f"group:{word}"
+        raise WorkspaceError(
+            f"{where}: ACL entry {entry!r} is not group:NAME or user:NAME, so nobody could "
+            f"read what it covers; did you mean {guess}?"
+        )
+    return acl
+
+
+def unreadable(documents: list[IndexedDocument], users: list[User]) -> dict[str, list[str]]:
+    """The documents no workspace user may read, by why (what their ACLs name)."""
+    granted = frozenset().union(*(u.principals for u in users))
+    out: dict[str, list[str]] = {}
+    for doc in documents:
+        if granted & set(doc.acl):
+            continue
+        out.setdefault(_why_unreadable(doc.acl), []).append(doc.doc_id)
+    return out
+
+
+def _why_unreadable(acl: list[str]) -> str:
+    if not acl:
+        return "their ACL is empty: index them with --acl group:NAME (or list who may read them)"
+    reasons = []
+    if any(a.startswith("user:slack:") for a in acl):
+        reasons.append(
+            "Slack users no workspace user is: give those users their Slack handle in "
+            'workspace.json ("users": {"NAME": {"slack": "handle"}}) and index again'
+        )
+    if any(a.startswith("user:") and "@" in a for a in acl):
+        reasons.append(
+            'addresses no workspace user or group has: add each as a user\'s "email" (a '
+            'list\'s as a group\'s: "groups": {"NAME": {"email": "list@…"}}) in workspace.json '
+            "and index again"
+        )
+    if any(a.startswith("group:") for a in acl):
+        named = sorted({a for a in acl if a.startswith("group:")})[:3]
+        reasons.append(
+            f"groups no workspace user is in ({', '.join(named)}): add the group to users' "
+            '"groups" in workspace.json, or index with --acl naming a group they are in'
+        )
+    if not reasons:
+        named = sorted(acl)[:3]
+        reasons.append(
+            f'users workspace.json does not list ({", ".join(named)}): add them to its "users"'
+        )
+    return "; ".join(reasons)
+
+
+def unreadable_lines(report: SyncReport, shown: int = 5) -> list[str]:
+    """The summary's warning: how many documents nobody can read, why, which, how to fix."""
+    total = sum(len(ids) for ids in report.unreadable.values())
+    if not total:
+        return []
+    lines = [f"warning: {total} documents are readable by no workspace user:"]
+    for why, ids in sorted(report.unreadable.items(), key=lambda kv: -len(kv[1])):
+        listed = ", ".join(ids[:shown]) + (
+            f", … ({len(ids) - shown} more)" if len(ids) > shown else ""
+        )
+        lines.append(f"  {len(ids)} readable only by {why}: {listed}")
+    return lines
 
 
 def read_source(
@@ -132,6 +216,10 @@ def read_source(
     """Read one source folder or zip into documents with their chunks (nothing embedded)."""
     if kind not in KINDS:
         raise WorkspaceError(f"source {name!r}: kind must be one of {', '.join(KINDS)}")
+    checked_acl(acl, f"source {name!r}", people)
+    for channel, readers in (channels or {}).items():
+        if isinstance(readers, list):
+            checked_acl(readers, f"channel {channel!r}", people)
     if folder.is_file() and folder.suffix.lower() == ".zip":
         try:
             with unzipped(folder) as root:
@@ -153,8 +241,12 @@ def sync_source(
     progress: Callable[[Path], None] | None = None,
     embed_progress: Callable[[int, int], None] | None = None,
     people: dict[str, str] | None = None,
+    users: list[User] | None = None,
 ) -> SyncReport:
-    """Index what changed in one source folder or zip (by content hash); remove what is gone."""
+    """Index what changed in one source folder or zip (by content hash); remove what is gone.
+
+    With the workspace's ``users``, the report names the documents none of them may read.
+    """
     started = time.perf_counter()
     read = read_source(folder, name, kind, acl, channels, progress, people)
     changed, gone, chunks = apply_documents(index, name, read.documents, embed_progress)
@@ -171,6 +263,7 @@ def sync_source(
         files=read.files,
         channel_acls=read.channel_acls,
         unsupported=read.unsupported,
+        unreadable=unreadable(read.documents, users) if users is not None else {},
     )
 
 
@@ -189,6 +282,7 @@ def sync_workspace(root: Path, index: EmbeddedIndex) -> SyncReport:
             spec.get("acl", []),
             channels,
             people=people_of(config),
+            users=users_of(config),
         )
         total = total.plus(report)
     index.set_meta("fingerprint", _fingerprint(root))

@@ -23,7 +23,15 @@ def index_folder(args: argparse.Namespace) -> int:
     from providers.embeddings import load_embedder
     from server.bootstrap import open_index, workspace_of
     from sources.slack_export import is_slack_export
-    from sources.workspace import load_config, people_of, register_source, sync_source
+    from sources.workspace import (
+        checked_acl,
+        load_config,
+        people_of,
+        register_source,
+        sync_source,
+        unreadable_lines,
+        users_of,
+    )
 
     settings = settings_of(args)
     folder = Path(args.path).expanduser().resolve()
@@ -35,6 +43,7 @@ def index_folder(args: argparse.Namespace) -> int:
     try:
         workspace = workspace_of(settings)
         config = load_config(workspace)
+        checked_acl(list(args.acl), "--acl", people_of(config))
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     # Chat exports: channel membership is the ACL (the workspace's channel list, then the
@@ -68,6 +77,7 @@ def index_folder(args: argparse.Namespace) -> int:
             progress=lambda _path: reading.update(1),
             embed_progress=embedded,
             people=people_of(config),
+            users=users_of(config),
         )
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
@@ -90,6 +100,8 @@ def index_folder(args: argparse.Namespace) -> int:
         f"{report.unchanged} unchanged, {report.removed} removed, "
         f"{len(report.problems)} skipped, in {report.seconds:.1f} s"
     )
+    for line in unreadable_lines(report):
+        print(line, file=sys.stderr)
     return 0
 
 
