@@ -6,6 +6,7 @@ The one place in ``server/`` that reaches below ``graph/``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -249,13 +250,18 @@ def configured_chat(settings: Settings) -> tuple[ChatModel | None, ChatModel | N
     return load_chat_model(primary, backup), vision
 
 
-def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
-    """Open (and sync) the workspace and load the configured models."""
+def build_services(
+    settings: Settings, progress: Callable[[str], None] | None = None
+) -> tuple[Services, SyncReport | None]:
+    """Open (and sync) the workspace and load the configured models.
+
+    ``progress`` hears what indexing the workspace does, when it does any.
+    """
     embedder = load_embedder(settings.embedding_model, settings.embedding_threads)
     workspace = workspace_of(settings)
     shared = shared_index(settings, workspace, embedder)
     registry, report = open_workspace(
-        workspace, index_path(settings, workspace), embedder, index=shared
+        workspace, index_path(settings, workspace), embedder, index=shared, progress=progress
     )
     web = configured_web(settings, workspace)
     if web is not None:

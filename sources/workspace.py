@@ -267,12 +267,17 @@ def sync_source(
     )
 
 
-def sync_workspace(root: Path, index: EmbeddedIndex) -> SyncReport:
-    """Index what changed in the workspace; remove what disappeared."""
+def sync_workspace(
+    root: Path, index: EmbeddedIndex, progress: Callable[[str], None] | None = None
+) -> SyncReport:
+    """Index what changed in the workspace; remove what disappeared.
+
+    ``progress`` hears one line per source as it is done.
+    """
     started = time.perf_counter()
     config = load_config(root)
     total = SyncReport(0, 0, 0, 0, 0.0)
-    for spec in config["sources"]:
+    for n, spec in enumerate(config["sources"], start=1):
         channels = config.get("channels", {}) if spec.get("format") == "chat" else None
         report = sync_source(
             index,
@@ -285,6 +290,12 @@ def sync_workspace(root: Path, index: EmbeddedIndex) -> SyncReport:
             users=users_of(config),
         )
         total = total.plus(report)
+        if progress is not None:
+            progress(
+                f"{spec['name']} ({n}/{len(config['sources'])}): {report.indexed} documents "
+                f"indexed, {report.unchanged} unchanged ({report.chunks} chunks) in "
+                f"{report.seconds:.1f} s"
+            )
     index.set_meta("fingerprint", _fingerprint(root))
     total.seconds = time.perf_counter() - started
     return total
@@ -317,12 +328,17 @@ def unregister_source(index: EmbeddedIndex, name: str) -> int:
 
 
 def open_workspace(
-    root: Path, index_path: Path, embedder: Embedder, index: Any = None
+    root: Path,
+    index_path: Path,
+    embedder: Embedder,
+    index: Any = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[SourceRegistry, SyncReport | None]:
     """A registry over the workspace, syncing its index first when any file changed.
 
     ``index`` may be given (a ``RedisIndex``); by default the embedded SQLite index at
-    ``index_path`` is used.
+    ``index_path`` is used. ``progress`` hears what indexing does (nothing when no file
+    changed): a first line, then one per source.
     """
     config = load_config(root)
     if index is None:
@@ -331,8 +347,16 @@ def open_workspace(
         except Exception as exc:  # sqlite3 raises several unrelated types for an unusable file
             raise WorkspaceError(f"cannot open index {index_path}: {exc}") from None
     report = None
-    if index.get_meta("fingerprint") != _fingerprint(root):
-        report = sync_workspace(root, index)
+    known = index.get_meta("fingerprint")
+    if known != _fingerprint(root):
+        if progress is not None:
+            what = "the demo workspace" if root == demo_workspace() else f"workspace {root}"
+            progress(
+                f"indexing {what} (first run only)…"
+                if known is None
+                else f"indexing what changed in {what}…"
+            )
+        report = sync_workspace(root, index, progress)
     specs = [*config["sources"], *registered_sources(index)]
     registry = SourceRegistry(
         sources=[EmbeddedSource(index, s["name"], s["kind"]) for s in specs],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import types
 from dataclasses import fields
 from pathlib import Path
@@ -81,8 +82,11 @@ def services_and_user(args: argparse.Namespace, settings: Settings) -> tuple[Any
     from graph.api import WorkspaceError
     from server.bootstrap import build_services
 
+    def progress(line: str) -> None:
+        print(f"[index] {line}", file=sys.stderr, flush=True)
+
     try:
-        services, report = build_services(settings)
+        services, report = build_services(settings, progress)
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     return services, report, user_of_args(args, settings, services)
