@@ -298,6 +298,8 @@ def sync_workspace(
             )
     index.set_meta("fingerprint", _fingerprint(root))
     total.seconds = time.perf_counter() - started
+    for line in unreadable_lines(total) if progress is not None else []:
+        progress(line)
     return total
 
 

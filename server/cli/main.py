@@ -214,11 +214,6 @@ async def ask(args: argparse.Namespace) -> int:
             f"{report.seconds:.1f} s",
             file=sys.stderr,
         )
-    if report and not args.json:
-        from sources.workspace import unreadable_lines
-
-        for line in unreadable_lines(report):
-            print(f"[index] {line}", file=sys.stderr)
     thread = args.thread or new_thread_id()
     config = run_config(thread, owner=user)
     async with _compiled(settings, services) as graph:
