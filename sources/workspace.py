@@ -298,8 +298,9 @@ def sync_workspace(
             )
     index.set_meta("fingerprint", _fingerprint(root))
     total.seconds = time.perf_counter() - started
-    for line in unreadable_lines(total) if progress is not None else []:
-        progress(line)
+    if progress is not None:
+        for line in unreadable_lines(total):
+            progress(line)
     return total
 
 
