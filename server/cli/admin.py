@@ -182,7 +182,7 @@ def manage_sources(args: argparse.Namespace) -> int:
     """List the workspace's and the added sources, or remove an added one."""
     from providers.embeddings import load_embedder
     from server.bootstrap import open_index, workspace_of
-    from sources.workspace import load_config, registered_sources, unregister_source
+    from sources.workspace import load_config, registered_sources, unregister_source, users_of
 
     settings = settings_of(args)
     workspace = workspace_of(settings)
@@ -198,10 +198,19 @@ def manage_sources(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     try:
         if args.action == "list":
-            for spec in config["sources"]:
-                print(f"{spec['name']}\t{spec['kind']}\tworkspace")
-            for spec in registered_sources(index):
-                print(f"{spec['name']}\t{spec['kind']}\tadded from {spec['path']}")
+            users = users_of(config)
+            listed = [(spec, "workspace") for spec in config["sources"]] + [
+                (spec, f"added from {spec['path']}") for spec in registered_sources(index)
+            ]
+            for spec, origin in listed:
+                documents = index.count(spec["name"])[0]
+                counts = index.readable_counts(spec["name"], users) if documents else {}
+                readers = (
+                    "documents readable by " + ", ".join(f"{u} {n}" for u, n in counts.items())
+                    if documents
+                    else "no documents indexed yet"
+                )
+                print(f"{spec['name']}\t{spec['kind']}\t{origin}\t{documents} {readers}")
             return 0
         if not args.name:
             raise CliError("say which source to remove: seekgraph sources remove NAME")

@@ -78,6 +78,9 @@ def test_a_slack_export_zip_is_read_by_the_users_its_users_json_maps_and_nobody_
     # the guest's DM maps to no workspace user: said, with the fix, not left silent
     assert "warning: 1 documents are readable by no workspace user" in done.stderr
     assert "Slack users no workspace user is" in done.stderr and '"slack"' in done.stderr
+    listed = cli("sources", "list", "--workspace", str(workspace), data_dir=data).stdout
+    [slack] = [line for line in listed.splitlines() if line.startswith("slack\t")]
+    assert slack.endswith("\t2 documents readable by alice 1, carol 1, bob 0"), slack
     asked = "Where is the Moorhen offsite?"
     answers = {
         user: cli(
