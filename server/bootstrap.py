@@ -250,6 +250,11 @@ def configured_chat(settings: Settings) -> tuple[ChatModel | None, ChatModel | N
     return load_chat_model(primary, backup), vision
 
 
+def workspace_user_names(settings: Settings) -> list[str]:
+    """The users ``workspace.json`` lists (read without indexing anything)."""
+    return list(load_config(workspace_of(settings))["users"])
+
+
 def build_services(
     settings: Settings, progress: Callable[[str], None] | None = None
 ) -> tuple[Services, SyncReport | None]:
