@@ -43,6 +43,8 @@ class SyncReport:
     """Files of types the ingester does not read."""
     unreadable: dict[str, list[str]] = field(default_factory=dict)
     """Why no workspace user can read them → the documents (``unreadable``)."""
+    renamed: list[str] = field(default_factory=list)
+    """Documents indexed under another id than their file's (two files, one id)."""
 
     def plus(self, other: SyncReport) -> SyncReport:
         """Two reports added up."""
@@ -60,6 +62,7 @@ class SyncReport:
                 why: [*self.unreadable.get(why, []), *other.unreadable.get(why, [])]
                 for why in {**self.unreadable, **other.unreadable}
             },
+            [*self.renamed, *other.renamed],
         )
 
 
@@ -264,6 +267,7 @@ def sync_source(
         channel_acls=read.channel_acls,
         unsupported=read.unsupported,
         unreadable=unreadable(read.documents, users) if users is not None else {},
+        renamed=read.renamed,
     )
 
 

@@ -89,6 +89,8 @@ def index_folder(args: argparse.Namespace) -> int:
     )
     for problem in report.problems:
         print(f"skipped: {problem}", file=sys.stderr)
+    for renamed in report.renamed:
+        print(f"renamed: {renamed}", file=sys.stderr)
     for channel, readers in sorted(report.channel_acls.items()):
         print(f"#{channel}: readable by {readers}")
     if report.unsupported:
@@ -98,7 +100,9 @@ def index_folder(args: argparse.Namespace) -> int:
     print(
         f"{args.source}: {report.indexed} documents indexed ({report.chunks} chunks), "
         f"{report.unchanged} unchanged, {report.removed} removed, "
-        f"{len(report.problems)} skipped, in {report.seconds:.1f} s"
+        f"{len(report.problems)} skipped"
+        + (f", {len(report.renamed)} renamed (two files, one id)" if report.renamed else "")
+        + f", in {report.seconds:.1f} s"
     )
     for line in unreadable_lines(report):
         print(line, file=sys.stderr)
@@ -142,6 +146,8 @@ def _index_detached(
         index.close()
     for problem in read.problems:
         print(f"skipped: {problem}", file=sys.stderr)
+    for renamed in read.renamed:
+        print(f"renamed: {renamed}", file=sys.stderr)
     print(
         f"{args.source}: {len(read.documents)} documents read; ingest job {job_id} queued "
         f"({batches} embedding batches for the workers)"
