@@ -110,11 +110,13 @@ def _fingerprint(root: Path) -> str:
 KINDS = ("kb", "docs", "messages", "notes")
 
 
-def people_of(config: dict[str, Any]) -> dict[str, str]:
+def people_of(config: dict[str, Any], lists: bool = False) -> dict[str, str]:
     """Who an e-mail address or a chat handle is (keys in lower case).
 
-    From ``users.<name>.email`` (a string or a list) and ``users.<name>.slack`` (a handle);
-    the user's own name counts as a handle.
+    From ``users.<name>.email`` (a string or a list) and ``users.<name>.slack`` (a handle or
+    a Slack id); the user's own name counts as a handle. With ``lists``, a group's addresses
+    too (``groups.<name>.email``), as ``group:<name>``: files read here (mail to a list);
+    live connectors map people only.
     """
     out: dict[str, str] = {}
     for name, info in config.get("users", {}).items():
@@ -127,7 +129,7 @@ def people_of(config: dict[str, Any]) -> dict[str, str]:
         if isinstance(info.get("slack"), str):
             out[info["slack"].lower()] = name
     # a group's addresses (a mailing list): mail to one is readable by the group's members
-    for group, info in (config.get("groups") or {}).items():
+    for group, info in (config.get("groups") or {}).items() if lists else []:
         emails = info.get("email") or [] if isinstance(info, dict) else []
         for value in [emails] if isinstance(emails, str) else emails:
             out.setdefault(str(value).lower(), f"group:{group}")
@@ -290,7 +292,7 @@ def sync_workspace(
             spec["kind"],
             spec.get("acl", []),
             channels,
-            people=people_of(config),
+            people=people_of(config, lists=True),
             users=users_of(config),
         )
         total = total.plus(report)

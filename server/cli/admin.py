@@ -43,14 +43,14 @@ def index_folder(args: argparse.Namespace) -> int:
     try:
         workspace = workspace_of(settings)
         config = load_config(workspace)
-        checked_acl(list(args.acl), "--acl", people_of(config))
+        checked_acl(list(args.acl), "--acl", people_of(config, lists=True))
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     # Chat exports: channel membership is the ACL (the workspace's channel list, then the
     # export's own channels.json); --acl only covers channels that neither lists.
     channels = dict(config.get("channels", {})) if args.kind == "messages" else None
     if args.detach:
-        return _index_detached(args, settings, folder, channels, people_of(config))
+        return _index_detached(args, settings, folder, channels, people_of(config, lists=True))
     try:
         index = open_index(
             settings, workspace, load_embedder(settings.embedding_model, settings.embedding_threads)
@@ -76,7 +76,7 @@ def index_folder(args: argparse.Namespace) -> int:
             channels,
             progress=lambda _path: reading.update(1),
             embed_progress=embedded,
-            people=people_of(config),
+            people=people_of(config, lists=True),
             users=users_of(config),
         )
     except WorkspaceError as exc:
