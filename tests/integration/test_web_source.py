@@ -325,3 +325,43 @@ async def test_a_page_the_question_names_is_read_and_a_private_one_refused(web, 
         and "private or reserved" in refused["detail"]["not_read"][0]
     )
     await services.registry.get("web").aclose()  # type: ignore[attr-defined]
+
+
+def test_the_issues_research_request_over_http_runs_with_the_web_on(tmp_path) -> None:
+    """``POST /threads/{t}/runs {"flow": "research"}`` with a search engine configured.
+
+    It ended ``error: the run failed (WebFirewallError)``; now it reports, and every query
+    that left is made of the person's words.
+    """
+    from server.auth import add_key_to_file
+    from tests.integration.processes import auth, start_app
+
+    procs: list[Proc] = []
+    try:
+        engine = start_fake(tmp_path, "web_server", ready="/calls")
+        procs.append(engine)
+        engine_url = engine.url.replace("127.0.0.1", "localhost")
+        keys = tmp_path / "keys.json"
+        key = add_key_to_file(keys, "alice")
+        env = {"SEEKGRAPH_API_KEYS_FILE": keys, "SEEKGRAPH_SEARXNG_URL": engine_url,
+               "SEEKGRAPH_WEB_ALLOW_HOSTS": "localhost"}  # fmt: skip
+        app = start_app(tmp_path, "web-research", env)
+        procs.append(app)
+        question = "How do I connect to the VPN and set up SSO?"
+        with httpx.Client(base_url=app.url, headers=auth(key), timeout=180) as client:
+            thread = client.post("/threads").json()["thread_id"]
+            body = {"question": question, "flow": "research", "stream": False}
+            accepted = client.post(f"/threads/{thread}/runs", json=body)
+            assert accepted.status_code == 202, accepted.text
+            run = accepted.json()["run_id"]
+            joined = client.post(f"/threads/{thread}/runs/{run}/join").json()
+        assert joined["run"]["status"] == "success", joined["run"]
+        assert joined["values"]["answer"] and joined["values"]["references"]
+        queries = list(httpx.get(f"{engine.url}/queries").json())
+        assert question in queries  # the plan searched the web, with the person's words
+        asked = {w.lower().strip("?") for w in question.split()}
+        for query in queries:
+            assert {w.lower().strip("?") for w in query.split()} <= asked, query
+    finally:
+        for proc in reversed(procs):
+            proc.stop()
