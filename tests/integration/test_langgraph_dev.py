@@ -163,8 +163,7 @@ def test_every_flow_runs_in_studio_after_an_idle_pause(tmp_path: Path) -> None:
     # the quick start's order: `seekgraph ask` (the demo indexed), then Studio
     assert cli("sources", "list", data_dir=tmp_path).returncode == 0
     question = {"question": "How do I connect to the VPN from a new laptop?"}
-    with langgraph_dev(tmp_path) as base:
-        client = get_sync_client(url=base)
+    with langgraph_dev(tmp_path) as base, get_sync_client(url=base) as client:
         graphs = {a["graph_id"] for a in client.assistants.search()}
         assert graphs == {"search", "quick", "reviewed", "research"}
         outputs: dict[str, Any] = {}
