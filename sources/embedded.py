@@ -382,11 +382,6 @@ class EmbeddedIndex:
         }
         return document
 
-    def readable_counts(self, source: str, users: list[User]) -> dict[str, int]:
-        """How many documents of ``source`` each of ``users`` may read (by user name)."""
-        with self._lock:
-            return {u.name: len(self._allowed_docs(source, u)) for u in users}
-
     def count(self, source: str | None = None) -> tuple[int, int]:
         """(documents, chunks) in the index, or in one source."""
         with self._lock:

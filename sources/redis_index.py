@@ -350,16 +350,6 @@ class RedisIndex:
             hits.append(with_message_context(hit, doc["text"]))
         return hits
 
-    def readable_counts(self, source: str, users: list[User]) -> dict[str, int]:
-        """How many documents of ``source`` each of ``users`` may read (by user name)."""
-        acls = []
-        for doc_id in self.r.hkeys(f"{self.prefix}hashes:{source}"):
-            name = doc_id.decode() if isinstance(doc_id, bytes) else str(doc_id)
-            doc = self._json(f"{self.prefix}doc:{name}")
-            if doc:
-                acls.append(set(doc["acl"]))
-        return {u.name: sum(1 for acl in acls if u.may_read(acl)) for u in users}
-
     def read(self, source: str, doc_id: str, user: User) -> Document | None:
         """The whole document, when it belongs to ``source`` and ``user`` may read it."""
         doc = self._json(f"{self.prefix}doc:{doc_id}")

@@ -21,8 +21,9 @@ from sources.base import User
 from sources.chunking import IngestError
 from sources.embedded import EmbeddedIndex
 from sources.errors import WorkspaceError as WorkspaceError
-from sources.index_source import EmbeddedSource, IndexedDocument, apply_documents
+from sources.index_source import EmbeddedSource, apply_documents
 from sources.ingest import Ingested, files_under, read_folder
+from sources.readers import checked_acl, unreadable, unreadable_lines
 from sources.registry import SourceRegistry
 
 
@@ -136,79 +137,6 @@ def people_of(config: dict[str, Any], lists: bool = False) -> dict[str, str]:
     return out
 
 
-def checked_acl(acl: list[str], where: str, users: dict[str, Any] | None = None) -> list[str]:
-    """``acl`` when every entry is ``group:NAME`` or ``user:NAME``, else ``WorkspaceError``.
-
-    An entry in no known form would make the documents readable by nobody, silently; the
-    error says which entry and what it probably meant (``everyone`` → ``group:everyone``).
-    """
-    for entry in acl:
-        kind, colon, name = str(entry).partition(":")
-        if colon and kind in ("user", "group") and name.strip() and name == name.strip():
-            continue
-        word = (name if colon else kind).strip() or "NAME"
-        guess = f"user:{word}" if word in (users or {}) else f"group:{word}"
-        raise WorkspaceError(
-            f"{where}: ACL entry {entry!r} is not group:NAME or user:NAME, so nobody could "
-            f"read what it covers; did you mean {guess}?"
-        )
-    return acl
-
-
-def unreadable(documents: list[IndexedDocument], users: list[User]) -> dict[str, list[str]]:
-    """The documents no workspace user may read, by why (what their ACLs name)."""
-    granted = frozenset().union(*(u.principals for u in users))
-    out: dict[str, list[str]] = {}
-    for doc in documents:
-        if granted & set(doc.acl):
-            continue
-        out.setdefault(_why_unreadable(doc.acl), []).append(doc.doc_id)
-    return out
-
-
-def _why_unreadable(acl: list[str]) -> str:
-    if not acl:
-        return "their ACL is empty: index them with --acl group:NAME (or list who may read them)"
-    reasons = []
-    if any(a.startswith("user:slack:") for a in acl):
-        reasons.append(
-            "Slack users no workspace user is: give those users their Slack handle in "
-            'workspace.json ("users": {"NAME": {"slack": "handle"}}) and index again'
-        )
-    if any(a.startswith("user:") and "@" in a for a in acl):
-        reasons.append(
-            'addresses no workspace user or group has: add each as a user\'s "email" (a '
-            'list\'s as a group\'s: "groups": {"NAME": {"email": "list@…"}}) in workspace.json '
-            "and index again"
-        )
-    if any(a.startswith("group:") for a in acl):
-        named = sorted({a for a in acl if a.startswith("group:")})[:3]
-        reasons.append(
-            f"groups no workspace user is in ({', '.join(named)}): add the group to users' "
-            '"groups" in workspace.json, or index with --acl naming a group they are in'
-        )
-    if not reasons:
-        named = sorted(acl)[:3]
-        reasons.append(
-            f'users workspace.json does not list ({", ".join(named)}): add them to its "users"'
-        )
-    return "; ".join(reasons)
-
-
-def unreadable_lines(report: SyncReport, shown: int = 5) -> list[str]:
-    """The summary's warning: how many documents nobody can read, why, which, how to fix."""
-    total = sum(len(ids) for ids in report.unreadable.values())
-    if not total:
-        return []
-    lines = [f"warning: {total} documents are readable by no workspace user:"]
-    for why, ids in sorted(report.unreadable.items(), key=lambda kv: -len(kv[1])):
-        listed = ", ".join(ids[:shown]) + (
-            f", … ({len(ids) - shown} more)" if len(ids) > shown else ""
-        )
-        lines.append(f"  {len(ids)} readable only by {why}: {listed}")
-    return lines
-
-
 def read_source(
     folder: Path,
     name: str,
@@ -305,7 +233,7 @@ def sync_workspace(
     index.set_meta("fingerprint", _fingerprint(root))
     total.seconds = time.perf_counter() - started
     if progress is not None:
-        for line in unreadable_lines(total):
+        for line in unreadable_lines(total.unreadable):
             progress(line)
     return total
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from server.cli.common import CliError, settings_of
 from server.settings import Settings
+from sources.base import User
 from sources.errors import WorkspaceError
 
 
@@ -22,16 +23,9 @@ def index_folder(args: argparse.Namespace) -> int:
 
     from providers.embeddings import load_embedder
     from server.bootstrap import open_index, workspace_of
+    from sources.readers import checked_acl, unreadable_lines
     from sources.slack_export import is_slack_export
-    from sources.workspace import (
-        checked_acl,
-        load_config,
-        people_of,
-        register_source,
-        sync_source,
-        unreadable_lines,
-        users_of,
-    )
+    from sources.workspace import load_config, people_of, register_source, sync_source, users_of
 
     settings = settings_of(args)
     folder = Path(args.path).expanduser().resolve()
@@ -50,7 +44,8 @@ def index_folder(args: argparse.Namespace) -> int:
     # export's own channels.json); --acl only covers channels that neither lists.
     channels = dict(config.get("channels", {})) if args.kind == "messages" else None
     if args.detach:
-        return _index_detached(args, settings, folder, channels, people_of(config, lists=True))
+        people = people_of(config, lists=True)
+        return _index_detached(args, settings, folder, channels, people, users_of(config))
     try:
         index = open_index(
             settings, workspace, load_embedder(settings.embedding_model, settings.embedding_threads)
@@ -104,7 +99,7 @@ def index_folder(args: argparse.Namespace) -> int:
         + (f", {len(report.renamed)} renamed (two files, one id)" if report.renamed else "")
         + f", in {report.seconds:.1f} s"
     )
-    for line in unreadable_lines(report):
+    for line in unreadable_lines(report.unreadable):
         print(line, file=sys.stderr)
     return 0
 
@@ -115,11 +110,13 @@ def _index_detached(
     folder: Path,
     channels: dict[str, list[str]] | None,
     people: dict[str, str],
+    users: list[User],
 ) -> int:
     """Read and chunk here; queue the embedding as batches for the workers; print the job."""
     from providers.embeddings import load_embedder
     from server.bootstrap import shared_index, workspace_of
     from server.runs.ingest import ingest_jobs
+    from sources.readers import unreadable, unreadable_lines
     from sources.workspace import read_source
 
     if not settings.redis_url or settings.index_backend != "redis":
@@ -153,6 +150,8 @@ def _index_detached(
         f"({batches} embedding batches for the workers)"
     )
     print(f"follow it: seekgraph ingest show {job_id}", file=sys.stderr)
+    for line in unreadable_lines(unreadable(read.documents, users)):
+        print(line, file=sys.stderr)
     return 0
 
 
@@ -188,6 +187,7 @@ def manage_sources(args: argparse.Namespace) -> int:
     """List the workspace's and the added sources, or remove an added one."""
     from providers.embeddings import load_embedder
     from server.bootstrap import open_index, workspace_of
+    from sources.readers import readable_counts
     from sources.workspace import load_config, registered_sources, unregister_source, users_of
 
     settings = settings_of(args)
@@ -210,7 +210,7 @@ def manage_sources(args: argparse.Namespace) -> int:
             ]
             for spec, origin in listed:
                 documents = index.count(spec["name"])[0]
-                counts = index.readable_counts(spec["name"], users) if documents else {}
+                counts = readable_counts(index, spec["name"], users) if documents else {}
                 readers = (
                     "documents readable by " + ", ".join(f"{u} {n}" for u, n in counts.items())
                     if documents
