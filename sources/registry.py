@@ -101,12 +101,16 @@ class SourceRegistry:
             )
         return [self.get(n) for n in wanted]
 
-    def user(self, name: str) -> User:
-        """The user called ``name``; unknown names are refused (fail closed)."""
+    def known_user(self, name: str) -> User:
+        """The user called ``name`` as the workspace lists them (no connector groups read)."""
         try:
-            user = self._users[name]
+            return self._users[name]
         except KeyError:
             raise UnknownUserError(f"unknown user {name!r}") from None
+
+    def user(self, name: str) -> User:
+        """The user called ``name``; unknown names are refused (fail closed)."""
+        user = self.known_user(name)
         if self.memberships is None:
             return user
         return replace(user, groups=user.groups | self.memberships(name))
