@@ -212,11 +212,12 @@ def manage_sources(args: argparse.Namespace) -> int:
                 documents = index.count(spec["name"])[0]
                 counts = readable_counts(index, spec["name"], users) if documents else {}
                 readers = (
-                    "documents readable by " + ", ".join(f"{u} {n}" for u, n in counts.items())
+                    f"{documents} documents readable by "
+                    + ", ".join(f"{u} {n}" for u, n in counts.items())
                     if documents
                     else "no documents indexed yet"
                 )
-                print(f"{spec['name']}\t{spec['kind']}\t{origin}\t{documents} {readers}")
+                print(f"{spec['name']}\t{spec['kind']}\t{origin}\t{readers}")
             return 0
         if not args.name:
             raise CliError("say which source to remove: seekgraph sources remove NAME")
