@@ -35,6 +35,7 @@ from sources.workspace import (
     SyncReport,
     WorkspaceError,
     demo_workspace,
+    list_members,
     load_config,
     open_workspace,
     people_of,
@@ -162,7 +163,8 @@ def configured_connectors(settings: Settings, workspace: Path) -> list[Connector
             creds = drive_credentials(settings.gdrive_credentials, access, settings.gdrive_subject)
         except ConnectorError as exc:
             raise WorkspaceError(str(exc)) from None
-        out.append(DriveConnector(creds, people, base_url=settings.gdrive_base_url))
+        lists = list_members(load_config(workspace))  # a list's address: its members read
+        out.append(DriveConnector(creds, people, base_url=settings.gdrive_base_url, lists=lists))
     if settings.feishu_app_id:
         from sources.feishu_connector import feishu_connectors
 

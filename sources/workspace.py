@@ -137,6 +137,16 @@ def people_of(config: dict[str, Any], lists: bool = False) -> dict[str, str]:
     return out
 
 
+def list_members(config: dict[str, Any]) -> dict[str, set[str]]:
+    """A workspace group's addresses (``groups.<name>.email``) → the users in that group."""
+    out: dict[str, set[str]] = {}
+    for address, principal in people_of(config, lists=True).items():
+        if principal.startswith("group:"):
+            group = principal.removeprefix("group:")
+            out[address] = {u.name for u in users_of(config) if group in u.groups}
+    return out
+
+
 def read_source(
     folder: Path,
     name: str,
