@@ -48,12 +48,12 @@ def unreadable(documents: list[IndexedDocument], users: list[User]) -> dict[str,
 
 def _why_unreadable(acl: list[str]) -> str:
     if not acl:
-        return "their ACL is empty: index them with --acl group:NAME (or list who may read them)"
+        return "with an empty ACL: index them with --acl group:NAME (or list who may read them)"
     reasons = []
     if any(a.startswith("user:slack:") for a in acl):
         reasons.append(
             "Slack users no workspace user is: give those users their Slack handle in "
-            'workspace.json ("users": {"NAME": {"slack": "handle"}}) and index again'
+            'workspace.json ("users": {"NAME": {"slack": "their handle or U… id"}}) and index again'
         )
     if any(a.startswith("user:") and "@" in a for a in acl):
         reasons.append(
@@ -72,7 +72,7 @@ def _why_unreadable(acl: list[str]) -> str:
         reasons.append(
             f'users workspace.json does not list ({", ".join(named)}): add them to its "users"'
         )
-    return "; ".join(reasons)
+    return "readable only by " + "; or by ".join(reasons)
 
 
 def unreadable_lines(nobody: dict[str, list[str]], shown: int = 5) -> list[str]:
@@ -85,7 +85,7 @@ def unreadable_lines(nobody: dict[str, list[str]], shown: int = 5) -> list[str]:
         listed = ", ".join(ids[:shown]) + (
             f", … ({len(ids) - shown} more)" if len(ids) > shown else ""
         )
-        lines.append(f"  {len(ids)} readable only by {why}: {listed}")
+        lines.append(f"  {len(ids)} {why} — {listed}")
     return lines
 
 
