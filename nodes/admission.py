@@ -66,7 +66,7 @@ def admit(services: Services, ctx: Context, question: str, has_images: bool) -> 
             '{"user": "bob"} (LangGraph Studio: the assistant\'s Context tab; the SDK: '
             "context={...}). Permissions follow that user."
         )
-    services.registry.user(ctx.user)  # unknown users stop here
+    services.registry.known_user(ctx.user)  # unknown users stop here (no I/O: any loop)
     try:
         sources = [s.name for s in services.registry.select(ctx.sources)]
     except UnknownSourceError as exc:

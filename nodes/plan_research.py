@@ -32,6 +32,8 @@ from nodes.services import Services, chat_model_for, now, user_of
 from providers.embeddings import aembed_passages, aembed_queries
 from providers.pace import fitted_seconds
 from providers.terms import STOPWORDS, display_words
+from sources.base import Source, User
+from sources.web import outgoing_from, outside_words
 from state.models import Hit, heading_of
 from state.research import ResearchState, SubQuestion
 
@@ -251,6 +253,21 @@ def part_questions(request: str) -> list[SubQuestion]:
     ]
 
 
+async def plan_search(source: Source, query: str, request: str, user: User) -> list[Hit]:
+    """The broad search of one source; the web's is made of the person's words only.
+
+    A source whose queries leave the deployment (the web) checks each query against the
+    public text it is given (``outgoing_from``): here the request, the person's own words. A
+    query holding any other word is not sent there (the firewall would refuse it).
+    """
+    if not getattr(source, "outbound", False):
+        return await source.search(query, user, PLAN_POOL)
+    if outside_words(query, request):
+        return []
+    with outgoing_from(request):
+        return await source.search(query, user, PLAN_POOL)
+
+
 async def extractive_plan(
     request: str, ctx: Context, services: Services
 ) -> tuple[list[SubQuestion], dict[str, Any], list[Hit], dict[str, dict[str, Any]]]:
@@ -259,7 +276,7 @@ async def extractive_plan(
     Also how they were found, the passages searched, and each sub-question's topic passages.
     A topic as close to a named part as two duplicates are is that part's (its passages too).
     """
-    user = user_of(services, ctx)
+    user = await user_of(services, ctx)
     subject = subject_of(request)
     named = part_questions(request)
     hits: list[Hit] = []
@@ -267,7 +284,7 @@ async def extractive_plan(
     # the request, and what it is about alone (a person's name, a project): its topics
     for query in dict.fromkeys(q for q in (request, subject) if q):
         for source in services.registry.select(ctx.sources):
-            for hit in await source.search(query, user, PLAN_POOL):
+            for hit in await plan_search(source, query, request, user):
                 if hit["source_id"] not in seen:
                     seen.add(hit["source_id"])
                     hits.append(hit)
@@ -346,6 +363,7 @@ async def plan_research(
     ctx = runtime.context
     request = state["question"].strip()
     trace = state.get("trace_id") or uuid.uuid4().hex
+    await services.registry.refresh_sources()  # sources added since, read off the loop
     admitted = admit(services, ctx, request, False)
     budget = {
         "started": now(),

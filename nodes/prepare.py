@@ -22,6 +22,7 @@ async def prepare(
     """Admit the run and start the question's budget (its state starts empty each time)."""
     ctx = runtime.context
     has_images = bool(state.get("images")) or any(t.get("images") for t in state.get("turns", []))
+    await services.registry.refresh_sources()  # sources added since, read off the loop
     admitted = admit(services, ctx, state.get("question") or "", has_images)
     mode, sources = admitted.mode, admitted.sources
     t = now()
@@ -60,7 +61,7 @@ async def prepare(
     }
     turns = state.get("turns") or []
     if turns:  # a follow-up never builds on an answer its person may no longer read
-        gone = await revoked(services.registry, user_of(services, ctx), turns)
+        gone = await revoked(services.registry, await user_of(services, ctx), turns)
         if gone:
             update["turns"] = without(turns, gone)
     runtime.stream_writer(

@@ -59,7 +59,7 @@ async def read_documents(
 ) -> dict[str, Any]:
     """Read the documents the verdict asked for and add their relevant passages."""
     ctx = runtime.context
-    user = user_of(services, ctx)
+    user = await user_of(services, ctx)
     round_ = state["budget"]["rounds"]
     wanted = state["verdict"]["read_doc_ids"]
     home = {ev["doc_id"]: ev["source"] for ev in state.get("evidence", [])}

@@ -25,7 +25,7 @@ async def search_source(
 ) -> dict[str, Any]:
     """Search one source for one query variant, as the run's user."""
     source = services.registry.get(state["source"])
-    user = user_of(services, runtime.context)
+    user = await user_of(services, runtime.context)
     if getattr(source, "outbound", False):
         # the query leaves the deployment: the source checks it against this public text
         with outgoing_from(state.get("public", "")):

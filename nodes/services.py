@@ -99,9 +99,12 @@ def today() -> dt.date:
     return dt.datetime.fromtimestamp(now(), dt.UTC).date()
 
 
-def user_of(services: Services, context: Context) -> User:
-    """The user of the run; unknown users are refused (fail closed)."""
-    return services.registry.user(context.user)
+async def user_of(services: Services, context: Context) -> User:
+    """The user of the run; unknown users are refused (fail closed).
+
+    Groups from live connectors are read now, off the event loop.
+    """
+    return await services.registry.user_now(context.user)
 
 
 def chat_model_for(services: Services, state: SearchState) -> ChatModel | None:

@@ -148,7 +148,7 @@ async def visible_values(
     if not values:
         return values
     try:
-        user = registry.user(user_name)
+        user = await registry.user_now(user_name)
     except KeyError:
         return {}
     return without(values, await revoked(registry, user, values, seen))

@@ -6,6 +6,7 @@ The one place in ``server/`` that reaches below ``graph/``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from sources.workspace import (
     SyncReport,
     WorkspaceError,
     demo_workspace,
+    list_members,
     load_config,
     open_workspace,
     people_of,
@@ -161,7 +163,8 @@ def configured_connectors(settings: Settings, workspace: Path) -> list[Connector
             creds = drive_credentials(settings.gdrive_credentials, access, settings.gdrive_subject)
         except ConnectorError as exc:
             raise WorkspaceError(str(exc)) from None
-        out.append(DriveConnector(creds, people, base_url=settings.gdrive_base_url))
+        lists = list_members(load_config(workspace))  # a list's address: its members read
+        out.append(DriveConnector(creds, people, base_url=settings.gdrive_base_url, lists=lists))
     if settings.feishu_app_id:
         from sources.feishu_connector import feishu_connectors
 
@@ -249,13 +252,23 @@ def configured_chat(settings: Settings) -> tuple[ChatModel | None, ChatModel | N
     return load_chat_model(primary, backup), vision
 
 
-def build_services(settings: Settings) -> tuple[Services, SyncReport | None]:
-    """Open (and sync) the workspace and load the configured models."""
+def workspace_user_names(settings: Settings) -> list[str]:
+    """The users ``workspace.json`` lists (read without indexing anything)."""
+    return list(load_config(workspace_of(settings))["users"])
+
+
+def build_services(
+    settings: Settings, progress: Callable[[str], None] | None = None
+) -> tuple[Services, SyncReport | None]:
+    """Open (and sync) the workspace and load the configured models.
+
+    ``progress`` hears what indexing the workspace does, when it does any.
+    """
     embedder = load_embedder(settings.embedding_model, settings.embedding_threads)
     workspace = workspace_of(settings)
     shared = shared_index(settings, workspace, embedder)
     registry, report = open_workspace(
-        workspace, index_path(settings, workspace), embedder, index=shared
+        workspace, index_path(settings, workspace), embedder, index=shared, progress=progress
     )
     web = configured_web(settings, workspace)
     if web is not None:

@@ -59,6 +59,7 @@ class DriveConnector:
         base_url: str | None = None,
         timeout: int = 30,
         retries: int = 3,
+        lists: dict[str, set[str]] | None = None,
     ) -> None:
         import google_auth_httplib2
         import httplib2
@@ -66,6 +67,8 @@ class DriveConnector:
 
         self.name = name
         self.people = people
+        self.lists = lists or {}
+        """A workspace group's address → its members (``workspace.json``'s ``groups``)."""
         self.retries = retries
         self.problems: list[str] = []
         self.unknown: set[str] = set()
@@ -154,10 +157,12 @@ class DriveConnector:
             kind, email = grant.get("type"), str(grant.get("emailAddress") or "").lower()
             if kind == "user" and email in self.people:
                 may.add(self.people[email])
+            elif kind == "user" and email in self.lists:  # shared with a list's address
+                may |= self.lists[email]
             elif kind == "user" and email:
                 self.unknown.add(email)
             elif kind == "group" and email:
-                may |= self._members(email, groups)
+                may |= self._members(email, groups) | self.lists.get(email, set())
             elif kind == "domain" and grant.get("domain"):
                 domain = f"@{str(grant['domain']).lower()}"
                 may |= {user for key, user in self.people.items() if key.endswith(domain)}

@@ -75,6 +75,8 @@ class Ingested:
     """Chat channel → who may read it and why (its members, or the source's ACL)."""
     unsupported: list[str] = field(default_factory=list)
     """Files of a type no reader handles (listed in the summary, not indexed)."""
+    renamed: list[str] = field(default_factory=list)
+    """Documents indexed under another id than their file's (two files, one id)."""
 
 
 def _first_heading(text: str) -> str | None:
@@ -368,7 +370,7 @@ def read_folder(
                         f"{path}: {doc.doc_id} was already read from {first}; skipped"
                     )
                     continue
-                out.problems.append(
+                out.renamed.append(
                     f"{path}: same document id as {first.name} ({doc.doc_id}); indexed as {renamed}"
                 )
                 rename(doc, renamed)

@@ -39,11 +39,15 @@ AttachmentReader = Callable[[Path, Path, list[str]], list[IndexedDocument]]
 
 
 def principals(addresses: list[str], people: dict[str, str]) -> list[str]:
-    """ACL principals for e-mail addresses: the workspace user's, else ``user:<address>``."""
+    """ACL principals for e-mail addresses, else ``user:<address>`` (readable by nobody).
+
+    An address is a workspace user's, or a group's (a mailing list's: its members read it).
+    """
     out = []
     for address in addresses:
         low = address.lower()
-        out.append(f"user:{people.get(low, low)}")
+        known = people.get(low, low)
+        out.append(known if known.startswith("group:") else f"user:{known}")
     return list(dict.fromkeys(out))
 
 

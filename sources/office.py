@@ -6,8 +6,9 @@
 - ``.pptx`` (python-pptx): one passage per slide, under ``Slide N: title``, with its text
   (bullet levels kept), its tables, and its speaker notes.
 - ``.xlsx`` (openpyxl) and ``.csv``: each sheet's rows as records under the sheet's header
-  row; a merged cell's value fills its whole range; a sheet longer than ``MAX_ROWS`` rows is cut
-  there and the cut reported.
+  row (``Header: value`` for each cell, equal neighbours included); a merged cell's value
+  fills its whole range, named once under both headers where it spans columns; a sheet
+  longer than ``MAX_ROWS`` rows is cut there and the cut reported.
 
 Each reader returns Markdown that ``chunk_markdown`` splits under its headings.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +29,23 @@ MAX_ROWS = 5000
 MAX_CELL = 500
 
 
-def records(rows: list[list[str]], name: str) -> tuple[list[str], int]:
+def records(
+    rows: list[list[str]], name: str, joined: list[list[bool]] | None = None
+) -> tuple[list[str], int]:
     """Rows under their header as ``Header: value; …`` lines; and how many rows were cut.
 
     The header is the first row with at least two filled cells (a title row above it is kept
-    as a line of its own).
+    as a line of its own). ``joined[r][c]`` says cell ``c`` of row ``r`` is merged with the
+    cell on its left (as the file merges it): its value is named once, under both headers.
+    Equal neighbours that the file does not merge stay two cells.
     """
-    rows = [[" ".join(c.split())[:MAX_CELL] for c in row] for row in rows]
-    rows = [row for row in rows if any(row)]
+    marks = joined or [[] for _ in rows]
+    kept = [
+        ([" ".join(c.split())[:MAX_CELL] for c in row], mark)
+        for row, mark in zip(rows, marks, strict=False)
+        if any(c.strip() for c in row)
+    ]
+    rows = [row for row, _ in kept]
     lines: list[str] = []
     start = 0
     while start < len(rows) and sum(1 for c in rows[start] if c) < 2:
@@ -43,18 +54,17 @@ def records(rows: list[list[str]], name: str) -> tuple[list[str], int]:
     if start >= len(rows):
         return lines, 0
     header = [h or f"column {i + 1}" for i, h in enumerate(rows[start])]
-    body = rows[start + 1 :]
+    body = kept[start + 1 :]
     cut = max(0, len(body) - MAX_ROWS)
-    for row in body[:MAX_ROWS]:
+    for row, mark in body[:MAX_ROWS]:
         pairs: list[str] = []
-        last = ""
-        for h, v in zip(header, row, strict=False):
-            if v and v == last and pairs:  # a merged cell across columns: one value, both names
+        for c, (h, v) in enumerate(zip(header, row, strict=False)):
+            merged = c < len(mark) and mark[c]
+            if v and merged and pairs:  # a merged cell across columns: one value, both names
                 name, _, value = pairs[-1].partition(": ")
                 pairs[-1] = f"{name} / {h}: {value}"
             elif v:
                 pairs.append(f"{h}: {v}")
-            last = v
         if pairs:
             lines.append("- " + "; ".join(pairs))
     return lines, cut
@@ -90,8 +100,13 @@ def docx_markdown(path: Path) -> tuple[str, str | None]:
                 parts.append(text)
         elif child.tag == qn("w:tbl"):
             table = Table(child, document)
-            rows = [[c.text for c in row.cells] for row in table.rows]
-            lines, _ = records(rows, "table")
+            cells = [list(row.cells) for row in table.rows]
+            rows = [[c.text for c in row] for row in cells]
+            # python-docx repeats a cell merged across columns (one w:tc, several grid columns)
+            joined = [
+                [i > 0 and row[i]._tc is row[i - 1]._tc for i in range(len(row))] for row in cells
+            ]
+            lines, _ = records(rows, "table", joined)
             parts.append("\n".join(lines))
     title = (document.core_properties.title or "").strip() or None
     return _join(parts), title
@@ -146,8 +161,11 @@ def pptx_markdown(path: Path) -> tuple[str, str | None]:
                     if text:
                         lines.append(f"{'  ' * paragraph.level}- {text}")
             if getattr(shape, "has_table", False) and shape.has_table:
-                rows = [[c.text for c in row.cells] for row in shape.table.rows]
-                table_lines, _ = records(rows, "table")
+                cells = [list(row.cells) for row in shape.table.rows]
+                rows = [[c.text for c in row] for row in cells]
+                # a cell covered by a merge across columns says so (a:tc hMerge="1")
+                joined = [[bool(c._tc.hMerge) for c in row] for row in cells]
+                table_lines, _ = records(rows, "table", joined)
                 lines.extend(table_lines)
         notes = ""
         if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
@@ -166,23 +184,30 @@ def xlsx_markdown(path: Path, problems: list[str]) -> tuple[str, str | None]:
     from openpyxl import load_workbook
 
     try:
-        book = load_workbook(str(path), data_only=True)
+        with warnings.catch_warnings():  # what openpyxl drops (extensions, validation): no text
+            warnings.simplefilter("ignore", UserWarning)
+            book = load_workbook(str(path), data_only=True)
     except Exception as exc:  # noqa: BLE001
         raise IngestError(f"{path}: not a readable Excel workbook ({exc})") from exc
     sections = []
     for sheet in book.worksheets:
         fill: dict[tuple[int, int], Any] = {}
+        continues: set[tuple[int, int]] = set()  # merged with the cell on its left
         for merged in sheet.merged_cells.ranges:
             value = sheet.cell(merged.min_row, merged.min_col).value
             for row in range(merged.min_row, merged.max_row + 1):
                 for col in range(merged.min_col, merged.max_col + 1):
                     fill[(row, col)] = value
+                    if col > merged.min_col:
+                        continues.add((row, col))
         rows: list[list[str]] = []
+        joined: list[list[bool]] = []
         for r, row in enumerate(sheet.iter_rows(values_only=True), start=1):
             rows.append([_cell(fill.get((r, c), v)) for c, v in enumerate(row, start=1)])
+            joined.append([(r, c) in continues for c in range(1, len(row) + 1)])
             if len(rows) > MAX_ROWS + 50:
                 break
-        lines, cut = records(rows, sheet.title)
+        lines, cut = records(rows, sheet.title, joined)
         total = sheet.max_row
         if cut or total > len(rows):
             problems.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -37,10 +38,29 @@ class SourceRegistry:
         for user in users:
             self._users[user.name] = user
 
+    def _due(self) -> bool:
+        return (
+            self.refresh is not None and time.monotonic() - self._refreshed >= self.refresh_seconds
+        )
+
     def _fresh(self) -> None:
-        if self.refresh is not None and time.monotonic() - self._refreshed >= self.refresh_seconds:
+        """Follow sources added or removed elsewhere, when due — never in an event loop.
+
+        The refresh reads the index (SQLite or Redis, blocking); in a running event loop it
+        is left to ``refresh_sources``, which an async caller awaits first.
+        """
+        if not self._due() or _in_event_loop():
+            return
+        self._refreshed = time.monotonic()
+        assert self.refresh is not None
+        self.refresh(self)
+
+    async def refresh_sources(self) -> None:
+        """Follow sources added or removed elsewhere (when due), off the event loop."""
+        if self._due():
             self._refreshed = time.monotonic()
-            self.refresh(self)
+            assert self.refresh is not None
+            await asyncio.to_thread(self.refresh, self)
 
     def remove(self, name: str) -> None:
         """Stop searching the source called ``name`` (nothing when there is none)."""
@@ -81,16 +101,34 @@ class SourceRegistry:
             )
         return [self.get(n) for n in wanted]
 
-    def user(self, name: str) -> User:
-        """The user called ``name``; unknown names are refused (fail closed)."""
+    def known_user(self, name: str) -> User:
+        """The user called ``name`` as the workspace lists them (no connector groups read)."""
         try:
-            user = self._users[name]
+            return self._users[name]
         except KeyError:
             raise UnknownUserError(f"unknown user {name!r}") from None
+
+    def user(self, name: str) -> User:
+        """The user called ``name``; unknown names are refused (fail closed)."""
+        user = self.known_user(name)
         if self.memberships is None:
             return user
         return replace(user, groups=user.groups | self.memberships(name))
 
+    async def user_now(self, name: str) -> User:
+        """``user`` for async callers: connector memberships are read off the event loop."""
+        if self.memberships is None:
+            return self.user(name)
+        return await asyncio.to_thread(self.user, name)
+
     def users(self) -> list[User]:
         """Every known user."""
         return list(self._users.values())
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -8,7 +8,8 @@ conversation (by name, DMs by id) of day files ``YYYY-MM-DD.json``, each a list 
 
 One document per message, like any chat export: the conversation's **members are its ACL**
 (public channels too: a channel is read by its members, fail closed). A Slack user is the
-workspace user of the same handle or e-mail, or the one ``slack-users.json`` (``{"U123":
+workspace user of the same handle, Slack id or e-mail (a user's ``"slack"`` in
+``workspace.json``: handle or id), or the one ``slack-users.json`` (``{"U123":
 "alice"}``, beside ``users.json``) names; anyone else is ``user:slack:<id>`` (nobody).
 Mentions show as names (``<@U123>`` → ``@Alice``), channel links as ``#name``, links by their
 label; an edited message says so; a thread's replies are read with their thread.
@@ -62,7 +63,14 @@ def workspace_users(root: Path, people: dict[str, str], problems: list[str]) -> 
         handle = str(user.get("name") or "").lower()
         email = str(profile.get("email") or "").lower()
         shown = profile.get("display_name") or profile.get("real_name") or user.get("real_name")
-        named = (mapping or {}).get(user["id"]) or people.get(email) or people.get(handle)
+        named = (
+            (mapping or {}).get(user["id"])
+            or people.get(str(user["id"]).lower())  # "slack": "U0BMM2FEH" in workspace.json
+            or people.get(email)
+            or people.get(handle)
+        )
+        if named and named.startswith("group:"):  # a list's address is nobody's own
+            named = None
         principal = f"user:{named}" if named else f"user:slack:{user['id']}"
         out[user["id"]] = (str(shown or handle or user["id"]), principal)
     return out

@@ -23,6 +23,7 @@ from sources.embedded import EmbeddedIndex
 from sources.errors import WorkspaceError as WorkspaceError
 from sources.index_source import EmbeddedSource, apply_documents
 from sources.ingest import Ingested, files_under, read_folder
+from sources.readers import checked_acl, unreadable, unreadable_lines
 from sources.registry import SourceRegistry
 
 
@@ -41,6 +42,10 @@ class SyncReport:
     """Chat channel → where its ACL came from."""
     unsupported: list[str] = field(default_factory=list)
     """Files of types the ingester does not read."""
+    unreadable: dict[str, list[str]] = field(default_factory=dict)
+    """Why no workspace user can read them → the documents (``unreadable``)."""
+    renamed: list[str] = field(default_factory=list)
+    """Documents indexed under another id than their file's (two files, one id)."""
 
     def plus(self, other: SyncReport) -> SyncReport:
         """Two reports added up."""
@@ -54,6 +59,11 @@ class SyncReport:
             self.files + other.files,
             {**self.channel_acls, **other.channel_acls},
             [*self.unsupported, *other.unsupported],
+            {
+                why: [*self.unreadable.get(why, []), *other.unreadable.get(why, [])]
+                for why in {**self.unreadable, **other.unreadable}
+            },
+            [*self.renamed, *other.renamed],
         )
 
 
@@ -101,11 +111,13 @@ def _fingerprint(root: Path) -> str:
 KINDS = ("kb", "docs", "messages", "notes")
 
 
-def people_of(config: dict[str, Any]) -> dict[str, str]:
+def people_of(config: dict[str, Any], lists: bool = False) -> dict[str, str]:
     """Who an e-mail address or a chat handle is (keys in lower case).
 
-    From ``users.<name>.email`` (a string or a list) and ``users.<name>.slack`` (a handle);
-    the user's own name counts as a handle.
+    From ``users.<name>.email`` (a string or a list) and ``users.<name>.slack`` (a handle or
+    a Slack id); the user's own name counts as a handle. With ``lists``, a group's addresses
+    too (``groups.<name>.email``), as ``group:<name>``: files read here (mail to a list);
+    live connectors map people only.
     """
     out: dict[str, str] = {}
     for name, info in config.get("users", {}).items():
@@ -117,6 +129,21 @@ def people_of(config: dict[str, Any]) -> dict[str, str]:
             out[str(value).lower()] = name
         if isinstance(info.get("slack"), str):
             out[info["slack"].lower()] = name
+    # a group's addresses (a mailing list): mail to one is readable by the group's members
+    for group, info in (config.get("groups") or {}).items() if lists else []:
+        emails = info.get("email") or [] if isinstance(info, dict) else []
+        for value in [emails] if isinstance(emails, str) else emails:
+            out.setdefault(str(value).lower(), f"group:{group}")
+    return out
+
+
+def list_members(config: dict[str, Any]) -> dict[str, set[str]]:
+    """A workspace group's addresses (``groups.<name>.email``) → the users in that group."""
+    out: dict[str, set[str]] = {}
+    for address, principal in people_of(config, lists=True).items():
+        if principal.startswith("group:"):
+            group = principal.removeprefix("group:")
+            out[address] = {u.name for u in users_of(config) if group in u.groups}
     return out
 
 
@@ -132,6 +159,10 @@ def read_source(
     """Read one source folder or zip into documents with their chunks (nothing embedded)."""
     if kind not in KINDS:
         raise WorkspaceError(f"source {name!r}: kind must be one of {', '.join(KINDS)}")
+    checked_acl(acl, f"source {name!r}", people)
+    for channel, readers in (channels or {}).items():
+        if isinstance(readers, list):
+            checked_acl(readers, f"channel {channel!r}", people)
     if folder.is_file() and folder.suffix.lower() == ".zip":
         try:
             with unzipped(folder) as root:
@@ -153,8 +184,12 @@ def sync_source(
     progress: Callable[[Path], None] | None = None,
     embed_progress: Callable[[int, int], None] | None = None,
     people: dict[str, str] | None = None,
+    users: list[User] | None = None,
 ) -> SyncReport:
-    """Index what changed in one source folder or zip (by content hash); remove what is gone."""
+    """Index what changed in one source folder or zip (by content hash); remove what is gone.
+
+    With the workspace's ``users``, the report names the documents none of them may read.
+    """
     started = time.perf_counter()
     read = read_source(folder, name, kind, acl, channels, progress, people)
     changed, gone, chunks = apply_documents(index, name, read.documents, embed_progress)
@@ -171,15 +206,22 @@ def sync_source(
         files=read.files,
         channel_acls=read.channel_acls,
         unsupported=read.unsupported,
+        unreadable=unreadable(read.documents, users) if users is not None else {},
+        renamed=read.renamed,
     )
 
 
-def sync_workspace(root: Path, index: EmbeddedIndex) -> SyncReport:
-    """Index what changed in the workspace; remove what disappeared."""
+def sync_workspace(
+    root: Path, index: EmbeddedIndex, progress: Callable[[str], None] | None = None
+) -> SyncReport:
+    """Index what changed in the workspace; remove what disappeared.
+
+    ``progress`` hears one line per source as it is done.
+    """
     started = time.perf_counter()
     config = load_config(root)
     total = SyncReport(0, 0, 0, 0, 0.0)
-    for spec in config["sources"]:
+    for n, spec in enumerate(config["sources"], start=1):
         channels = config.get("channels", {}) if spec.get("format") == "chat" else None
         report = sync_source(
             index,
@@ -188,11 +230,21 @@ def sync_workspace(root: Path, index: EmbeddedIndex) -> SyncReport:
             spec["kind"],
             spec.get("acl", []),
             channels,
-            people=people_of(config),
+            people=people_of(config, lists=True),
+            users=users_of(config),
         )
         total = total.plus(report)
+        if progress is not None:
+            progress(
+                f"{spec['name']} ({n}/{len(config['sources'])}): {report.indexed} documents "
+                f"indexed, {report.unchanged} unchanged ({report.chunks} chunks) in "
+                f"{report.seconds:.1f} s"
+            )
     index.set_meta("fingerprint", _fingerprint(root))
     total.seconds = time.perf_counter() - started
+    if progress is not None:
+        for line in unreadable_lines(total.unreadable):
+            progress(line)
     return total
 
 
@@ -223,12 +275,17 @@ def unregister_source(index: EmbeddedIndex, name: str) -> int:
 
 
 def open_workspace(
-    root: Path, index_path: Path, embedder: Embedder, index: Any = None
+    root: Path,
+    index_path: Path,
+    embedder: Embedder,
+    index: Any = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[SourceRegistry, SyncReport | None]:
     """A registry over the workspace, syncing its index first when any file changed.
 
     ``index`` may be given (a ``RedisIndex``); by default the embedded SQLite index at
-    ``index_path`` is used.
+    ``index_path`` is used. ``progress`` hears what indexing does (nothing when no file
+    changed): a first line, then one per source.
     """
     config = load_config(root)
     if index is None:
@@ -237,8 +294,16 @@ def open_workspace(
         except Exception as exc:  # sqlite3 raises several unrelated types for an unusable file
             raise WorkspaceError(f"cannot open index {index_path}: {exc}") from None
     report = None
-    if index.get_meta("fingerprint") != _fingerprint(root):
-        report = sync_workspace(root, index)
+    known = index.get_meta("fingerprint")
+    if known != _fingerprint(root):
+        if progress is not None:
+            what = "the demo workspace" if root == demo_workspace() else f"workspace {root}"
+            progress(
+                f"indexing {what} (first run only)…"
+                if known is None
+                else f"indexing what changed in {what}…"
+            )
+        report = sync_workspace(root, index, progress)
     specs = [*config["sources"], *registered_sources(index)]
     registry = SourceRegistry(
         sources=[EmbeddedSource(index, s["name"], s["kind"]) for s in specs],

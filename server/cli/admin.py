@@ -13,6 +13,7 @@ from pathlib import Path
 
 from server.cli.common import CliError, settings_of
 from server.settings import Settings
+from sources.base import User
 from sources.errors import WorkspaceError
 
 
@@ -22,8 +23,9 @@ def index_folder(args: argparse.Namespace) -> int:
 
     from providers.embeddings import load_embedder
     from server.bootstrap import open_index, workspace_of
+    from sources.readers import checked_acl, unreadable_lines
     from sources.slack_export import is_slack_export
-    from sources.workspace import load_config, people_of, register_source, sync_source
+    from sources.workspace import load_config, people_of, register_source, sync_source, users_of
 
     settings = settings_of(args)
     folder = Path(args.path).expanduser().resolve()
@@ -35,13 +37,15 @@ def index_folder(args: argparse.Namespace) -> int:
     try:
         workspace = workspace_of(settings)
         config = load_config(workspace)
+        checked_acl(list(args.acl), "--acl", people_of(config, lists=True))
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     # Chat exports: channel membership is the ACL (the workspace's channel list, then the
     # export's own channels.json); --acl only covers channels that neither lists.
     channels = dict(config.get("channels", {})) if args.kind == "messages" else None
     if args.detach:
-        return _index_detached(args, settings, folder, channels, people_of(config))
+        people = people_of(config, lists=True)
+        return _index_detached(args, settings, folder, channels, people, users_of(config))
     try:
         index = open_index(
             settings, workspace, load_embedder(settings.embedding_model, settings.embedding_threads)
@@ -67,7 +71,8 @@ def index_folder(args: argparse.Namespace) -> int:
             channels,
             progress=lambda _path: reading.update(1),
             embed_progress=embedded,
-            people=people_of(config),
+            people=people_of(config, lists=True),
+            users=users_of(config),
         )
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
@@ -79,6 +84,8 @@ def index_folder(args: argparse.Namespace) -> int:
     )
     for problem in report.problems:
         print(f"skipped: {problem}", file=sys.stderr)
+    for renamed in report.renamed:
+        print(f"renamed: {renamed}", file=sys.stderr)
     for channel, readers in sorted(report.channel_acls.items()):
         print(f"#{channel}: readable by {readers}")
     if report.unsupported:
@@ -88,8 +95,12 @@ def index_folder(args: argparse.Namespace) -> int:
     print(
         f"{args.source}: {report.indexed} documents indexed ({report.chunks} chunks), "
         f"{report.unchanged} unchanged, {report.removed} removed, "
-        f"{len(report.problems)} skipped, in {report.seconds:.1f} s"
+        f"{len(report.problems)} skipped"
+        + (f", {len(report.renamed)} renamed (two files, one id)" if report.renamed else "")
+        + f", in {report.seconds:.1f} s"
     )
+    for line in unreadable_lines(report.unreadable):
+        print(line, file=sys.stderr)
     return 0
 
 
@@ -99,11 +110,13 @@ def _index_detached(
     folder: Path,
     channels: dict[str, list[str]] | None,
     people: dict[str, str],
+    users: list[User],
 ) -> int:
     """Read and chunk here; queue the embedding as batches for the workers; print the job."""
     from providers.embeddings import load_embedder
     from server.bootstrap import shared_index, workspace_of
     from server.runs.ingest import ingest_jobs
+    from sources.readers import unreadable, unreadable_lines
     from sources.workspace import read_source
 
     if not settings.redis_url or settings.index_backend != "redis":
@@ -130,11 +143,15 @@ def _index_detached(
         index.close()
     for problem in read.problems:
         print(f"skipped: {problem}", file=sys.stderr)
+    for renamed in read.renamed:
+        print(f"renamed: {renamed}", file=sys.stderr)
     print(
         f"{args.source}: {len(read.documents)} documents read; ingest job {job_id} queued "
         f"({batches} embedding batches for the workers)"
     )
     print(f"follow it: seekgraph ingest show {job_id}", file=sys.stderr)
+    for line in unreadable_lines(unreadable(read.documents, users)):
+        print(line, file=sys.stderr)
     return 0
 
 
@@ -170,7 +187,8 @@ def manage_sources(args: argparse.Namespace) -> int:
     """List the workspace's and the added sources, or remove an added one."""
     from providers.embeddings import load_embedder
     from server.bootstrap import open_index, workspace_of
-    from sources.workspace import load_config, registered_sources, unregister_source
+    from sources.readers import readable_counts
+    from sources.workspace import load_config, registered_sources, unregister_source, users_of
 
     settings = settings_of(args)
     workspace = workspace_of(settings)
@@ -186,10 +204,20 @@ def manage_sources(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     try:
         if args.action == "list":
-            for spec in config["sources"]:
-                print(f"{spec['name']}\t{spec['kind']}\tworkspace")
-            for spec in registered_sources(index):
-                print(f"{spec['name']}\t{spec['kind']}\tadded from {spec['path']}")
+            users = users_of(config)
+            listed = [(spec, "workspace") for spec in config["sources"]] + [
+                (spec, f"added from {spec['path']}") for spec in registered_sources(index)
+            ]
+            for spec, origin in listed:
+                documents = index.count(spec["name"])[0]
+                counts = readable_counts(index, spec["name"], users) if documents else {}
+                readers = (
+                    f"{documents} documents readable by "
+                    + ", ".join(f"{u} {n}" for u, n in counts.items())
+                    if documents
+                    else "no documents indexed yet"
+                )
+                print(f"{spec['name']}\t{spec['kind']}\t{origin}\t{readers}")
             return 0
         if not args.name:
             raise CliError("say which source to remove: seekgraph sources remove NAME")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import types
 from dataclasses import fields
 from pathlib import Path
@@ -79,10 +80,23 @@ def services_and_user(args: argparse.Namespace, settings: Settings) -> tuple[Any
     A workspace that cannot be used, or an unknown user, is a ``CliError`` saying what to fix.
     """
     from graph.api import WorkspaceError
-    from server.bootstrap import build_services
+    from server.bootstrap import build_services, workspace_user_names
+
+    try:  # an unknown user is told so before anything is indexed
+        users = workspace_user_names(settings)
+    except WorkspaceError as exc:
+        raise CliError(str(exc)) from None
+    name = args.user or settings.user
+    if not name:
+        raise CliError(f"say who is asking with --user NAME (users here: {', '.join(users)})")
+    if name not in users:
+        raise CliError(f"unknown user {name!r} (users here: {', '.join(users)})")
+
+    def progress(line: str) -> None:
+        print(f"[index] {line}", file=sys.stderr, flush=True)
 
     try:
-        services, report = build_services(settings)
+        services, report = build_services(settings, progress)
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     return services, report, user_of_args(args, settings, services)

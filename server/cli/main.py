@@ -98,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     ingest_show = ingest_sub.add_parser("show", help="one job: status, batches, workers, counts")
     ingest_show.add_argument("job_id")
     sources = sub.add_parser("sources", help="list the sources, or remove one added by index")
-    sources.add_argument("action", choices=["list", "remove"])
+    sources.add_argument("action", nargs="?", default="list", choices=["list", "remove"])
     sources.add_argument("name", nargs="?", help="the source to remove")
     sources.add_argument("--workspace", help="workspace folder (default: the bundled demo)")
     serve = sub.add_parser("serve", help="run the HTTP server (SSE streaming, resumable runs)")

@@ -161,6 +161,7 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
     ) -> SearchResult:
         """Find passages about `query` in every source the caller may search."""
         state, user = app(), await user_of(ctx)
+        await state.services.registry.refresh_sources()
         try:
             chosen = state.services.registry.select(sources)
         except UnknownSourceError as exc:
@@ -249,6 +250,7 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
     ) -> DocumentResult:
         """A whole document the caller may read, by the doc_id a passage names."""
         state, user = app(), await user_of(ctx)
+        await state.services.registry.refresh_sources()
         sources = state.services.registry.select()
         named = [s for s in sources if doc_id.startswith(f"{s.name}/")]
         for source in named or sources:
@@ -276,6 +278,7 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
         """The sources the caller may search (``all``, or one kind: kb, docs, messages, notes)."""
         state = app()
         await user_of(ctx)
+        await state.services.registry.refresh_sources()
         listed = [
             {"name": s.name, "kind": s.kind, "authority": s.authority}
             for s in state.services.registry.select()
@@ -310,7 +313,7 @@ def http_user(app: Callable[[], AppState]) -> UserOf:
         if key is None or name is None:
             raise ToolError("unknown API key")
         try:
-            user = state.services.registry.user(name)
+            user = await state.services.registry.user_now(name)
         except UnknownUserError:
             raise ToolError("this key's user is not known to the workspace") from None
         CALLER.set(Caller(user=user.name, key_id=key_id(key), door="mcp"))

@@ -115,7 +115,7 @@ async def hidden_from(app: AppState, owner: str, held: Any) -> Callable[[Any], A
     from graph.visibility import revoked, without
 
     try:
-        user = app.services.registry.user(owner)
+        user = await app.services.registry.user_now(owner)
     except KeyError:
         return lambda data: {}
     gone = await revoked(app.services.registry, user, jsonable(held))

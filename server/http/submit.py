@@ -146,6 +146,7 @@ async def start_run(
         raise HTTPException(422, f"the plan cannot run: {exc}") from None
     earlier_images = [ref for t in (previous or {}).get("turns", []) for ref in t.get("images", [])]
     context = context_from_dict({**body.model_dump(include=set(REQUEST_KNOBS)), "user": user.name})
+    await app.services.registry.refresh_sources()
     try:
         admitted = admit(app.services, context, body.question, bool(body.images or earlier_images))
     except AdmissionError as exc:

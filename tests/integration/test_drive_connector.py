@@ -110,3 +110,28 @@ async def test_drive_sync_follows_sharing_groups_edits_and_deletions(drive, tmp_
     assert connector_state(index, "gdrive")["error"] == failed.error
     gdrive.close()
     index.close()
+
+
+async def test_a_file_shared_with_a_workspace_groups_address_is_read_by_its_members(
+    drive, tmp_path, embedder
+):
+    """``"groups": {"everyone": {"email": "everyone@…"}}``: the list's members read it, even
+    when the Directory cannot say who is in the Google group; nobody else does."""
+    script(drive, token="ya29.test")
+    shared = {"id": "g1", "name": "Parking", "mimeType": DOC, "version": "1",
+              "modifiedTime": "2026-11-05T10:00:00Z",
+              "text": "<p>The parking garage closes on Friday for resurfacing.</p>",
+              "permissions": [{"id": "p9", "type": "group", "role": "reader",
+                               "emailAddress": "everyone@fernhill.example"}]}  # fmt: skip
+    world(drive, {"files": [shared], "groups": {}, "directory_forbidden": True})
+    index = EmbeddedIndex(tmp_path / "index.sqlite", embedder)
+    search = Searcher(index, "gdrive", "docs", "parking garage resurfacing")
+    lists = {"everyone@fernhill.example": {"alice", "bob"}}
+    gdrive = DriveConnector(
+        drive_credentials(None, "ya29.test", None), PEOPLE, base_url=drive.url, lists=lists
+    )
+    assert sync_connector(index, gdrive).error is None
+    assert await search.finds("alice", "resurfacing") and await search.finds("bob", "resurfacing")
+    assert not await search.finds("carol", "resurfacing")
+    gdrive.close()
+    index.close()

@@ -236,6 +236,30 @@ async def test_research_with_web_and_private_sources_cites_both(web, embedder) -
     await services.registry.get("web").aclose()  # type: ignore[attr-defined]
 
 
+async def test_research_plans_over_every_source_with_the_web_on_and_no_private_word_leaves(
+    web, embedder
+) -> None:
+    """The offline plan searches every source, the web too, with the person's words only.
+
+    It used to call the web without the firewall's public text: the run failed with
+    ``WebFirewallError`` whenever a search engine was configured.
+    """
+    secret = next(d for d in kb_docs() if d.doc_id == "kb/secret")
+    services = make_services(embedder, [InMemorySource("kb", "kb", kb_docs()), source(web)])
+    graph = FLOWS["research"].compile(services, InMemorySaver())
+    request = "WireGuard for new staff: the VPN, its handshake, and the Nightjar console"
+    done = await run(graph, {"question": request}, run_config("web-plan"), Context(user="alice"))
+    assert done.values["plan_status"] == "planned" and len(done.values["plan"]) >= 2
+    assert done.values["answer"] and done.values["references"]
+    queries = sent(web)
+    assert request in queries  # the plan's broad search reached the web
+    asked = {w.lower().strip("?:,") for w in request.split()}
+    private = {w.lower().strip(".,") for w in secret.text.split()} - asked
+    for query in queries:
+        assert not {w.lower().strip("?:,") for w in query.split()} & private, query
+    await services.registry.get("web").aclose()  # type: ignore[attr-defined]
+
+
 def test_settings_turn_the_web_on_and_a_bad_workspace_entry_says_what_to_fix(tmp_path) -> None:
     from server.bootstrap import configured_web
     from server.settings import Settings
@@ -317,3 +341,43 @@ async def test_a_web_snippet_without_the_fact_leads_to_its_page_being_read(web, 
     cited = [c["id"] for c in out["citations"]]
     assert cited and not any(c.endswith("#result") for c in cited)
     await services.registry.get("web").aclose()  # type: ignore[attr-defined]
+
+
+def test_the_issues_research_request_over_http_runs_with_the_web_on(tmp_path) -> None:
+    """``POST /threads/{t}/runs {"flow": "research"}`` with a search engine configured.
+
+    It ended ``error: the run failed (WebFirewallError)``; now it reports, and every query
+    that left is made of the person's words.
+    """
+    from server.auth import add_key_to_file
+    from tests.integration.processes import auth, start_app
+
+    procs: list[Proc] = []
+    try:
+        engine = start_fake(tmp_path, "web_server", ready="/calls")
+        procs.append(engine)
+        engine_url = engine.url.replace("127.0.0.1", "localhost")
+        keys = tmp_path / "keys.json"
+        key = add_key_to_file(keys, "alice")
+        env = {"SEEKGRAPH_API_KEYS_FILE": keys, "SEEKGRAPH_SEARXNG_URL": engine_url,
+               "SEEKGRAPH_WEB_ALLOW_HOSTS": "localhost"}  # fmt: skip
+        app = start_app(tmp_path, "web-research", env)
+        procs.append(app)
+        question = "How do I connect to the VPN and set up SSO?"
+        with httpx.Client(base_url=app.url, headers=auth(key), timeout=180) as client:
+            thread = client.post("/threads").json()["thread_id"]
+            body = {"question": question, "flow": "research", "stream": False}
+            accepted = client.post(f"/threads/{thread}/runs", json=body)
+            assert accepted.status_code == 202, accepted.text
+            run = accepted.json()["run_id"]
+            joined = client.post(f"/threads/{thread}/runs/{run}/join").json()
+        assert joined["run"]["status"] == "success", joined["run"]
+        assert joined["values"]["answer"] and joined["values"]["references"]
+        queries = list(httpx.get(f"{engine.url}/queries").json())
+        assert question in queries  # the plan searched the web, with the person's words
+        asked = {w.lower().strip("?") for w in question.split()}
+        for query in queries:
+            assert {w.lower().strip("?") for w in query.split()} <= asked, query
+    finally:
+        for proc in reversed(procs):
+            proc.stop()

@@ -14,6 +14,7 @@ router = APIRouter(tags=["me"])
 @router.get("/me")
 async def me(app: AppDep, user: UserDep) -> MeOut:
     """The API key's user and the sources a run may search (each enforces its own ACLs)."""
+    await app.services.registry.refresh_sources()
     sources = [
         SourceOut(name=s.name, kind=s.kind, authority=s.authority)
         for s in app.services.registry.select()

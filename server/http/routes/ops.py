@@ -37,6 +37,7 @@ OperatorDep = Annotated[None, Depends(operator)]
 @router.get("/metrics", include_in_schema=False)
 async def metrics(app: AppDep, _: OperatorDep) -> Response:
     """The ``seekgraph_*`` series in Prometheus text format."""
+    await app.services.registry.refresh_sources()
     for source in app.services.registry.select():
         index, name = getattr(source, "index", None), getattr(source, "name", "")
         if index is not None and hasattr(index, "count"):
