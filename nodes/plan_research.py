@@ -121,12 +121,16 @@ _LIST_START = re.compile(
 _SCOPE = re.compile(r"\s+(?:in|for|using)\s+(?P<scope>[^\s,;]+(?:\s+[^\s,;]+){0,2})$", re.I)
 #: What separates the parts of a list: commas, semicolons, "and", "or", 和, 及, 与.
 _LIST_SEP = re.compile(r"\s*(?:[,;，；、]\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+|和|及|与)\s*", re.I)
+#: What separates the items of a list written with commas (Chinese enumeration marks too).
+_COMMA = re.compile(r"\s*[,;，；、]\s*")
+#: The "and" or "or" that opens a list's last item after its comma.
+_LEADING_JOIN = re.compile(r"^(?:and|or)\s+", re.I)
 #: A list item that qualifies the whole list rather than naming a part.
 _QUALIFIER = re.compile(r"^(?:with|where|when|if|as|in|for|from|to|by|including)\b", re.I)
 #: Words that open a part's name but are no part of its heading.
 _ARTICLE = re.compile(r"^(?:the|a|an|their|his|her|its|our|your|my)\s+", re.I)
 #: A named part is short: a few words, not a clause.
-MAX_PART_WORDS = 6
+MAX_PART_WORDS = 12
 
 
 def named_parts(request: str) -> list[str]:
@@ -141,11 +145,31 @@ def named_parts(request: str) -> list[str]:
     for start in reversed(starts):
         tail = request[start.end() :].strip().rstrip("?？.!。").strip()
         tail = _SCOPE.sub("", tail)  # "in httpx" is every part's, not the last one's
-        items = [i.strip(" \"'“”") for i in _LIST_SEP.split(tail) if i and i.strip()]
-        items = [i for i in items if not _QUALIFIER.match(i)]
+        items = list_items(tail)
         if len(items) >= 2 and all(len(i.split()) <= MAX_PART_WORDS for i in items):
             return list(dict.fromkeys(items))
     return []
+
+
+def list_items(tail: str) -> list[str]:
+    """The items of a list as a person writes one: "a, b, c and d"; "x and y".
+
+    Where the list has commas, an "and" inside an item is part of it ("plugging in a backend
+    and guarding views, keeping users logged in, and letting …": three items); only the last
+    item's "and"/"or" separates ("interests, plans and the people close to them"). A list
+    without commas is split at its "and"s. A closing qualifier ("with dates where …") is none.
+    """
+    if not _COMMA.search(tail):
+        return _kept_items(_LIST_SEP.split(tail))
+    items = _kept_items(_COMMA.split(tail))
+    if items:
+        items[-1:] = _kept_items(_LIST_SEP.split(items[-1]))
+    return items
+
+
+def _kept_items(parts: list[str]) -> list[str]:
+    items = [_LEADING_JOIN.sub("", i.strip(" \"'“”")).strip() for i in parts if i and i.strip()]
+    return [i for i in items if i and not _QUALIFIER.match(i)]
 
 
 def part_title(part: str) -> str:

@@ -147,8 +147,10 @@ def passages_reply(chosen: list[tuple[Evidence, str]], limit: int = MAX_REPLY_CH
     room = limit - len(PASSAGES_HEADER) - 2
     for n, (ev, sentence) in enumerate(chosen):
         label = f"{n + 1}. {where(ev)} [src:{ev['source_id']}]"
-        # the first (likeliest) passage may take half the room, the others share the rest
-        share = (room - len(label) - 4) // (2 if n == 0 and len(chosen) > 1 else len(chosen) - n)
+        # the first (likeliest) passage may take three fifths of the room (a whole passage of
+        # the index, most often), the others share the rest
+        free = room - len(label) - 4
+        share = free * 3 // 5 if n == 0 and len(chosen) > 1 else free // (len(chosen) - n)
         text = excerpt(ev, sentence, max(share, 0))
         if text and len(text) + len(label) + 4 > room:  # its one block is longer than its share
             text = excerpt(ev, sentence, max(room - len(label) - 4, 0))

@@ -163,3 +163,18 @@ def test_a_request_naming_three_parts_in_a_library_gets_three() -> None:
     assert [q["question"] for q in part_questions(request)][2] == (
         "Write a guide on connection pooling in httpx"
     )
+
+
+def test_a_list_of_clauses_names_one_part_per_clause() -> None:
+    from nodes.plan_research import named_parts
+
+    request = (
+        "Write a guide on protecting a Starlette app: plugging in an authentication backend "
+        "and guarding views by scope, keeping users logged in with signed session cookies, "
+        "and letting a separate front-end origin call the API (CORS)."
+    )
+    assert named_parts(request) == [
+        "plugging in an authentication backend and guarding views by scope",
+        "keeping users logged in with signed session cookies",
+        "letting a separate front-end origin call the API (CORS)",
+    ]
