@@ -25,7 +25,7 @@ from server.app_state import AppState
 from server.caller import CALLER
 from server.http.api_models import RunRequest
 from server.http.deps import STORE_DOWN
-from server.images import ImageError, accept_images, stored_bytes
+from server.images import ImageError, check_images, store_images, stored_bytes
 from server.limits import seconds_to_midnight
 from server.runs.handle import RunHandle
 from server.runs.queue import Job
@@ -150,30 +150,14 @@ async def start_run(
         admitted = admit(app.services, context, body.question, bool(body.images or earlier_images))
     except AdmissionError as exc:
         raise HTTPException(422, str(exc)) from None
-    try:
-        images = (
-            accept_images(
-                body.images,
-                app.images_dir,
-                user.name,
-                settings.max_images,
-                settings.max_image_bytes,
-                thread_bytes=stored_bytes(app.images_dir, user.name, earlier_images),
-                max_thread_bytes=settings.max_thread_image_bytes,
-            )
-            if body.images
-            else []
-        )
-    except ImageError as exc:
-        raise HTTPException(422, str(exc)) from None
+    limit_key = limit_key_of(user)
+    images = await accepted_images(app, user, limit_key, body.images, earlier_images)
     try:
         webhook = check_webhook(body.webhook, settings.webhook_hosts) if body.webhook else ""
     except WebhookRefusedError as exc:
         raise HTTPException(422, f"the webhook cannot be used: {exc}") from None
     context = await within_daily_tokens(app, user, context)
     run_id = app.runs.new_run_id()
-    caller = CALLER.get()
-    limit_key = caller.key_id if caller is not None and caller.user == user.name else user.name
     queued = not body.stream or app.worker is None
     token = queued_token(run_id) if queued else app.runs.token(run_id)
     ttl = settings.queued_lock_ttl_ms if queued else settings.lock_ttl_ms
@@ -246,6 +230,52 @@ async def start_run(
                 await app.limits.release_run(limit_key, thread_id, token)
         raise HTTPException(503, "the run could not be started; nothing was changed") from None
     return Started(run_id, thread_id, handle)
+
+
+def limit_key_of(user: User) -> str:
+    """What the caller's limits are counted under: its API key's id (else the user's name)."""
+    caller = CALLER.get()
+    return caller.key_id if caller is not None and caller.user == user.name else user.name
+
+
+async def accepted_images(
+    app: AppState, user: User, limit_key: str, encoded: list[str], earlier: list[Any]
+) -> list[Any]:
+    """The request's images checked, decoded and stored, off the event loop.
+
+    Their pixels are read from the headers first and bounded per request (422); the decoding
+    is bounded per key (429 while the key's other requests decode too many pixels), so other
+    clients' requests are answered meanwhile.
+    """
+    if not encoded:
+        return []
+    settings = app.settings
+    try:
+        checked = await asyncio.to_thread(
+            check_images, encoded, settings.max_images, settings.max_image_bytes,
+            settings.max_image_pixels_per_request,
+        )  # fmt: skip
+    except ImageError as exc:
+        raise HTTPException(422, str(exc)) from None
+    most = settings.max_decoding_pixels_per_key
+    if not app.decoding.take(limit_key, checked.pixels, most):
+        app.metrics.limited.labels("decoding").inc()
+        raise HTTPException(
+            429,
+            f"this key's requests are decoding {most / 1e6:,.0f} million pixels of images "
+            "already (SEEKGRAPH_MAX_DECODING_PIXELS_PER_KEY); wait for them and try again",
+            headers={"Retry-After": "2"},
+        )
+    try:
+        thread_bytes = await asyncio.to_thread(stored_bytes, app.images_dir, user.name, earlier)
+        return await asyncio.to_thread(
+            store_images, checked, app.images_dir, user.name, thread_bytes,
+            settings.max_thread_image_bytes,
+        )  # fmt: skip
+    except ImageError as exc:
+        raise HTTPException(422, str(exc)) from None
+    finally:
+        app.decoding.give(limit_key, checked.pixels)
 
 
 async def within_daily_tokens(app: AppState, user: User, context: Context) -> Context:
