@@ -229,6 +229,8 @@ async def open_app_state(
             name=instance if role == "worker" else f"{instance}#{worker_name()}",
             concurrency=settings.worker_concurrency,
             claim_idle_ms=int(settings.claim_idle_seconds * 1000),
+            max_live_runs=settings.max_live_runs_per_key,
+            waiting_ttl_ms=settings.queued_lock_ttl_ms,
         )
         if role == "serve":
             background.append(asyncio.create_task(worker.run()))

@@ -162,26 +162,21 @@ async def start_run(
     token = queued_token(run_id) if queued else app.runs.token(run_id)
     ttl = settings.queued_lock_ttl_ms if queued else settings.lock_ttl_ms
     strategy = body.multitask_strategy
+    waiting = False
     try:
         locked = await app.coordinator.acquire(thread_id, token, ttl)
         if not locked:
             live = live_run_of(await app.coordinator.holder(thread_id))
             if strategy == "reject":
                 raise RunConflictError(thread_id, live)
+            # it waits for the thread: counted against its key and the thread from now on
+            await claim_waiting(app, limit_key, thread_id, run_id)
+            waiting = True
             if live is not None and strategy in ("interrupt", "rollback"):
                 await cancel_run(app, thread_id, live, strategy)
             queued, token = True, ""  # waits for the thread, then runs
-        elif not await app.limits.claim_run(
-            limit_key, thread_id, token, settings.max_live_runs_per_key
-        ):
-            await app.coordinator.release(thread_id, token)
-            app.metrics.limited.labels("live_runs").inc()
-            raise HTTPException(
-                429,
-                f"{settings.max_live_runs_per_key} runs of this key are live already; wait "
-                "for one to end",
-                headers={"Retry-After": "5"},
-            )
+        else:
+            await claim_live(app, limit_key, thread_id, token)
     except STORE_DOWN:
         raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
     graph_input: dict[str, Any] = {"question": admitted.question}
@@ -225,11 +220,54 @@ async def start_run(
         log.exception("could not start run %s on thread %s", run_id, thread_id)
         with contextlib.suppress(Exception):
             await app.records.update(thread_id, run_id, status="error", error="not started")
+            if waiting:
+                await app.limits.release_waiting(limit_key, thread_id, run_id)
             if token:
                 await app.coordinator.release(thread_id, token)
                 await app.limits.release_run(limit_key, thread_id, token)
         raise HTTPException(503, "the run could not be started; nothing was changed") from None
     return Started(run_id, thread_id, handle)
+
+
+async def claim_live(app: AppState, limit_key: str, thread_id: str, token: str) -> None:
+    """Count the run holding ``thread_id`` as ``token`` against its key; 429 past the limit.
+
+    The thread's lock is released when the run may not start.
+    """
+    most = app.settings.max_live_runs_per_key
+    if await app.limits.claim_run(limit_key, thread_id, token, most):
+        return
+    await app.coordinator.release(thread_id, token)
+    app.metrics.limited.labels("live_runs").inc()
+    raise HTTPException(
+        429,
+        f"{most} runs of this key are live already (SEEKGRAPH_MAX_LIVE_RUNS_PER_KEY); wait "
+        "for one to end",
+        headers={"Retry-After": "5"},
+    )
+
+
+async def claim_waiting(app: AppState, limit_key: str, thread_id: str, run_id: str) -> None:
+    """Count a run that waits for a busy thread; 429 past the key's or the thread's bound."""
+    settings = app.settings
+    refused = await app.limits.claim_waiting(
+        limit_key, thread_id, run_id, settings.max_queued_runs_per_key,
+        settings.max_waiting_runs_per_thread, settings.queued_lock_ttl_ms,
+    )  # fmt: skip
+    if refused is None:
+        return
+    app.metrics.limited.labels("waiting_runs").inc()
+    if refused == "thread":
+        detail = (
+            f"{settings.max_waiting_runs_per_thread} runs wait for this thread already "
+            "(SEEKGRAPH_MAX_WAITING_RUNS_PER_THREAD); wait for them to end"
+        )
+    else:
+        detail = (
+            f"{settings.max_queued_runs_per_key} runs of this key wait for their threads "
+            "already (SEEKGRAPH_MAX_QUEUED_RUNS_PER_KEY); wait for them to start"
+        )
+    raise HTTPException(429, detail, headers={"Retry-After": "5"})
 
 
 def limit_key_of(user: User) -> str:
@@ -349,8 +387,14 @@ async def start_again(
     queued = background or app.worker is None
     token = queued_token(run_id) if queued else app.runs.token(run_id)
     ttl = app.settings.queued_lock_ttl_ms if queued else app.settings.lock_ttl_ms
-    if not await app.coordinator.acquire(thread_id, token, ttl):
-        raise RunConflictError(thread_id, live_run_of(await app.coordinator.holder(thread_id)))
+    limit_key = limit_key_of(user)
+    try:
+        if not await app.coordinator.acquire(thread_id, token, ttl):
+            holder = await app.coordinator.holder(thread_id)
+            raise RunConflictError(thread_id, live_run_of(holder))
+        await claim_live(app, limit_key, thread_id, token)  # the same limit as a new run's
+    except STORE_DOWN:
+        raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
     last = await app.coordinator.last_run(thread_id)
     context = context_from_dict({**(last[1] if last else {}), "user": user.name})
     try:
@@ -358,7 +402,7 @@ async def start_again(
         await app.records.put(dataclasses.replace(record, queued=queued))
         if queued:
             job = Job(run_id, thread_id, user.name, flow, kind, value,
-                      context_to_dict(context), "", record_protocol, token)  # fmt: skip
+                      context_to_dict(context), limit_key, record_protocol, token)  # fmt: skip
             await app.queue.put(job)
             return Started(run_id, thread_id, None)
         handle = app.runs.start(
@@ -368,11 +412,13 @@ async def start_again(
             context,
             run_id,
             record_protocol=record_protocol,
+            limit_key=limit_key,
             graph=app.graphs[flow],
             flow=flow,
         )
     except BaseException:
         with contextlib.suppress(Exception):
             await app.coordinator.release(thread_id, token)
+            await app.limits.release_run(limit_key, thread_id, token)
         raise
     return Started(run_id, thread_id, handle)
