@@ -38,17 +38,17 @@ LIMITS = ZipLimits()
 
 def _over(
     path: Path, members: int, most_members: int, setting_members: str, size: int, most_mb: int,
-    what: str, setting_mb: str,
+    what: str, setting_mb: str, hint: str = "",
 ) -> None:  # fmt: skip
     if members > most_members:
         raise IngestError(
-            f"{path}: skipped: it holds {members:,} files, the limit is {most_members:,} "
-            f"({setting_members})"
+            f"{path}: it holds {members:,} files, the limit is {most_members:,} "
+            f"({setting_members}){hint}"
         )
     if size > most_mb * MB:
         raise IngestError(
-            f"{path}: skipped: it expands to {size / MB:,.0f} MB{what}, the limit is "
-            f"{most_mb:,} MB ({setting_mb})"
+            f"{path}: it expands to {size / MB:,.0f} MB{what}, the limit is "
+            f"{most_mb:,} MB ({setting_mb}){hint}"
         )
 
 
@@ -82,7 +82,8 @@ def unzipped(path: Path) -> Iterator[Path]:
         members = archive.infolist()
         total = sum(m.file_size for m in members)
         _over(path, len(members), LIMITS.export_members, "SEEKGRAPH_MAX_EXPORT_MEMBERS", total,
-              LIMITS.export_mb, "", "SEEKGRAPH_MAX_EXPORT_UNZIPPED_MB")  # fmt: skip
+              LIMITS.export_mb, "", "SEEKGRAPH_MAX_EXPORT_UNZIPPED_MB",
+              " — extract it and index the folder")  # fmt: skip
         root = Path(tmp)
         for member in members:
             target = (root / member.filename).resolve()
