@@ -101,12 +101,22 @@ def raw_request(proc: Proc, head: str) -> socket.socket:
 
 
 def response_within(sock: socket.socket, seconds: float) -> str:
-    """The response's first bytes, or '' when none came (or the connection closed) in time."""
-    sock.settimeout(seconds)
-    try:
-        return sock.recv(4096).decode("latin-1")
-    except (TimeoutError, ConnectionError):
-        return ""
+    """The response (head and body) as far as it came in time; '' when none came."""
+    deadline, got = time.monotonic() + seconds, b""
+    while time.monotonic() < deadline:
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            part = sock.recv(65536)
+        except (TimeoutError, ConnectionError):
+            break
+        got += part
+        head, _, body = got.partition(b"\r\n\r\n")
+        length = [
+            line for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:")
+        ]
+        if not part or (length and len(body) >= int(length[0].split(b":")[1])):
+            break
+    return got.decode("latin-1")
 
 
 # 1 -------------------------------------------------------------------------------------
