@@ -359,9 +359,13 @@ def main() -> None:
                 "instances_up": f"{sum(isinstance(p, Proc) for p in started.values())}/3",
                 "savers_set_up_at_once_failed": f"{failed}/3",
             }
-            w = {"a": started["a"], "b": started["b"], "keys": keys}
-            if isinstance(started.get("c"), Proc):
-                started["c"].stop()  # type: ignore[union-attr]
+            up = [p for p in started.values() if isinstance(p, Proc)]
+            while len(up) < 2:  # one died at start (the finding): the attacks need two
+                up.append(start_app(tmp, f"again{len(up)}", env))
+                procs.append(up[-1])
+            w = {"a": up[0], "b": up[1], "keys": keys}
+            for extra in up[2:]:
+                extra.stop()
             steps = [
                 ("1 body before key", lambda: body_before_key(w)),
                 ("2 continue past the limit", lambda: continue_past_limit(w)),
