@@ -137,7 +137,9 @@ def running_of(c: httpx.Client, base: str, key: str, threads: list[str]) -> int:
         c.get(f"{base}/threads/{t}/runs", params={"limit": 1}, headers=auth(key)).json()
         for t in threads
     ]
-    return sum(1 for runs in latest if runs and runs[0].get("status") == "running")
+    return sum(
+        1 for runs in latest if isinstance(runs, list) and runs and runs[0]["status"] == "running"
+    )
 
 
 def continue_past_limit(w: dict[str, Any], n: int = 14) -> dict[str, Any]:
@@ -157,9 +159,12 @@ def continue_past_limit(w: dict[str, Any], n: int = 14) -> dict[str, Any]:
         streams = [threading.Thread(target=go, args=(i,)) for i in range(n)]
         for t in streams:
             t.start()
-        most = 0
+        # polled with keys of their own (the attacker's key's rate is not spent on counting)
+        pollers, most, polls = [add_key_to_file(w["keys"], "alice") for _ in range(3)], 0, 0
         while any(t.is_alive() for t in streams):
-            most = max(most, running_of(c, a, key, threads))
+            most = max(most, running_of(c, a, pollers[polls % 3], threads))
+            polls += 1
+            time.sleep(0.75)
         for t in streams:
             t.join()
     return {
