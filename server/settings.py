@@ -150,9 +150,7 @@ class Settings(BaseSettings):
         "zip's directory before it is parsed; past it the file is skipped, and said so).",
     )
     max_office_members: int = Field(
-        default=10_000,
-        ge=1,
-        description="Parts a .docx, .pptx or .xlsx may hold (skipped past it).",
+        default=10_000, ge=1, description="Parts a .docx, .pptx or .xlsx may hold (else skipped)."
     )
     max_export_unzipped_mb: int = Field(
         default=4096,
@@ -162,6 +160,12 @@ class Settings(BaseSettings):
     )
     max_export_members: int = Field(
         default=200_000, ge=1, description="Files an export zip read in place may hold."
+    )
+    max_json_containers: int = Field(
+        default=20_000,
+        ge=100,
+        description="Objects and arrays a JSON body over 1 MiB may hold, counted before it is "
+        "parsed (413 past it; a question with images holds a few dozen).",
     )
     header_timeout_seconds: float = Field(
         default=10.0, description="A request's head must arrive within this (`seekgraph serve`)."
@@ -176,10 +180,7 @@ class Settings(BaseSettings):
         "trickles (408, or the connection is closed).",
     )
     max_connections: int = Field(
-        default=512,
-        ge=1,
-        description="Connections `seekgraph serve` holds at once (streams included); past it "
-        "a new request gets 503.",
+        default=512, ge=1, description="Connections `seekgraph serve` holds at once (503 past it)."
     )
     shutdown_grace_seconds: int = Field(
         default=15,
@@ -195,9 +196,7 @@ class Settings(BaseSettings):
         "interrupt and rollback strategies), counted from when they are accepted (429 past it).",
     )
     max_waiting_runs_per_thread: int = Field(
-        default=4,
-        ge=0,
-        description="Runs that may wait for one thread at once, behind its live run (429 past it).",
+        default=4, ge=0, description="Runs that may wait for one thread at once (429 past it)."
     )
     max_image_pixels_per_request: int = Field(
         default=50_000_000,

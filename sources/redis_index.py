@@ -99,13 +99,9 @@ class RedisIndex:
         try:
             info = self.r.ft(self.name).info()  # type: ignore[no-untyped-call]
         except redis.ResponseError:
+            kind = IndexDefinition(prefix=[f"{self.prefix}chunk:"], index_type=IndexType.JSON)  # type: ignore[no-untyped-call]
             try:
-                self.r.ft(self.name).create_index(
-                    self.schema(),
-                    definition=IndexDefinition(  # type: ignore[no-untyped-call]
-                        prefix=[f"{self.prefix}chunk:"], index_type=IndexType.JSON
-                    ),
-                )
+                self.r.ft(self.name).create_index(self.schema(), definition=kind)
             except redis.ResponseError as exc:  # another instance, starting too, made it
                 if "already exists" not in str(exc).lower():
                     raise

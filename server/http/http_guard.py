@@ -6,7 +6,9 @@ body that stops arriving, or takes longer than the request's deadline to arrive,
 nothing is read or parsed past the bound. It also adds the headers a browser needs to keep
 the page from being framed or running foreign scripts. ``KeyGate`` (inside it) refuses a
 request that carries a body without a known API key with 401 before one byte of the body
-is read, on every door. ``guarded_protocol`` is uvicorn's HTTP protocol with a deadline on
+is read, on every door; ``JsonShapeGuard`` (inside that) refuses a large JSON body of
+more objects and arrays than any request needs before a route parses it on the event loop.
+``guarded_protocol`` is uvicorn's HTTP protocol with a deadline on
 the request head and one on the whole request: a client that sends its headers or its body
 slowly (or nothing at all) is disconnected.
 """
@@ -168,6 +170,66 @@ class KeyGate:
         await self.app(scope, receive, send)
 
 
+class JsonShapeGuard:
+    """413 for a large JSON body that holds more objects and arrays than any request needs.
+
+    A route parses its body on the event loop: 48 MiB of ``[{},{},…]`` from a valid key took
+    seconds and a gigabyte while every other client waited. A body over ``buffer_from``
+    bytes is read here first (under ``RequestGuard``'s bounds) and its ``{`` and ``[`` are
+    counted (in C, milliseconds): past ``max_containers`` it is refused before it is parsed.
+    A request's large part is its images, which are strings: they count nothing.
+    """
+
+    def __init__(self, app: ASGIApp, max_containers: int, buffer_from: int = 1 << 20) -> None:
+        self.app = app
+        self.max_containers = max_containers
+        self.buffer_from = buffer_from
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Count the containers of a large JSON body; pass it on (replayed) when it fits."""
+        headers = dict(scope.get("headers", []))
+        length = headers.get(b"content-length", b"0").strip()
+        large = b"transfer-encoding" in headers or (
+            length.isdigit() and int(length) > self.buffer_from
+        )
+        if scope["type"] != "http" or not large or b"json" not in headers.get(b"content-type", b""):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        try:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":  # the client left
+                    return
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    break
+        except HTTPException as exc:  # RequestGuard's 408 or 413, said as a route would
+            await _refuse(send, exc.status_code, str(exc.detail), scope)
+            return
+        body = b"".join(chunks)
+        containers = body.count(b"{") + body.count(b"[")
+        if containers > self.max_containers:
+            await _refuse(
+                send,
+                413,
+                f"the JSON body holds {containers:,} objects and arrays; at most "
+                f"{self.max_containers:,} are read (SEEKGRAPH_MAX_JSON_CONTAINERS)",
+                scope,
+            )
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 def _has_body(scope: Scope) -> bool:
     headers = dict(scope["headers"])
     length = headers.get(b"content-length")
@@ -256,4 +318,4 @@ def guarded_protocol(
     return HeadDeadlineProtocol
 
 
-__all__ = ["SECURITY_HEADERS", "KeyGate", "RequestGuard", "guarded_protocol"]
+__all__ = ["SECURITY_HEADERS", "JsonShapeGuard", "KeyGate", "RequestGuard", "guarded_protocol"]

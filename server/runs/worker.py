@@ -174,10 +174,11 @@ class Worker:
         ttl = self.runs.lock_ttl_ms
         try:
             if handoff and await coordinator.handoff(job.thread_id, job.lock_token, token, ttl):
-            # (a lock that lapsed and was taken by another run since: the run waits its turn)
                 if limits is not None and job.limit_key:
                     await limits.transfer_run(job.limit_key, job.thread_id, job.lock_token, token)
                 return True
+            # no lock to pass on (it lapsed and another run took the thread, or the run was
+            # enqueued behind one): the thread must be free, and the key's live slot too
             if not await coordinator.acquire(job.thread_id, token, ttl):
                 self.running -= 1
                 return False

@@ -144,6 +144,37 @@ def test_a_body_with_an_unknown_key_is_refused_before_it_is_read(world, path: st
     assert "unknown API key" in answer
 
 
+def test_a_known_keys_body_of_tiny_objects_is_refused_before_it_is_parsed(world) -> None:
+    """15 MB of ``[{},{},…]`` with a valid key: 413 naming the bound, while another client's
+    health checks are answered (it is not parsed on the event loop)."""
+    a, key = world["a"].url, new_key(world)
+    body = b"[" + b"{}," * 5_000_000 + b"{}]"
+    health: list[float] = []
+    with httpx.Client(timeout=60) as c:
+        thread = new_thread(c, a, key)
+        done = threading.Event()
+
+        def probe() -> None:
+            with httpx.Client(timeout=30) as own:
+                while not done.is_set():
+                    started = time.monotonic()
+                    own.get(f"{a}/healthz")
+                    health.append(time.monotonic() - started)
+                    done.wait(0.05)
+
+        prober = threading.Thread(target=probe)
+        prober.start()
+        try:
+            r = c.post(f"{a}/threads/{thread}/runs", content=body,
+                       headers={**auth(key), "Content-Type": "application/json"})  # fmt: skip
+        finally:
+            done.set()
+            prober.join()
+    assert r.status_code == 413, r.text[:300]
+    assert "SEEKGRAPH_MAX_JSON_CONTAINERS" in r.json()["detail"]
+    assert max(health) < 1.0, health
+
+
 # 2 -------------------------------------------------------------------------------------
 
 
@@ -255,7 +286,7 @@ def test_an_image_with_too_many_pixels_is_refused_before_it_is_decoded(world) ->
                     started = time.monotonic()
                     own.get(f"{a}/healthz")
                     health.append(time.monotonic() - started)
-                    time.sleep(0.05)
+                    done.wait(0.05)
 
         prober = threading.Thread(target=probe)
         prober.start()
