@@ -231,7 +231,13 @@ class Worker:
                 await self.records.update(job.thread_id, job.run_id, status="cancelled")
                 return True
             await asyncio.sleep(0.25)
-            if limits is not None and job.limit_key and time.monotonic() - refreshed > 10:
+            waits_for_thread = not job.lock_token  # (accepted behind a busy thread)
+            if (
+                waits_for_thread
+                and limits is not None
+                and job.limit_key
+                and (time.monotonic() - refreshed > 10)
+            ):
                 refreshed = time.monotonic()  # still waiting: still counted
                 await limits.claim_waiting(job.limit_key, job.thread_id, job.run_id, 10**6,
                                            10**6, self.waiting_ttl_ms)  # fmt: skip
