@@ -29,6 +29,7 @@ from graph.ingest import WorkerEmbedding
 from server.audit import AuditLog, RedisAuditLog, SqliteAuditLog
 from server.auth import ApiKeyStore
 from server.bootstrap import build_services, close_services, flow_graphs
+from server.images import PixelBudget
 from server.limits import Limits, LocalLimits, RedisLimits
 from server.observe import Metrics, RunObserver, prices_of, tracer_from_env
 from server.runs.coordination import Coordinator, RedisCoordinator
@@ -82,6 +83,8 @@ class AppState:
     """This process's worker (None: an API-only instance)."""
     ingester: IngestWorker | None = None
     """This process's ingest worker (with a worker, when the index is on Redis)."""
+    decoding: PixelBudget = field(default_factory=PixelBudget)
+    """Pixels of images being decoded, per key (bounded by max_decoding_pixels_per_key)."""
     unsynced: set[str] = field(default_factory=set)
     """Live connectors whose first sync since start has not ended (``/readyz`` waits)."""
 
@@ -226,6 +229,8 @@ async def open_app_state(
             name=instance if role == "worker" else f"{instance}#{worker_name()}",
             concurrency=settings.worker_concurrency,
             claim_idle_ms=int(settings.claim_idle_seconds * 1000),
+            max_live_runs=settings.max_live_runs_per_key,
+            waiting_ttl_ms=settings.queued_lock_ttl_ms,
         )
         if role == "serve":
             background.append(asyncio.create_task(worker.run()))

@@ -21,6 +21,7 @@ from providers.embeddings import Embedder, load_embedder
 from providers.rerank import LocalReranker, Reranker
 from server.images import load_image
 from server.settings import Settings
+from sources import archives
 from sources.connector import Connector, member_groups
 from sources.embedded import EmbeddedIndex
 from sources.index_source import EmbeddedSource
@@ -264,6 +265,12 @@ def build_services(
 
     ``progress`` hears what indexing the workspace does, when it does any.
     """
+    archives.LIMITS = archives.ZipLimits(
+        export_mb=settings.max_export_unzipped_mb,
+        export_members=settings.max_export_members,
+        office_xml_mb=settings.max_office_xml_mb,
+        office_members=settings.max_office_members,
+    )
     embedder = load_embedder(settings.embedding_model, settings.embedding_threads)
     workspace = workspace_of(settings)
     shared = shared_index(settings, workspace, embedder)

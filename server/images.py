@@ -6,6 +6,9 @@ import base64
 import binascii
 import hashlib
 import io
+import re
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from graph.api import ImageRef
@@ -46,20 +49,43 @@ def undecodable(data: bytes) -> str | None:
     return None
 
 
-def accept_images(
-    encoded: list[str],
-    store: Path,
-    owner: str,
-    max_images: int,
-    max_bytes: int,
-    thread_bytes: int = 0,
-    max_thread_bytes: int | None = None,
-) -> list[ImageRef]:
-    """Decode, check and store images; the store is per owner so nobody sees another's."""
+def pixels_of(data: bytes) -> int | None:
+    """Width × height from the image's header (nothing is decoded), or None if unreadable."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with warnings.catch_warnings():  # a size past Pillow's own bomb bound is ours to refuse
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                width, height = image.size
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError):
+        return None
+    except Image.DecompressionBombError as exc:
+        found = re.search(r"\((\d+) pixels\)", str(exc))
+        return int(found.group(1)) if found else 2**40
+    return width * height
+
+
+@dataclass
+class Checked:
+    """Images read from a request and measured from their headers; none decoded yet."""
+
+    blobs: list[tuple[str, bytes, str]] = field(default_factory=list)
+    """(sha256, bytes, media type) of each image."""
+    pixels: int = 0
+    """Their pixels together."""
+
+
+def check_images(
+    encoded: list[str], max_images: int, max_bytes: int, max_pixels: int | None = None
+) -> Checked:
+    """Read the images' bytes and sizes, and refuse them past the bounds before decoding any.
+
+    CPU-bound (base64 of megabytes): call it in a worker thread.
+    """
     if len(encoded) > max_images:
         raise ImageError(f"{len(encoded)} images attached; at most {max_images} are allowed")
-    refs: list[ImageRef] = []
-    blobs: list[tuple[str, bytes]] = []
+    checked = Checked()
     for i, item in enumerate(encoded, start=1):
         if item.startswith("data:"):
             header, comma, payload = item.partition(",")
@@ -78,10 +104,37 @@ def accept_images(
         media = sniff(data)
         if media is None:
             raise ImageError(f"image {i} is not a PNG, JPEG, WebP or GIF image")
+        pixels = pixels_of(data)
+        if pixels is None:
+            raise ImageError(f"image {i} looks like {media} but its header cannot be read")
+        checked.pixels += pixels
+        checked.blobs.append((hashlib.sha256(data).hexdigest(), data, media))
+    if max_pixels is not None and checked.pixels > max_pixels:
+        raise ImageError(
+            f"the images have {checked.pixels / 1e6:,.1f} million pixels together; the limit is "
+            f"{max_pixels / 1e6:,.1f} million (SEEKGRAPH_MAX_IMAGE_PIXELS_PER_REQUEST) — send "
+            "smaller or fewer images"
+        )
+    return checked
+
+
+def store_images(
+    checked: Checked,
+    store: Path,
+    owner: str,
+    thread_bytes: int = 0,
+    max_thread_bytes: int | None = None,
+) -> list[ImageRef]:
+    """Decode each image whole, then store them; the store is per owner so nobody sees another's.
+
+    CPU-bound (decoding): call it in a worker thread, with the pixels counted against the key.
+    """
+    refs: list[ImageRef] = []
+    blobs: list[tuple[str, bytes]] = []
+    for i, (digest, data, media) in enumerate(checked.blobs, start=1):
         problem = undecodable(data)
         if problem is not None:
             raise ImageError(f"image {i} looks like {media} but cannot be decoded ({problem})")
-        digest = hashlib.sha256(data).hexdigest()
         blobs.append((digest, data))
         refs.append({"sha256": digest, "media_type": media, "bytes": len(data)})
     total = thread_bytes + sum(len(data) for _, data in blobs)
@@ -97,6 +150,47 @@ def accept_images(
         if not path.exists():
             path.write_bytes(data)
     return refs
+
+
+def accept_images(
+    encoded: list[str],
+    store: Path,
+    owner: str,
+    max_images: int,
+    max_bytes: int,
+    thread_bytes: int = 0,
+    max_thread_bytes: int | None = None,
+    max_pixels: int | None = None,
+) -> list[ImageRef]:
+    """Check, decode and store images in one go (``check_images`` then ``store_images``)."""
+    checked = check_images(encoded, max_images, max_bytes, max_pixels)
+    return store_images(checked, store, owner, thread_bytes, max_thread_bytes)
+
+
+class PixelBudget:
+    """Pixels being decoded for each key on this instance, bounded per key.
+
+    Used from the event loop only (taken before a decoding thread starts, given back after).
+    """
+
+    def __init__(self) -> None:
+        self._taken: dict[str, int] = {}
+
+    def take(self, key: str, pixels: int, most: int) -> bool:
+        """Count ``pixels`` against ``key``; False (nothing counted) past ``most``."""
+        taken = self._taken.get(key, 0)
+        if taken and taken + pixels > most:
+            return False
+        self._taken[key] = taken + pixels
+        return True
+
+    def give(self, key: str, pixels: int) -> None:
+        """Stop counting ``pixels`` of ``key``."""
+        left = self._taken.get(key, 0) - pixels
+        if left > 0:
+            self._taken[key] = left
+        else:
+            self._taken.pop(key, None)
 
 
 def owner_folder(store: Path, owner: str) -> Path:

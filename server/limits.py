@@ -1,9 +1,15 @@
-"""Limits per API key's user: requests a minute, and runs live at once.
+"""Limits per API key's user: requests a minute, runs live at once, runs waiting.
 
-Checked before any work: a request over its user's rate, or a run past the user's live
-runs, gets 429 with ``Retry-After``. ``RedisLimits`` counts across every instance;
-``LocalLimits`` is the one-process kind (the SQLite set-up). A live run's slot expires on its
-own when its instance dies without releasing it.
+Checked before any work: a request over its user's rate, a run past the user's live runs,
+or a run past the runs that may wait (per key, and per thread) gets 429 with
+``Retry-After``. ``RedisLimits`` counts across every instance; ``LocalLimits`` is the
+one-process kind (the SQLite set-up). A live run's slot expires on its own when its instance
+dies without releasing it; a waiting run's when its waiting time (the queued lock's) ends.
+
+Every way to start work counts: a run that holds its thread (streamed here, or queued with
+the thread reserved for it) is live from the moment it is accepted; a run that waits for a
+busy thread (``enqueue``, ``interrupt``, ``rollback``) is waiting until its worker takes the
+thread, and live from then on — a worker starts it only when its key has a live slot free.
 """
 
 from __future__ import annotations
@@ -33,6 +39,24 @@ class Limits(Protocol):
 
     async def release_run(self, key: str, thread_id: str, token: str) -> None:
         """Stop counting the run (one that was never counted is ignored)."""
+        ...
+
+    async def transfer_run(self, key: str, thread_id: str, old: str, new: str) -> None:
+        """The run counted under ``old`` is counted under ``new`` (its lock passed on)."""
+        ...
+
+    async def claim_waiting(
+        self, key: str, thread_id: str, run_id: str, most_per_key: int, most_per_thread: int,
+        ttl_ms: int,
+    ) -> str | None:  # fmt: skip
+        """Count a run that waits for ``thread_id``; None, or the bound it would pass.
+
+        The bound is ``key`` or ``thread``. Counting a run again refreshes its ``ttl_ms``.
+        """
+        ...
+
+    async def release_waiting(self, key: str, thread_id: str, run_id: str) -> None:
+        """The run waits no more (it took its thread, or ended)."""
         ...
 
     async def add_usage(self, user: str, tokens: int, cost: float) -> None:
@@ -79,6 +103,23 @@ return 1
 """
 
 
+# KEYS: the key's and the thread's waiting sets; ARGV: run id, most per key, most per
+# thread, now ms, expiry ms, ttl ms. Members whose expiry passed are dropped first.
+_WAIT = """
+redis.call('zremrangebyscore', KEYS[1], '-inf', ARGV[4])
+redis.call('zremrangebyscore', KEYS[2], '-inf', ARGV[4])
+if not redis.call('zscore', KEYS[1], ARGV[1]) then
+  if redis.call('zcard', KEYS[1]) >= tonumber(ARGV[2]) then return 'key' end
+  if redis.call('zcard', KEYS[2]) >= tonumber(ARGV[3]) then return 'thread' end
+end
+redis.call('zadd', KEYS[1], ARGV[5], ARGV[1])
+redis.call('zadd', KEYS[2], ARGV[5], ARGV[1])
+redis.call('pexpire', KEYS[1], ARGV[6])
+redis.call('pexpire', KEYS[2], ARGV[6])
+return ''
+"""
+
+
 class RedisLimits:
     """Limits shared by every instance, in Redis keys under ``prefix``.
 
@@ -111,6 +152,33 @@ class RedisLimits:
         """Remove the run from the key's live set."""
         await self.r.zrem(f"{self.p}:live-runs:{key}", f"{token}\n{thread_id}")
 
+    async def transfer_run(self, key: str, thread_id: str, old: str, new: str) -> None:
+        """One transaction: the old member out, the new one in."""
+        name = f"{self.p}:live-runs:{key}"
+        async with self.r.pipeline(transaction=True) as pipe:
+            pipe.zrem(name, f"{old}\n{thread_id}")
+            pipe.zadd(name, {f"{new}\n{thread_id}": int(time.time() * 1000)})
+            await pipe.execute()
+
+    async def claim_waiting(
+        self, key: str, thread_id: str, run_id: str, most_per_key: int, most_per_thread: int,
+        ttl_ms: int,
+    ) -> str | None:  # fmt: skip
+        """One atomic script over the key's and the thread's waiting sets."""
+        now = int(time.time() * 1000)
+        keys = (f"{self.p}:waiting-runs:{key}", f"{self.p}:thread-waiting:{thread_id}")
+        args = (run_id, most_per_key, most_per_thread, now, now + ttl_ms, ttl_ms)
+        refused = await self.r.eval(_WAIT, 2, *keys, *args)
+        text = refused.decode() if isinstance(refused, bytes) else str(refused or "")
+        return text or None
+
+    async def release_waiting(self, key: str, thread_id: str, run_id: str) -> None:
+        """Out of both sets."""
+        pipe = self.r.pipeline()
+        pipe.zrem(f"{self.p}:waiting-runs:{key}", run_id)
+        pipe.zrem(f"{self.p}:thread-waiting:{thread_id}", run_id)
+        await pipe.execute()
+
     async def add_usage(self, user: str, tokens: int, cost: float) -> None:
         """``HINCRBY`` the day's hash (kept 40 days)."""
         name = f"{self.p}:usage:{today()}"
@@ -135,6 +203,7 @@ class LocalLimits:
         self._counts: dict[str, tuple[int, int]] = {}
         self._live: dict[str, set[str]] = {}
         self._usage: dict[tuple[str, str], tuple[int, float]] = {}
+        self._waiting: dict[str, dict[str, float]] = {}
 
     async def hit(self, key: str, per_minute: int) -> float | None:
         """Count in this minute's window."""
@@ -155,6 +224,37 @@ class LocalLimits:
     async def release_run(self, key: str, thread_id: str, token: str) -> None:
         """Stop counting it."""
         self._live.get(key, set()).discard(token)
+
+    async def transfer_run(self, key: str, thread_id: str, old: str, new: str) -> None:
+        """Swap the tokens."""
+        live = self._live.setdefault(key, set())
+        live.discard(old)
+        live.add(new)
+
+    async def claim_waiting(
+        self, key: str, thread_id: str, run_id: str, most_per_key: int, most_per_thread: int,
+        ttl_ms: int,
+    ) -> str | None:  # fmt: skip
+        """Count in both sets unless one is full."""
+        now = time.monotonic()
+        sets = (self._waiting.setdefault(f"key:{key}", {}),
+                self._waiting.setdefault(f"thread:{thread_id}", {}))  # fmt: skip
+        for waiting in sets:
+            for gone in [r for r, until in waiting.items() if until <= now]:
+                del waiting[gone]
+        if run_id not in sets[0]:
+            for name, waiting, most in (("key", sets[0], most_per_key),
+                                        ("thread", sets[1], most_per_thread)):  # fmt: skip
+                if len(waiting) >= most:
+                    return name
+        for waiting in sets:
+            waiting[run_id] = now + ttl_ms / 1000
+        return None
+
+    async def release_waiting(self, key: str, thread_id: str, run_id: str) -> None:
+        """Out of both sets."""
+        self._waiting.get(f"key:{key}", {}).pop(run_id, None)
+        self._waiting.get(f"thread:{thread_id}", {}).pop(run_id, None)
 
     async def add_usage(self, user: str, tokens: int, cost: float) -> None:
         """Add to today's counts."""

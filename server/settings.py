@@ -143,11 +143,44 @@ class Settings(BaseSettings):
         description="Largest request body, bytes (413 past it, before the key is checked); "
         "fits a question with the most images allowed.",
     )
+    max_office_xml_mb: int = Field(
+        default=10,
+        ge=1,
+        description="Megabytes of XML a .docx, .pptx or .xlsx may expand to (read from the "
+        "zip's directory before it is parsed; past it the file is skipped, and said so).",
+    )
+    max_office_members: int = Field(
+        default=10_000, ge=1, description="Parts a .docx, .pptx or .xlsx may hold (else skipped)."
+    )
+    max_export_unzipped_mb: int = Field(
+        default=4096,
+        ge=1,
+        description="Megabytes an export zip (Slack, Notion, Confluence) read in place may "
+        "expand to (refused past it: extract it and index the folder).",
+    )
+    max_export_members: int = Field(
+        default=200_000, ge=1, description="Files an export zip read in place may hold."
+    )
+    max_json_containers: int = Field(
+        default=20_000,
+        ge=100,
+        description="Objects and arrays a JSON body over 1 MiB may hold, counted before it is "
+        "parsed (413 past it; a question with images holds a few dozen).",
+    )
     header_timeout_seconds: float = Field(
         default=10.0, description="A request's head must arrive within this (`seekgraph serve`)."
     )
     body_timeout_seconds: float = Field(
         default=30.0, description="408 when a request body stops arriving for this long."
+    )
+    request_timeout_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="A whole request (head and body) must arrive within this, however it "
+        "trickles (408, or the connection is closed).",
+    )
+    max_connections: int = Field(
+        default=512, ge=1, description="Connections `seekgraph serve` holds at once (503 past it)."
     )
     shutdown_grace_seconds: int = Field(
         default=15,
@@ -155,6 +188,27 @@ class Settings(BaseSettings):
     )
     max_live_runs_per_key: int = Field(
         default=8, ge=1, description="Runs one API key may have live at once (429 past it)."
+    )
+    max_queued_runs_per_key: int = Field(
+        default=16,
+        ge=0,
+        description="Runs one API key may have waiting for a busy thread (the enqueue, "
+        "interrupt and rollback strategies), counted from when they are accepted (429 past it).",
+    )
+    max_waiting_runs_per_thread: int = Field(
+        default=4, ge=0, description="Runs that may wait for one thread at once (429 past it)."
+    )
+    max_image_pixels_per_request: int = Field(
+        default=50_000_000,
+        ge=1,
+        description="Pixels all the images of one request may have together, read from their "
+        "headers before anything is decoded (422 past it; a 4K screenshot has 8.3 million).",
+    )
+    max_decoding_pixels_per_key: int = Field(
+        default=50_000_000,
+        ge=1,
+        description="Pixels one API key's requests may have being decoded at once, across its "
+        "requests on this instance (429 past it).",
     )
     rate_limit_per_minute: int = Field(
         default=600, ge=1, description="Requests one API key may make a minute (429 past it)."

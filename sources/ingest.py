@@ -227,8 +227,11 @@ def office_document(
 ) -> list[IndexedDocument]:
     """A Word, PowerPoint, Excel or CSV file (``sources.office``), under the source's ACL."""
     from sources import office
+    from sources.archives import check_office_zip
 
     suffix = path.suffix.lower()
+    if suffix in (".docx", ".pptx", ".xlsx"):
+        check_office_zip(path)  # a zip bomb is skipped before any of it is parsed
     if suffix == ".docx":
         body, title = office.docx_markdown(path)
     elif suffix == ".pptx":

@@ -99,12 +99,12 @@ class RedisIndex:
         try:
             info = self.r.ft(self.name).info()  # type: ignore[no-untyped-call]
         except redis.ResponseError:
-            self.r.ft(self.name).create_index(
-                self.schema(),
-                definition=IndexDefinition(  # type: ignore[no-untyped-call]
-                    prefix=[f"{self.prefix}chunk:"], index_type=IndexType.JSON
-                ),
-            )
+            kind = IndexDefinition(prefix=[f"{self.prefix}chunk:"], index_type=IndexType.JSON)  # type: ignore[no-untyped-call]
+            try:
+                self.r.ft(self.name).create_index(self.schema(), definition=kind)
+            except redis.ResponseError as exc:  # another instance, starting too, made it
+                if "already exists" not in str(exc).lower():
+                    raise
             return
         if "preceding" not in str(info.get("attributes")):  # written by an older version
             self.r.ft(self.name).alter_schema_add([self.schema()[-1]])

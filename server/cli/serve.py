@@ -30,7 +30,8 @@ def serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         log_level=args.log_level,
-        http=guarded_protocol(settings.header_timeout_seconds),
+        http=guarded_protocol(settings.header_timeout_seconds, settings.request_timeout_seconds),
+        limit_concurrency=settings.max_connections,
         timeout_graceful_shutdown=settings.shutdown_grace_seconds,
     )
     return 0

@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from server.app_state import close_app_state, open_app_state
 from server.http.chat_completions import openai_error
-from server.http.http_guard import RequestGuard
+from server.http.http_guard import JsonShapeGuard, KeyGate, RequestGuard
 from server.http.mcp_door import RequireApiKey, build_mcp_server, http_user
 from server.http.routes import (
     health,
@@ -80,11 +80,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
 
+    # inside the key's check: a known key's huge JSON of tiny objects is not parsed either
+    app.add_middleware(JsonShapeGuard, max_containers=settings.max_json_containers)
+    # inside the guard: a body is not read for a key nobody knows, on any door
+    app.add_middleware(KeyGate, user_for=lambda: app.state.seekgraph.keys.user_for)
     # outermost: a body over the limit is refused before any route or key check reads it
     app.add_middleware(
         RequestGuard,
         max_body_bytes=settings.max_request_bytes,
         body_timeout=settings.body_timeout_seconds,
+        request_timeout=settings.request_timeout_seconds,
     )
 
     @app.exception_handler(RedisVLError)

@@ -20,13 +20,17 @@ from fastapi import HTTPException
 from langgraph.types import Command
 
 from graph.api import AdmissionError, PlanError, User, admit, checked_plan
-from graph.context import REQUEST_KNOBS, Context, context_from_dict, context_to_dict
+from graph.context import REQUEST_KNOBS, context_from_dict, context_to_dict
 from server.app_state import AppState
-from server.caller import CALLER
+from server.http.admission import (
+    accepted_images,
+    claim_live,
+    claim_waiting,
+    limit_key_of,
+    within_daily_tokens,
+)
 from server.http.api_models import RunRequest
 from server.http.deps import STORE_DOWN
-from server.images import ImageError, accept_images, stored_bytes
-from server.limits import seconds_to_midnight
 from server.runs.handle import RunHandle
 from server.runs.queue import Job
 from server.runs.records import CancelAction, RunEndedError, RunRecord, ask_to_cancel
@@ -151,54 +155,33 @@ async def start_run(
         admitted = admit(app.services, context, body.question, bool(body.images or earlier_images))
     except AdmissionError as exc:
         raise HTTPException(422, str(exc)) from None
-    try:
-        images = (
-            accept_images(
-                body.images,
-                app.images_dir,
-                user.name,
-                settings.max_images,
-                settings.max_image_bytes,
-                thread_bytes=stored_bytes(app.images_dir, user.name, earlier_images),
-                max_thread_bytes=settings.max_thread_image_bytes,
-            )
-            if body.images
-            else []
-        )
-    except ImageError as exc:
-        raise HTTPException(422, str(exc)) from None
+    limit_key = limit_key_of(user)
+    images = await accepted_images(app, user, limit_key, body.images, earlier_images)
     try:
         webhook = check_webhook(body.webhook, settings.webhook_hosts) if body.webhook else ""
     except WebhookRefusedError as exc:
         raise HTTPException(422, f"the webhook cannot be used: {exc}") from None
     context = await within_daily_tokens(app, user, context)
     run_id = app.runs.new_run_id()
-    caller = CALLER.get()
-    limit_key = caller.key_id if caller is not None and caller.user == user.name else user.name
     queued = not body.stream or app.worker is None
     token = queued_token(run_id) if queued else app.runs.token(run_id)
     ttl = settings.queued_lock_ttl_ms if queued else settings.lock_ttl_ms
     strategy = body.multitask_strategy
+    waiting = False
     try:
         locked = await app.coordinator.acquire(thread_id, token, ttl)
         if not locked:
             live = live_run_of(await app.coordinator.holder(thread_id))
             if strategy == "reject":
                 raise RunConflictError(thread_id, live)
+            # it waits for the thread: counted against its key and the thread from now on
+            await claim_waiting(app, limit_key, thread_id, run_id)
+            waiting = True
             if live is not None and strategy in ("interrupt", "rollback"):
                 await cancel_run(app, thread_id, live, strategy)
             queued, token = True, ""  # waits for the thread, then runs
-        elif not await app.limits.claim_run(
-            limit_key, thread_id, token, settings.max_live_runs_per_key
-        ):
-            await app.coordinator.release(thread_id, token)
-            app.metrics.limited.labels("live_runs").inc()
-            raise HTTPException(
-                429,
-                f"{settings.max_live_runs_per_key} runs of this key are live already; wait "
-                "for one to end",
-                headers={"Retry-After": "5"},
-            )
+        else:
+            await claim_live(app, limit_key, thread_id, token)
     except STORE_DOWN:
         raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
     graph_input: dict[str, Any] = {"question": admitted.question}
@@ -242,34 +225,13 @@ async def start_run(
         log.exception("could not start run %s on thread %s", run_id, thread_id)
         with contextlib.suppress(Exception):
             await app.records.update(thread_id, run_id, status="error", error="not started")
+            if waiting:
+                await app.limits.release_waiting(limit_key, thread_id, run_id)
             if token:
                 await app.coordinator.release(thread_id, token)
                 await app.limits.release_run(limit_key, thread_id, token)
         raise HTTPException(503, "the run could not be started; nothing was changed") from None
     return Started(run_id, thread_id, handle)
-
-
-async def within_daily_tokens(app: AppState, user: User, context: Context) -> Context:
-    """The run's context with its token budget cut to what is left of the user's day.
-
-    429 (with ``Retry-After`` until the next UTC day) when the day's tokens are spent.
-    """
-    budget = app.settings.daily_tokens_per_user
-    if budget is None:
-        return context
-    try:
-        used, _ = await app.limits.usage_today(user.name)
-    except STORE_DOWN:
-        raise HTTPException(503, "the limits store is unreachable; try again shortly") from None
-    if used >= budget:
-        app.metrics.limited.labels("daily_tokens").inc()
-        raise HTTPException(
-            429,
-            f"your daily model budget of {budget} tokens is spent ({used} used today, UTC); "
-            "it renews at midnight UTC",
-            headers={"Retry-After": str(seconds_to_midnight())},
-        )
-    return dataclasses.replace(context, max_tokens=min(context.max_tokens, budget - used))
 
 
 async def resume_run(
@@ -320,8 +282,14 @@ async def start_again(
     queued = background or app.worker is None
     token = queued_token(run_id) if queued else app.runs.token(run_id)
     ttl = app.settings.queued_lock_ttl_ms if queued else app.settings.lock_ttl_ms
-    if not await app.coordinator.acquire(thread_id, token, ttl):
-        raise RunConflictError(thread_id, live_run_of(await app.coordinator.holder(thread_id)))
+    limit_key = limit_key_of(user)
+    try:
+        if not await app.coordinator.acquire(thread_id, token, ttl):
+            holder = await app.coordinator.holder(thread_id)
+            raise RunConflictError(thread_id, live_run_of(holder))
+        await claim_live(app, limit_key, thread_id, token)  # the same limit as a new run's
+    except STORE_DOWN:
+        raise HTTPException(503, "the checkpoint store is unreachable; try again shortly") from None
     last = await app.coordinator.last_run(thread_id)
     context = context_from_dict({**(last[1] if last else {}), "user": user.name})
     try:
@@ -329,7 +297,7 @@ async def start_again(
         await app.records.put(dataclasses.replace(record, queued=queued))
         if queued:
             job = Job(run_id, thread_id, user.name, flow, kind, value,
-                      context_to_dict(context), "", record_protocol, token)  # fmt: skip
+                      context_to_dict(context), limit_key, record_protocol, token)  # fmt: skip
             await app.queue.put(job)
             return Started(run_id, thread_id, None)
         handle = app.runs.start(
@@ -339,11 +307,13 @@ async def start_again(
             context,
             run_id,
             record_protocol=record_protocol,
+            limit_key=limit_key,
             graph=app.graphs[flow],
             flow=flow,
         )
     except BaseException:
         with contextlib.suppress(Exception):
             await app.coordinator.release(thread_id, token)
+            await app.limits.release_run(limit_key, thread_id, token)
         raise
     return Started(run_id, thread_id, handle)

@@ -10,6 +10,7 @@ write that was already on its way. On SQLite (one instance) the check precedes t
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from redis.exceptions import RedisError, ResponseError
 from redisvl.exceptions import RedisVLError
 
 from server.runs.coordination import FENCE_PRELUDE, LOST_LOCK_MARK, Coordinator, RedisCoordinator
+
+log = logging.getLogger("seekgraph.runs")
 
 
 class LostLockError(RuntimeError):
@@ -119,6 +122,22 @@ class FencedRedisSaver(AsyncRedisSaver):
     script per checkpoint and one per task's writes. Without a fence (no run task) the
     saver writes as its base class does.
     """
+
+    async def asetup(self) -> None:
+        """Set up as ``AsyncRedisSaver`` does, when other instances do the same at once.
+
+        Its index creation checks for the index and then creates it: two instances started
+        together both see none, and the second's ``FT.CREATE`` fails with "Index already
+        exists". The index is there then (what setup wanted), so setup runs again and finds it.
+        """
+        for attempt in range(5):
+            try:
+                await super().asetup()
+                return
+            except (RedisError, RedisVLError) as exc:
+                if "already exists" not in str(exc).lower() or attempt == 4:
+                    raise
+                log.info("checkpoint indexes created by another instance meanwhile: %s", exc)
 
     def _expiry(self) -> str:
         if self.ttl_config and "default_ttl" in self.ttl_config:

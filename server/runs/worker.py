@@ -1,8 +1,13 @@
 """Workers: take runs from the queue and execute them, any number of processes on one Redis.
 
-A worker claims up to ``concurrency`` jobs, takes each one's thread lock (passed on from the
-instance that accepted the run, or waited for when the run was enqueued behind another),
-and drives it with a ``RunManager`` whose events are published for every instance. A job
+A worker executes up to ``concurrency`` runs at once. For each job it takes the thread's lock
+(passed on from the instance that accepted the run, or taken once free when the run was
+enqueued behind another) and a live slot of the run's key, and drives the run with a
+``RunManager`` whose events are published for every instance. A job whose thread is busy, or
+whose key has all its live runs already, waits in hand *without* a slot: it tries again every
+quarter second, and meanwhile the slots go to other runs. So one key's queue cannot hold the
+workers from another's (fair share: each key runs at most its live limit; among runs that may
+run, first come first served). A job
 whose worker died is claimed again after ``claim_idle_ms`` and continued from its last
 checkpoint, its events numbered on from the last one published. ``drain`` stops claiming,
 lets the runs in hand finish within a grace period, and hands the rest back to the queue.
@@ -15,6 +20,7 @@ import contextlib
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -57,6 +63,8 @@ class Worker:
         concurrency: int = 4,
         claim_idle_ms: int = 15_000,
         max_live_runs: int = 10**6,
+        max_waiting: int = 64,
+        waiting_ttl_ms: int = 600_000,
     ) -> None:
         self.queue = queue
         self.runs = runs
@@ -67,6 +75,11 @@ class Worker:
         self.concurrency = concurrency
         self.claim_idle_ms = claim_idle_ms
         self.max_live_runs = max_live_runs
+        self.max_waiting = max_waiting
+        """Jobs held waiting for their thread or their key's slot, beyond the running ones."""
+        self.waiting_ttl_ms = waiting_ttl_ms
+        self.running = 0
+        """Runs executing now (at most ``concurrency``); waiting jobs hold no slot."""
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.handles: dict[str, RunHandle] = {}
         self._stopping = asyncio.Event()
@@ -78,7 +91,8 @@ class Worker:
         toucher = asyncio.create_task(self._touch())
         try:
             while not self._stopping.is_set():
-                free = self.concurrency - len(self.tasks)
+                room = self.concurrency + self.max_waiting - len(self.tasks)
+                free = min(self.concurrency - self.running, room)
                 if free <= 0:
                     await asyncio.wait(list(self.tasks.values()), timeout=1.0,
                                        return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
@@ -146,6 +160,48 @@ class Worker:
         if finished and claimed.entry not in self._handing_back:
             await self.queue.ack(claimed.entry)
 
+    async def _take_turn(self, job: Job, token: str, handoff: bool) -> bool:
+        """A worker slot, the thread's lock and the key's live slot — all three, or none.
+
+        Never waits: a job that cannot have all three now holds nothing and tries again.
+        ``handoff``: the lock the accepting instance took for the run passes to this worker,
+        with the live slot counted for it since it was accepted.
+        """
+        if self.running >= self.concurrency:
+            return False
+        self.running += 1  # reserved before the first await: no other job can take it
+        coordinator, limits = self.runs.coordinator, self.runs.limits
+        ttl = self.runs.lock_ttl_ms
+        try:
+            if handoff and await coordinator.handoff(job.thread_id, job.lock_token, token, ttl):
+                if limits is not None and job.limit_key:
+                    await limits.transfer_run(job.limit_key, job.thread_id, job.lock_token, token)
+                return True
+            # no lock to pass on (it lapsed and another run took the thread, or the run was
+            # enqueued behind one): the thread must be free, and the key's live slot too
+            if not await coordinator.acquire(job.thread_id, token, ttl):
+                self.running -= 1
+                return False
+            if (
+                limits is not None
+                and job.limit_key
+                and not await limits.claim_run(
+                    job.limit_key, job.thread_id, token, self.max_live_runs
+                )
+            ):  # the key runs its most already: the thread is free for its other runs
+                await coordinator.release(job.thread_id, token)
+                self.running -= 1
+                return False
+        except BaseException:
+            self.running -= 1
+            raise
+        return True
+
+    async def _forget_waiting(self, job: Job) -> None:
+        limits = self.runs.limits
+        if limits is not None and job.limit_key:
+            await limits.release_waiting(job.limit_key, job.thread_id, job.run_id)
+
     async def _run(self, entry: str, job: Job) -> bool:
         """Execute one job; True when it needs no worker any more."""
         record = await self.records.get(job.thread_id, job.run_id)
@@ -154,28 +210,47 @@ class Worker:
             if job.lock_token and (record is None or record.status == "cancelled"):
                 # cancelled while it waited: free the thread it held (if it still does)
                 await coordinator.release(job.thread_id, job.lock_token)
+            await self._forget_waiting(job)
             return True
         token = self.runs.token(job.run_id)
         if await self.records.cancel_requested(job.thread_id, job.run_id) is not None:
             if job.lock_token:  # cancelled while it waited: free the thread it held
                 await coordinator.release(job.thread_id, job.lock_token)
+            await self._forget_waiting(job)
             await self.records.update(job.thread_id, job.run_id, status="cancelled")
             return True
-        got = bool(job.lock_token) and record.status == "pending"
-        if got:  # the lock the accepting instance took for it passes to this worker
-            got = await coordinator.handoff(
-                job.thread_id, job.lock_token, token, self.runs.lock_ttl_ms
-            )
-        while not got:  # enqueued behind another run, or its last worker's lock must lapse
+        handoff = bool(job.lock_token) and record.status == "pending"
+        got = await self._take_turn(job, token, handoff)
+        limits, refreshed = self.runs.limits, time.monotonic()
+        while not got:  # its thread or its key is busy, or every slot: it waits holding none
             if self._stopping.is_set():
                 self._handing_back.add(entry)
                 return False
             if await self.records.cancel_requested(job.thread_id, job.run_id) is not None:
+                await self._forget_waiting(job)
                 await self.records.update(job.thread_id, job.run_id, status="cancelled")
                 return True
-            got = await coordinator.acquire(job.thread_id, token, self.runs.lock_ttl_ms)
-            if not got:
-                await asyncio.sleep(0.25)
+            await asyncio.sleep(0.25)
+            waits_for_thread = not job.lock_token  # (accepted behind a busy thread)
+            if (
+                waits_for_thread
+                and limits is not None
+                and job.limit_key
+                and (time.monotonic() - refreshed > 10)
+            ):
+                refreshed = time.monotonic()  # still waiting: still counted
+                await limits.claim_waiting(job.limit_key, job.thread_id, job.run_id, 10**6,
+                                           10**6, self.waiting_ttl_ms)  # fmt: skip
+            got = await self._take_turn(job, token, handoff)
+        try:
+            return await self._execute_turn(entry, job, token)
+        finally:
+            self.running -= 1
+
+    async def _execute_turn(self, entry: str, job: Job, token: str) -> bool:
+        """Drive the run whose thread and slots this worker holds; True when it is over."""
+        coordinator, limits = self.runs.coordinator, self.runs.limits
+        await self._forget_waiting(job)
         # the thread is this worker's now: look again (a worker that was only slow may have
         # finished the run, or published more of it, while this one waited)
         record = await self.records.get(job.thread_id, job.run_id)
@@ -184,12 +259,9 @@ class Worker:
         ended = started and self.events is not None and await seed(self.events, handle)
         if record is None or record.status in FINISHED or ended:
             await coordinator.release(job.thread_id, token)
+            if limits is not None and job.limit_key:
+                await limits.release_run(job.limit_key, job.thread_id, token)
             return True
-        limits = self.runs.limits
-        if limits is not None and job.limit_key:  # counted as this worker's run from now on
-            with contextlib.suppress(Exception):
-                await limits.release_run(job.limit_key, job.thread_id, job.lock_token)
-                await limits.claim_run(job.limit_key, job.thread_id, token, self.max_live_runs)
         if started and record.began_at and job.kind != "continue":
             # begun, but nothing of it saved (its executor died, or the store went away, before
             # its first step was written): it starts again from its input

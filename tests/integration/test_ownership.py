@@ -272,8 +272,11 @@ def test_a_huge_unauthenticated_body_is_refused_before_it_is_read(world) -> None
             yield b" " * (1024 * 1024)
 
     with httpx.Client(timeout=30) as c:
-        started = time.monotonic()
+        started = time.monotonic()  # without a key: refused before the body is read at all
         r = c.post(f"{a}/threads/x/runs", content=chunks())
+        assert r.status_code == 401 and time.monotonic() - started < 5.0
+        started = time.monotonic()  # with one: refused once the body passes the bound
+        r = c.post(f"{a}/threads/x/runs", content=chunks(), headers=auth(world["alice"]))
         assert r.status_code == 413 and "larger than 8000000 bytes" in r.text
         assert time.monotonic() - started < 5.0
 
@@ -303,7 +306,9 @@ def test_a_body_that_stops_arriving_gets_408(world) -> None:
         started = time.monotonic()
         s.sendall(
             b"POST /threads/x/runs HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 100\r\n\r\n" + b'{"question": '
+            + f"Authorization: Bearer {world['alice']}\r\n".encode()  # (no key: 401 at once)
+            + b"Content-Length: 100\r\n\r\n"
+            + b'{"question": '
         )
         answer = s.recv(4096)
         waited = time.monotonic() - started
