@@ -1,4 +1,4 @@
-"""The structure reads as the README says: server → graph → nodes → (sources, providers) → state."""
+"""The layers docs/flows.md names: server → graph → nodes → (sources, providers) → state."""
 
 from __future__ import annotations
 
