@@ -43,14 +43,12 @@ def index_page(pages: dict[str, str]) -> str:
         "targets, see [the summary](measured.md); to record a result, run the command it names",
         "(each benchmark writes `name.json` for scripts and `name.md` for people).",
         "",
-        "| result | recorded | file |",
+        "| result (`bench/results/NAME.md`) | its heading | recorded |",
         "|---|---|---|",
     ]
     for stem, text in pages.items():
-        lines.append(
-            f"| [{title_of(text, stem)}](benchmarks/{stem}.md) | {date_of(text)} "
-            f"| `bench/results/{stem}.md` |"
-        )
+        heading = title_of(text, stem).replace("|", "\\|")
+        lines.append(f"| [{stem}](benchmarks/{stem}.md) | {heading} | {date_of(text)} |")
     readme = RESULTS / "README.md"
     if readme.exists():
         body = readme.read_text().split("\n", 1)[1]  # below its own title
