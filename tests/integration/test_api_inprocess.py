@@ -21,7 +21,7 @@ from server.http.app import create_app
 from server.settings import Settings
 from tests.integration.conftest import RESTRICTED_MARKERS
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+FLOWS_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "flows.md").read_text()
 
 
 def frames(body: str) -> list[tuple[str, dict[str, Any]]]:
@@ -117,14 +117,14 @@ async def test_the_history_shows_the_searchs_own_steps(workdir) -> None:
         assert {"search", "remember", "filter_results", "evaluate", "integrate"} <= set(wrote)
 
 
-def test_the_readme_flow_example_runs(tmp_path, monkeypatch) -> None:
+def test_the_docs_flow_example_runs(tmp_path, monkeypatch) -> None:
     import asyncio
 
-    code = README.split("## Build your own flow", 1)[1].split("```python", 1)[1].split("```")[0]
+    code = FLOWS_PAGE.split("```python", 1)[1].split("```")[0]
     monkeypatch.setenv("SEEKGRAPH_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("SEEKGRAPH_LLM_MODEL", raising=False)
     namespace: dict[str, Any] = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/flows.md", "exec"), namespace)
     printed: list[str] = []
     namespace["print"] = printed.append
     asyncio.run(namespace["main"]())
