@@ -44,7 +44,7 @@ def test_json_output_and_thread_history(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert set(out) >= {"answer", "mode", "citations", "conflicts", "unanswered", "thread_id"}
-    assert out["mode"] == "extractive"
+    assert out["mode"] == "extractive" and out["status"] == "answered"
     assert {"id", "title", "source", "kind", "doc_id"} <= set(out["citations"][0])
     assert out["conflicts"]
     thread = out["thread_id"]

@@ -90,6 +90,7 @@ async def test_a_run_streams_values_updates_and_node_summaries(world) -> None:
     assert all(s["summary"] for s in summaries)  # what each node decided, in words
     final = [p.data for p in parts if p.event == "values"][-1]
     assert final["answer"].startswith("Answer w0") and final["citations"]
+    assert final["status"] == "answered"  # the model's reply, shown as it wrote it
     updated = {node for p in parts if p.event == "updates" for node in p.data}
     assert {"prepare", "integrate", "check_answer"} <= updated
     got = await c.threads.get(thread["thread_id"])
