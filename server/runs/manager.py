@@ -16,11 +16,12 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from graph.context import Context, context_to_dict, wall_seconds
@@ -36,6 +37,9 @@ from server.runs.lock_keeper import LockKeeper
 from server.runs.records import RunRecords, outcome
 from server.runs.rollback import checkpoint_id, roll_back
 from server.runs.webhooks import Webhooks
+
+if TYPE_CHECKING:
+    from server.retention import Retention
 
 log = logging.getLogger("seekgraph.runs")
 
@@ -67,7 +71,9 @@ class RunManager:
         cancel_poll_s: float = 0.25,
         webhooks: Webhooks | None = None,
         model_name: str | None = None,
+        retention: Retention | None = None,
     ) -> None:
+        self.retention = retention
         self.webhooks = webhooks or Webhooks()
         self.model_name = model_name  # the configured chat model: its pace fits time budgets
         self.coordinator = coordinator
@@ -175,6 +181,7 @@ class RunManager:
         assert drive is not None
         keeper = self._keeper(handle, drive)
         watcher = asyncio.create_task(self._watch_cancel(handle, drive))
+        renewer = asyncio.create_task(self._renew(handle))
         status = "done"
         before: str | None = None
         try:
@@ -282,6 +289,7 @@ class RunManager:
         finally:
             keeper.stop()
             watcher.cancel()
+            renewer.cancel()
             handle.status = status
             if status not in ("done", "waiting", "cancelled", "handed_back"):
                 message = handle.fold["errors"][-1] if handle.fold["errors"] else status
@@ -304,6 +312,9 @@ class RunManager:
                         )
                         if record is not None and record.webhook:
                             self.webhooks.send(record, handle.fold)
+                if self.retention is not None:  # its whole thread lives on from now
+                    with contextlib.suppress(Exception):
+                        await self.retention.touch(handle.thread_id)
                 with contextlib.suppress(Exception):
                     await self.coordinator.clear_route(handle.thread_id, handle.run_id)
                     await self.coordinator.release(handle.thread_id, token)
@@ -336,6 +347,21 @@ class RunManager:
             await self.records.update(handle.thread_id, handle.run_id, status="running",
                                       executor=self.instance, began_at=began)  # fmt: skip
         return None if began == "-" else began
+
+    async def _renew(self, handle: RunHandle) -> None:
+        """Renew the run's thread now and every third of its retention until the run ends.
+
+        A thread never expires under its run, even with a retention shorter than the run.
+        """
+        if self.retention is None or self.retention.ttl_s is None:
+            return
+        every = max(0.5, self.retention.ttl_s / 3)
+        while not handle.done:
+            try:
+                await self.retention.touch(handle.thread_id)
+            except RedisError as exc:  # the store may blip: the next round renews it
+                log.warning("run %s: its thread was not renewed (%s)", handle.run_id, exc)
+            await asyncio.sleep(every)
 
     async def _watch_cancel(self, handle: RunHandle, drive: asyncio.Task[None]) -> None:
         """Stop the run when someone asks for it to be cancelled (on any instance)."""

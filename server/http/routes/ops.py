@@ -56,6 +56,17 @@ async def metrics(app: AppDep, _: OperatorDep) -> Response:
         app.metrics.connector_failing.labels(connector.name).set(1 if kept.get("error") else 0)
     for state, count in (await app.queue.depth()).items():
         app.metrics.queue_runs.labels(state).set(count)
+    if app.redis is not None and app.retention is not None:
+        from server.retention import threads_past_half
+        from server.storage import FAMILIES, family_sizes
+
+        sizes = await family_sizes(app.redis)
+        for family in [name for name, _ in FAMILIES] + ["other"]:
+            app.metrics.store_bytes.labels(family).set(sizes.bytes[family])
+            app.metrics.store_keys.labels(family).set(sizes.keys[family])
+        past, unmanaged = await threads_past_half(app.redis, app.retention.ttl_s)
+        app.metrics.threads_past_half.set(past)
+        app.metrics.threads_unmanaged.set(unmanaged)
     return Response(generate_latest(app.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 
