@@ -45,7 +45,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         env = llm_server_env(redis_url, model, keys, SEEKGRAPH_RETENTION_MINUTES=RETENTION_S / 60)
         app = start_app(tmp, "a", env)
         procs.append(app)
-        yield {"url": app.url, "key": key, "redis": redis.Redis.from_url(redis_url)}
+        yield {"url": app.url, "key": key, "redis": redis.Redis.from_url(redis_url),
+               "redis_url": redis_url}  # fmt: skip
     finally:
         for p in reversed(procs):
             p.stop()
@@ -99,7 +100,12 @@ def test_a_thread_that_is_read_or_continued_is_kept(world) -> None:
         assert keys_of(world["redis"], thread) == before
         ask(c, world, thread)  # continued: the second question sees the first turn
         state = c.get(f"{world['url']}/threads/{thread}/state", headers=auth(world["key"]))
+        last_use = time.monotonic()
     assert len(state.json()["values"]["turns"]) == 2
+    # left alone, it goes one retention after its last use, not before
+    wait_until(lambda: not keys_of(world["redis"], thread), 4 * RETENTION_S + 10,
+               "the thread expired once left alone")  # fmt: skip
+    assert time.monotonic() - last_use >= RETENTION_S - 0.5
 
 
 def test_a_run_longer_than_the_retention_keeps_its_thread_whole(world) -> None:
@@ -110,6 +116,8 @@ def test_a_run_longer_than_the_retention_keeps_its_thread_whole(world) -> None:
         took = time.monotonic() - started
         history = c.get(f"{world['url']}/threads/{thread}/history", headers=auth(world["key"]))
     assert took > 1.5 * RETENTION_S, took  # the run did outlast the retention
+    wait_until(lambda: not keys_of(world["redis"], thread), 4 * RETENTION_S + 10,
+               "the thread expired once the run was over and nobody read it")  # fmt: skip
     steps = [n for h in history.json() for n in h["wrote"]]
     assert {"prepare", "expand_query", "integrate", "check_answer", "remember"} <= set(steps)
     assert unforked(history.json())
@@ -158,3 +166,42 @@ def test_deleting_a_thread_natively_removes_it_and_refuses_while_it_runs(world) 
     assert done.status_code == 204
     assert again.status_code == 404
     assert keys_of(world["redis"], thread) == []
+
+
+def seekgraph(world: dict, *args: str) -> str:
+    """``seekgraph`` as an operator runs it, on the deployment's Redis and retention."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "SEEKGRAPH_REDIS_URL": world["redis_url"],
+           "SEEKGRAPH_RETENTION_MINUTES": str(RETENTION_S / 60)}  # fmt: skip
+    done = subprocess.run([str(Path(sys.executable).parent / "seekgraph"), *args],
+                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_operators_see_sizes_by_family_and_prune_threads_kept_from_before(world) -> None:
+    import json
+
+    with httpx.Client(timeout=60) as c:
+        thread = new_thread(c, world["url"], world["key"])
+        ask(c, world, thread)
+        metrics = c.get(f"{world['url']}/metrics", headers=auth("test-internal-secret")).text
+    assert 'seekgraph_store_bytes{family="checkpoints"}' in metrics
+    assert "seekgraph_threads_past_half_retention" in metrics
+    # as if written before retention was on: no expiry, last used an hour ago
+    r = world["redis"]
+    for key in keys_of(r, thread):
+        r.persist(key)
+    r.hset(f"seekgraph:thread:{thread}", "touched_at", str(time.time() - 3600))
+    kept = keys_of(r, thread)
+    dry = json.loads(seekgraph(world, "admin", "storage", "--json"))
+    assert dry["prune"]["dry_run"] and dry["prune"]["expired"] >= 1
+    assert dry["families"]["checkpoints"]["bytes"] > 0 and dry["threads_without_expiry"] >= 1
+    assert keys_of(r, thread) == kept  # a dry run changes nothing
+    printed = seekgraph(world, "admin", "storage", "--prune")
+    assert "pruned" in printed
+    assert keys_of(r, thread) == []
