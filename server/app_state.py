@@ -31,7 +31,6 @@ from server.auth import ApiKeyStore
 from server.bootstrap import build_services, close_services, flow_graphs
 from server.limits import Limits, LocalLimits, RedisLimits
 from server.observe import Metrics, RunObserver, prices_of, tracer_from_env
-from server.retention import EVENTS_MAX_S, LocalRetention, RedisRetention, Retention, seconds_of
 from server.runs.coordination import Coordinator, RedisCoordinator
 from server.runs.events import RedisEventLog
 from server.runs.fencing import FencedRedisSaver, FencedSqliteSaver
@@ -41,6 +40,13 @@ from server.runs.local_coordination import LocalCoordinator
 from server.runs.manager import RunManager
 from server.runs.queue import LocalRunQueue, RedisRunQueue, RunQueue
 from server.runs.records import LocalRunRecords, RedisRunRecords, RunRecords
+from server.runs.retention import (
+    EVENTS_MAX_S,
+    LocalRetention,
+    RedisRetention,
+    Retention,
+    seconds_of,
+)
 from server.runs.webhooks import Webhooks
 from server.runs.worker import Worker, worker_name
 from server.settings import Settings

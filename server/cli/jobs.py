@@ -17,7 +17,6 @@ import redis.asyncio as aioredis
 from graph.context import Context, context_to_dict
 from server.cli.common import CliError
 from server.http.submit import queued_token
-from server.retention import seconds_of
 from server.runs.coordination import RedisCoordinator
 from server.runs.manager import RunManager
 from server.runs.queue import Job, RedisRunQueue
@@ -28,6 +27,7 @@ from server.runs.records import (
     RunRecord,
     ask_to_cancel,
 )
+from server.runs.retention import seconds_of
 from server.settings import Settings
 from server.thread_ids import new_thread_id
 

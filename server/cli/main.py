@@ -150,15 +150,9 @@ def _parser() -> argparse.ArgumentParser:
     show = runs_sub.add_parser("show", help="a run's user, door, status, documents and cost")
     show.add_argument("run_id")
     show.add_argument("--json", action="store_true")
-    admin = sub.add_parser("admin", help="operate a deployment: what its Redis holds")
-    admin_sub = admin.add_subparsers(dest="admin_command", required=True)
-    storage = admin_sub.add_parser(
-        "storage",
-        help="Redis size by key family, threads past half their retention; --prune applies "
-        "the retention now (without it: a dry run saying what would go)",
-    )
-    storage.add_argument("--prune", action="store_true", help="delete and renew, not a dry run")
-    storage.add_argument("--json", action="store_true")
+    from server.cli.storage import add_admin_parser
+
+    add_admin_parser(sub)
     keys = sub.add_parser("keys", help="manage API keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     add = keys_sub.add_parser("add", help="create an API key for a user (printed once)")

@@ -7,15 +7,29 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from server.cli.jobs import redis_of
-from server.retention import RedisRetention, prune, seconds_of, threads_past_half
 from server.settings import Settings
-from server.storage import family_sizes
+
+
+def add_admin_parser(sub: Any) -> None:
+    """``seekgraph admin storage [--prune] [--json]``."""
+    admin = sub.add_parser("admin", help="operate a deployment: what its Redis holds")
+    admin_sub = admin.add_subparsers(dest="admin_command", required=True)
+    storage = admin_sub.add_parser(
+        "storage",
+        help="Redis size by key family, threads past half their retention; --prune applies "
+        "the retention now (without it: a dry run saying what would go)",
+    )
+    storage.add_argument("--prune", action="store_true", help="delete and renew, not a dry run")
+    storage.add_argument("--json", action="store_true")
 
 
 async def storage_command(args: argparse.Namespace, settings: Settings) -> int:
     """Print sizes by key family and the threads past half their retention; prune if asked."""
     from langgraph.checkpoint.redis.aio import AsyncRedisSaver
+
+    from server.cli.jobs import redis_of
+    from server.runs.retention import RedisRetention, prune, seconds_of, threads_past_half
+    from server.runs.storage import family_sizes
 
     client = redis_of(settings, "admin storage")
     keep_s = seconds_of(settings.retention_minutes)

@@ -96,7 +96,7 @@ async def own_thread(app: AppState, user: User, raw: str) -> str:
     """The canonical id of ``raw`` when ``user`` owns it; 404 otherwise (exists or not).
 
     Every door checks ownership here, and uses the id it returns from then on. The thread
-    is renewed (``server.retention``): reading or continuing it keeps it.
+    is renewed (``server.runs.retention``): reading or continuing it keeps it.
     """
     thread_id = thread_id_of(raw)
     try:

@@ -197,7 +197,7 @@ class RedisCoordinator:
         self.p = prefix
         self.sync = sync_client
         self.thread_ttl_s = thread_ttl_s
-        """A new thread's retention (``server.retention``); None: kept for ever."""
+        """A new thread's retention (``server.runs.retention``); None: kept for ever."""
 
     def fence_keys(self, thread_id: str) -> tuple[str, str]:
         """The lock key and the fencing-record key of a thread (for fenced scripts)."""

@@ -9,12 +9,8 @@ write that was already on its way. On SQLite (one instance) the check precedes t
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-import logging
-import zlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -25,116 +21,15 @@ from langgraph.checkpoint.base import (
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
-    CheckpointTuple,
     get_checkpoint_metadata,
 )
-from langgraph.checkpoint.redis.aio import AsyncRedisSaver
 from langgraph.checkpoint.redis.util import to_storage_safe_id, to_storage_safe_str
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from redis.exceptions import RedisError, ResponseError
 from redisvl.exceptions import RedisVLError
 
+from server.runs.compact import CompactRedisSaver, stow
 from server.runs.coordination import FENCE_PRELUDE, LOST_LOCK_MARK, Coordinator, RedisCoordinator
-
-log = logging.getLogger("seekgraph.runs")
-
-#: Strings at least this long (passages, documents, answers) are stored once per thread and
-#: referenced from checkpoints and writes: a passage found in round 1 is then one copy, not
-#: one per later checkpoint, branch write and thread-level evidence list.
-PASSAGE_MIN_CHARS = 160
-#: What a reference to a stored passage looks like in a checkpoint (never a real text's
-#: start: it begins with NUL).
-PASSAGE_MARK = "\x00passage:"
-
-
-#: Parts of a checkpoint document stored as one JSON string each (see ``_dump_checkpoint``).
-PACKED_PARTS = frozenset(
-    {"channel_values", "channel_versions", "versions_seen", "updated_channels"}
-)
-#: How a packed part starts: zlib-compressed JSON in base 85 (valid in a JSON string).
-PACKED_MARK = "z85:"
-
-
-def pack(value: Any) -> str:
-    """A checkpoint part as one compressed string."""
-    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-    return PACKED_MARK + base64.b85encode(zlib.compress(raw, 6)).decode()
-
-
-def unpack(value: Any) -> Any:
-    """A packed part back as data (anything else is returned as it is)."""
-    if isinstance(value, str) and value.startswith(PACKED_MARK):
-        return json.loads(zlib.decompress(base64.b85decode(value[len(PACKED_MARK) :])))
-    return value
-
-
-def passages_key(thread_id: str, prefix: str = "seekgraph") -> str:
-    """The hash of a thread's passages (digest → text); the thread id in braces (one slot)."""
-    return f"{prefix}:passages:{{{thread_id}}}"
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
-
-
-def stow(value: Any, found: dict[str, str]) -> Any:
-    """``value`` with every passage and long string replaced by its reference.
-
-    A passage (a hit or a piece of evidence: a dict with ``source_id`` and ``snippet``) is
-    stored whole as JSON, a long string as itself; ``found`` gets them by digest. Plain data
-    only (dicts, lists, tuples, strings); anything else is kept as it is. The value given is
-    never changed: what changes is copied.
-    """
-    if isinstance(value, str):
-        if len(value) < PASSAGE_MIN_CHARS or value.startswith(PASSAGE_MARK):
-            return value
-        digest = _digest(value)
-        found[digest] = value
-        return PASSAGE_MARK + digest
-    if isinstance(value, dict):
-        if "source_id" in value and isinstance(value.get("snippet"), str):
-            text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-            digest = "j" + _digest(text)
-            found[digest] = text
-            return PASSAGE_MARK + digest
-        return {k: stow(v, found) for k, v in value.items()}
-    if isinstance(value, list):
-        return [stow(v, found) for v in value]
-    if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return tuple(stow(v, found) for v in value)
-    return value
-
-
-def references(value: Any, found: set[str]) -> None:
-    """Add the digests ``value`` refers to."""
-    if isinstance(value, str):
-        if value.startswith(PASSAGE_MARK):
-            found.add(value[len(PASSAGE_MARK) :])
-    elif isinstance(value, dict):
-        for v in value.values():
-            references(v, found)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            references(v, found)
-
-
-def restore(value: Any, texts: dict[str, str]) -> Any:
-    """``value`` with every reference replaced by its text."""
-    if isinstance(value, str):
-        if not value.startswith(PASSAGE_MARK):
-            return value
-        digest = value[len(PASSAGE_MARK) :]
-        text = texts.get(digest)
-        if text is None:
-            return "[passage no longer stored]"
-        return json.loads(text) if digest.startswith("j") else text
-    if isinstance(value, dict):
-        return {k: restore(v, texts) for k, v in value.items()}
-    if isinstance(value, list):
-        return [restore(v, texts) for v in value]
-    if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return tuple(restore(v, texts) for v in value)
-    return value
 
 
 class LostLockError(RuntimeError):
@@ -227,7 +122,7 @@ return 1
 )
 
 
-class FencedRedisSaver(AsyncRedisSaver):
+class FencedRedisSaver(CompactRedisSaver):
     """``AsyncRedisSaver`` whose writes are atomic with the run's lock check.
 
     The documents written are the ones ``AsyncRedisSaver`` writes (same keys, same fields,
@@ -235,54 +130,6 @@ class FencedRedisSaver(AsyncRedisSaver):
     script per checkpoint and one per task's writes. Without a fence (no run task) the
     saver writes as its base class does.
     """
-
-    def get_next_version(self, current: str | None, channel: Any) -> str:
-        """The channel's next version: a 10-digit counter (the base saver's has 52 chars).
-
-        Versions are compared as strings: equal widths keep their order, and a counter
-        written this way sorts after the base saver's zero-padded ones of the same thread.
-        Nothing here is keyed by version (channel values are stored inline), so the base's
-        random suffix has nothing to keep apart.
-        """
-        if current is None:
-            number = 0
-        elif isinstance(current, int):
-            number = current
-        else:
-            number = int(str(current).split(".")[0])
-        return f"{number + 1:010d}"
-
-    def _dump_checkpoint(self, checkpoint: Checkpoint) -> dict[str, Any]:
-        """The base saver's document, its bulky parts each one JSON string.
-
-        RedisJSON keeps a node per value (about 2.7 bytes of memory per byte of JSON for
-        a checkpoint's many small values); nothing searches inside these parts, so each is
-        kept as one string and unpacked by ``_load_checkpoint``.
-        """
-        dumped = super()._dump_checkpoint(checkpoint)
-        for part in PACKED_PARTS:
-            if part in dumped:
-                dumped[part] = pack(dumped[part])
-        return dumped
-
-    def _load_checkpoint(
-        self,
-        checkpoint: dict[str, Any] | str,
-        channel_values: dict[str, Any],
-        pending_sends: list[Any],
-    ) -> Checkpoint:
-        """The base saver's loading, with the packed parts unpacked."""
-        if isinstance(checkpoint, str):
-            checkpoint = json.loads(checkpoint)
-        if isinstance(checkpoint, dict):
-            checkpoint = {k: unpack(v) if k in PACKED_PARTS else v for k, v in checkpoint.items()}
-        if isinstance(channel_values, str):
-            channel_values = self._recursive_deserialize(unpack(channel_values))
-        loaded = super()._load_checkpoint(checkpoint, channel_values, pending_sends)
-        if isinstance(loaded.get("channel_values"), str):
-            unpacked = self._recursive_deserialize(unpack(loaded["channel_values"]))
-            loaded = {**loaded, "channel_values": unpacked}
-        return loaded
 
     def _expiry(self) -> str:
         if self.ttl_config and "default_ttl" in self.ttl_config:
@@ -423,69 +270,6 @@ class FencedRedisSaver(AsyncRedisSaver):
             [checkpoint_key, registry, latest, *keys],
             [self._expiry(), *documents],
         )
-
-    async def _store_passages(self, thread_id: str, passages: dict[str, str]) -> None:
-        """Store passages before the checkpoint or writes that refer to them (idempotent)."""
-        if not passages:
-            return
-        key = passages_key(thread_id)
-        packed = {d: zlib.compress(t.encode(), 6) for d, t in passages.items()}
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.hset(key, mapping=packed)  # type: ignore[arg-type]
-            expiry = self._expiry()
-            if expiry:
-                pipe.expire(key, int(expiry))
-            await pipe.execute()
-
-    async def _restored(self, found: CheckpointTuple | None) -> CheckpointTuple | None:
-        """``found`` with its passages put back (one ``HMGET``)."""
-        if found is None:
-            return None
-        digests: set[str] = set()
-        references(found.checkpoint.get("channel_values"), digests)
-        references([w[2] for w in found.pending_writes or []], digests)
-        if not digests:
-            return found
-        thread_id = found.config["configurable"]["thread_id"]
-        ordered = sorted(digests)
-        raw: Any = await self._redis.hmget(passages_key(thread_id), ordered)
-        texts = {
-            d: zlib.decompress(t).decode()
-            for d, t in zip(ordered, raw, strict=True)
-            if t is not None
-        }
-        if len(texts) < len(ordered):
-            log.warning("thread %s: %d passages no longer stored", thread_id,
-                        len(ordered) - len(texts))  # fmt: skip
-        checkpoint = {
-            **found.checkpoint,
-            "channel_values": restore(found.checkpoint.get("channel_values"), texts),
-        }
-        writes = [(t, c, restore(v, texts)) for t, c, v in found.pending_writes or []]
-        return found._replace(checkpoint=checkpoint, pending_writes=writes)  # type: ignore[arg-type]
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """The checkpoint, its passages put back."""
-        return await self._restored(await super().aget_tuple(config))
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,  # noqa: A002 - the base class's name
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """The checkpoints, their passages put back."""
-        async for found in super().alist(config, filter=filter, before=before, limit=limit):
-            restored = await self._restored(found)
-            if restored is not None:
-                yield restored
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """Every checkpoint, write and passage of the thread."""
-        await super().adelete_thread(thread_id)
-        await self._redis.delete(passages_key(thread_id))
 
     async def indexes_ready(self) -> bool:
         """Whether the saver's search indexes exist; recreate them when they are missing.

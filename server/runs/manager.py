@@ -16,12 +16,11 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from graph.context import Context, context_to_dict, wall_seconds
@@ -35,11 +34,9 @@ from server.runs.fencing import FENCE, Fence, LostLockError
 from server.runs.handle import RunHandle
 from server.runs.lock_keeper import LockKeeper
 from server.runs.records import RunRecords, outcome
+from server.runs.retention import Retention, renew_while_running
 from server.runs.rollback import checkpoint_id, roll_back
 from server.runs.webhooks import Webhooks
-
-if TYPE_CHECKING:
-    from server.retention import Retention
 
 log = logging.getLogger("seekgraph.runs")
 
@@ -181,7 +178,7 @@ class RunManager:
         assert drive is not None
         keeper = self._keeper(handle, drive)
         watcher = asyncio.create_task(self._watch_cancel(handle, drive))
-        renewer = asyncio.create_task(self._renew(handle))
+        renewer = asyncio.create_task(renew_while_running(self.retention, handle.thread_id))
         status = "done"
         before: str | None = None
         try:
@@ -312,9 +309,8 @@ class RunManager:
                         )
                         if record is not None and record.webhook:
                             self.webhooks.send(record, handle.fold)
-                if self.retention is not None:  # its whole thread lives on from now
-                    with contextlib.suppress(Exception):
-                        await self.retention.touch(handle.thread_id)
+                with contextlib.suppress(Exception):  # its thread lives on from now
+                    await renewer
                 with contextlib.suppress(Exception):
                     await self.coordinator.clear_route(handle.thread_id, handle.run_id)
                     await self.coordinator.release(handle.thread_id, token)
@@ -347,21 +343,6 @@ class RunManager:
             await self.records.update(handle.thread_id, handle.run_id, status="running",
                                       executor=self.instance, began_at=began)  # fmt: skip
         return None if began == "-" else began
-
-    async def _renew(self, handle: RunHandle) -> None:
-        """Renew the run's thread now and every third of its retention until the run ends.
-
-        A thread never expires under its run, even with a retention shorter than the run.
-        """
-        if self.retention is None or self.retention.ttl_s is None:
-            return
-        every = max(0.5, self.retention.ttl_s / 3)
-        while not handle.done:
-            try:
-                await self.retention.touch(handle.thread_id)
-            except RedisError as exc:  # the store may blip: the next round renews it
-                log.warning("run %s: its thread was not renewed (%s)", handle.run_id, exc)
-            await asyncio.sleep(every)
 
     async def _watch_cancel(self, handle: RunHandle, drive: asyncio.Task[None]) -> None:
         """Stop the run when someone asks for it to be cancelled (on any instance)."""

@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from server.auth import add_key_to_file
-from server.storage import family_of
+from server.runs.storage import family_of
 from tests.integration.processes import (
     Proc,
     auth,

@@ -57,8 +57,8 @@ async def metrics(app: AppDep, _: OperatorDep) -> Response:
     for state, count in (await app.queue.depth()).items():
         app.metrics.queue_runs.labels(state).set(count)
     if app.redis is not None and app.retention is not None:
-        from server.retention import threads_past_half
-        from server.storage import FAMILIES, family_sizes
+        from server.runs.retention import threads_past_half
+        from server.runs.storage import FAMILIES, family_sizes
 
         sizes = await family_sizes(app.redis)
         for family in [name for name, _ in FAMILIES] + ["other"]:

@@ -13,6 +13,7 @@ a thread.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -20,10 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 from redisvl.query import FilterQuery
 from redisvl.query.filter import Tag
 
-from server.runs.fencing import passages_key
+from server.runs.compact import passages_key
 
 log = logging.getLogger("seekgraph.retention")
 
@@ -47,6 +49,27 @@ class Retention(Protocol):
     async def delete(self, thread_id: str) -> int:
         """Remove every key of the thread; how many there were."""
         ...
+
+
+async def renew_while_running(retention: Retention | None, thread_id: str) -> None:
+    """Renew the thread now and every third of its retention, and once more when cancelled.
+
+    A run keeps this going while it runs, so its thread never expires under it, even with
+    a retention shorter than the run; cancelled and awaited at the run's end, it renews the
+    whole thread (the run's new keys with the old) from that moment.
+    """
+    if retention is None or retention.ttl_s is None:
+        return
+    every = max(0.5, retention.ttl_s / 3)
+    try:
+        while True:
+            try:
+                await retention.touch(thread_id)
+            except RedisError as exc:  # the store may blip: the next round renews it
+                log.warning("thread %s was not renewed (%s)", thread_id, exc)
+            await asyncio.sleep(every)
+    finally:
+        await asyncio.shield(retention.touch(thread_id))
 
 
 def seconds_of(minutes: float) -> int | None:
