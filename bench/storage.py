@@ -156,12 +156,25 @@ def env_of(args: argparse.Namespace, redis_url: str, keys: Path, **extra: Any) -
     return env
 
 
-def stream_run(base: str, key: str, question: str) -> dict[str, Any]:
+#: A research run of three dependent sub-questions (``--flow research``).
+RESEARCH = {
+    "question": "The VPN, travel and sign-on",
+    "flow": "research",
+    "plan": [
+        {"id": "vpn", "question": "How do I connect to the VPN from a new laptop?"},
+        {"id": "meals", "question": "What is the daily meal allowance?", "depends_on": ["vpn"]},
+        {"id": "sso", "question": "How do I set up single sign-on?", "depends_on": ["meals"]},
+    ],
+}
+
+
+def stream_run(base: str, key: str, question: str, flow: str = "search") -> dict[str, Any]:
     """One streamed run on a new thread (native door): its end status and seconds."""
-    with httpx.Client(timeout=120) as c:
+    body = RESEARCH if flow == "research" else {"question": question}
+    with httpx.Client(timeout=300) as c:
         thread = new_thread(c, base, key)
         start = time.monotonic()
-        s = read(c, "POST", f"{base}/threads/{thread}/runs", json={"question": question},
+        s = read(c, "POST", f"{base}/threads/{thread}/runs", json=body,
                  headers=auth(key))  # fmt: skip
         ends = s.of("end")
         status = str(ends[-1].data.get("status")) if ends else f"no end ({s.status})"
@@ -179,12 +192,12 @@ def anatomy(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         app = start_app(tmp, "anatomy", env_of(args, url, keys))
         procs.append(app)
         client = redis.Redis.from_url(url)
-        stream_run(app.url, key, QUESTIONS[0])  # the first run warms caches; not counted
+        stream_run(app.url, key, QUESTIONS[0], args.flow)  # warms caches; not counted
         before = snapshot(client)
         client.execute_command("SELECT", 0)
         runs = []
         for i in range(args.runs):
-            runs.append(stream_run(app.url, key, QUESTIONS[i % len(QUESTIONS)]))
+            runs.append(stream_run(app.url, key, QUESTIONS[i % len(QUESTIONS)], args.flow))
         _wait_unlocked(client)
         after = snapshot(client)
         # the checkpoint anatomy of the counted runs only: a Redis of their keys alone
@@ -229,6 +242,7 @@ def main() -> None:
     parser.add_argument("part", choices=["anatomy", "load"])
     parser.add_argument("--json", type=Path, required=True)
     parser.add_argument("--runs", type=int, default=10, help="anatomy: runs counted")
+    parser.add_argument("--flow", default="search", choices=["search", "research"])
     parser.add_argument("--minutes", type=float, default=4.0, help="load: how long")
     parser.add_argument("--concurrency", type=int, default=8, help="load: clients at once")
     parser.add_argument("--sample", type=float, default=5.0, help="load: seconds per sample")
@@ -246,7 +260,7 @@ def main() -> None:
             from bench.storage_load import load
 
             out = load(args, Path(tmp))
-    out["command"] = command_line("bench.storage", args)
+    out["command"] = command_line("bench.storage", args).replace(f"--part {args.part}", args.part)
     os.makedirs(args.json.parent, exist_ok=True)
     write(args.json, out, started)
 
