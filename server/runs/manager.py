@@ -309,8 +309,7 @@ class RunManager:
                         )
                         if record is not None and record.webhook:
                             self.webhooks.send(record, handle.fold)
-                with contextlib.suppress(Exception):  # its thread lives on from now
-                    await renewer
+                await asyncio.wait({renewer})  # its last renewal: the thread lives on from now
                 with contextlib.suppress(Exception):
                     await self.coordinator.clear_route(handle.thread_id, handle.run_id)
                     await self.coordinator.release(handle.thread_id, token)

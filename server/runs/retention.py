@@ -69,7 +69,10 @@ async def renew_while_running(retention: Retention | None, thread_id: str) -> No
                 log.warning("thread %s was not renewed (%s)", thread_id, exc)
             await asyncio.sleep(every)
     finally:
-        await asyncio.shield(retention.touch(thread_id))
+        try:
+            await asyncio.shield(retention.touch(thread_id))
+        except RedisError as exc:
+            log.warning("thread %s was not renewed at its run's end (%s)", thread_id, exc)
 
 
 def seconds_of(minutes: float) -> int | None:
