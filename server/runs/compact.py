@@ -80,10 +80,14 @@ def stow(value: Any, found: dict[str, str]) -> Any:
         return PASSAGE_MARK + digest
     if isinstance(value, dict):
         if "source_id" in value and isinstance(value.get("snippet"), str):
-            text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-            digest = "j" + _digest(text)
-            found[digest] = text
-            return PASSAGE_MARK + digest
+            try:
+                text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+            except TypeError:  # not plain data after all: its strings are stowed one by one
+                text = ""
+            if text:
+                digest = "j" + _digest(text)
+                found[digest] = text
+                return PASSAGE_MARK + digest
         return {k: stow(v, found) for k, v in value.items()}
     if isinstance(value, list):
         return [stow(v, found) for v in value]
