@@ -32,6 +32,8 @@ log = logging.getLogger("seekgraph.retention")
 #: Most events a run's streams are kept after its thread was last used (they replay a
 #: stream to a client that reconnects; what the run decided stays in its checkpoints).
 EVENTS_MAX_S = 24 * 3600
+#: Families whose keys carry their thread in braces (``seekgraph:<family>:{<thread>}…``).
+BRACED = frozenset({"passages", "runs", "run", "cancel", "events"})
 #: Rows fetched per search of the checkpointer's indexes.
 PAGE = 1000
 
@@ -264,9 +266,9 @@ class RedisRetention:
 
 def thread_of(key: str) -> str | None:
     """The thread a key belongs to, for the families a thread makes (else None)."""
-    if "{" in key and key.startswith("seekgraph:"):
-        return key[key.index("{") + 1 : key.index("}")] if "}" in key else None
     parts = key.split(":")
+    if parts[0] == "seekgraph" and len(parts) > 2 and parts[1] in BRACED and "}" in key:
+        return key[key.index("{") + 1 : key.index("}")]
     if parts[0] in ("checkpoint", "checkpoint_write", "checkpoint_latest", "write_keys_zset"):
         return parts[1] if len(parts) > 1 else None
     if len(parts) == 3 and parts[0] == "seekgraph" and parts[1] in ("thread", "fence"):

@@ -42,11 +42,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         procs.append(model)
         keys = tmp / "keys.json"
         key = add_key_to_file(keys, "alice")
+        bob = add_key_to_file(keys, "bob")
         env = llm_server_env(redis_url, model, keys, SEEKGRAPH_RETENTION_MINUTES=RETENTION_S / 60)
         app = start_app(tmp, "a", env)
         procs.append(app)
-        yield {"url": app.url, "key": key, "redis": redis.Redis.from_url(redis_url),
-               "redis_url": redis_url}  # fmt: skip
+        yield {"url": app.url, "key": key, "bob": bob, "redis_url": redis_url,
+               "redis": redis.Redis.from_url(redis_url)}  # fmt: skip
     finally:
         for p in reversed(procs):
             p.stop()
@@ -166,6 +167,17 @@ def test_deleting_a_thread_natively_removes_it_and_refuses_while_it_runs(world) 
     assert done.status_code == 204
     assert again.status_code == 404
     assert keys_of(world["redis"], thread) == []
+
+
+def test_nobody_deletes_a_thread_of_someone_else(world) -> None:
+    with httpx.Client(timeout=60) as c:
+        thread = new_thread(c, world["url"], world["key"])
+        native = c.delete(f"{world['url']}/threads/{thread}", headers=auth(world["bob"]))
+        protocol = c.delete(f"{world['url']}/langgraph/threads/{thread}",
+                            headers={"x-api-key": world["bob"]})  # fmt: skip
+        still = c.get(f"{world['url']}/threads/{thread}/state", headers=auth(world["key"]))
+    assert native.status_code == protocol.status_code == 404
+    assert still.status_code == 200
 
 
 def seekgraph(world: dict, *args: str) -> str:

@@ -58,3 +58,15 @@ def test_channel_versions_stay_ordered_and_follow_the_base_savers() -> None:
     assert ours == sorted(ours) and len(set(ours)) == len(ours)
     assert len(ours[0]) == 10
     assert saver.get_next_version(base, None) > base  # a thread written before continues
+
+
+def test_prune_counts_a_key_as_a_threads_only_when_a_thread_made_it() -> None:
+    from server.runs.retention import thread_of
+
+    made = ["seekgraph:passages:{t1}", "seekgraph:events:{t1}:r1:native", "seekgraph:thread:t1",
+            "seekgraph:run:{t1}:r1", "checkpoint:t1:__empty__:c1", "write_keys_zset:t1:ns:c1",
+            "checkpoint_latest:t1:__empty__", "seekgraph:fence:t1"]  # fmt: skip
+    shared = ["seekgraph:index:{scope}:minilm:chunk:1", "seekgraph:runq", "seekgraph:audit",
+              "seekgraph:lock:t1", "seekgraph:live-runs:key", "seekgraph:apikeys"]  # fmt: skip
+    assert {thread_of(k) for k in made} == {"t1"}
+    assert [thread_of(k) for k in shared] == [None] * len(shared)
