@@ -44,8 +44,12 @@ class Retention(Protocol):
     ttl_s: int | None
     """Seconds a thread is kept after its last use (None: for ever)."""
 
-    async def touch(self, thread_id: str) -> None:
-        """Renew every key of the thread (it was read or continued)."""
+    async def touch(self, thread_id: str, at_least_s: int = 0) -> None:
+        """Renew every key of the thread (it was read or continued).
+
+        ``at_least_s``: keep it that long even when the retention is shorter (a run waits in
+        the queue for it).
+        """
         ...
 
     async def delete(self, thread_id: str) -> int:
@@ -206,23 +210,24 @@ class RedisRetention:
         out.transient += [f"{self.p}:lock:{thread_id}", f"{self.p}:route:{thread_id}"]
         return out
 
-    async def touch(self, thread_id: str) -> None:
-        """Give every key of the thread the whole retention again."""
+    async def touch(self, thread_id: str, at_least_s: int = 0) -> None:
+        """Give every key of the thread the whole retention again (at least ``at_least_s``)."""
         if self.ttl_s is None:
             return
+        ttl_s = max(self.ttl_s, at_least_s)
         keys = await self.keys_of(thread_id)
         owner = await self.r.hget(self._thread(thread_id), "owner")
         async with self.r.pipeline(transaction=False) as pipe:
             if owner is not None:  # never re-create a record that is gone
                 pipe.hset(self._thread(thread_id), "touched_at", str(time.time()))
             for key in keys.renewed:
-                pipe.expire(key, self.ttl_s)
+                pipe.expire(key, ttl_s)
             for key in keys.events:
-                pipe.expire(key, min(self.ttl_s, EVENTS_MAX_S))
+                pipe.expire(key, min(ttl_s, EVENTS_MAX_S))
             if owner is not None:  # the owner's list lives as long as their newest thread
                 mine = f"{self.p}:user-threads:{_text(owner)}"
-                pipe.expire(mine, self.ttl_s, nx=True)
-                pipe.expire(mine, self.ttl_s, gt=True)
+                pipe.expire(mine, ttl_s, nx=True)
+                pipe.expire(mine, ttl_s, gt=True)
             await pipe.execute()
 
     async def delete(self, thread_id: str) -> int:
@@ -379,7 +384,7 @@ class LocalRetention:
         self.saver = saver
         self.coordinator = coordinator
 
-    async def touch(self, thread_id: str) -> None:
+    async def touch(self, thread_id: str, at_least_s: int = 0) -> None:
         """Nothing expires here."""
 
     async def delete(self, thread_id: str) -> int:

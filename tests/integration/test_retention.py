@@ -24,6 +24,7 @@ from tests.integration.processes import (
     shared_redis,
     start_app,
     start_model_server,
+    start_worker,
     unforked,
 )
 from tests.integration.sse_client import read
@@ -47,7 +48,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         app = start_app(tmp, "a", env)
         procs.append(app)
         yield {"url": app.url, "key": key, "bob": bob, "redis_url": redis_url,
-               "redis": redis.Redis.from_url(redis_url)}  # fmt: skip
+               "redis": redis.Redis.from_url(redis_url), "tmp": tmp, "env": env}  # fmt: skip
     finally:
         for p in reversed(procs):
             p.stop()
@@ -178,6 +179,37 @@ def test_nobody_deletes_a_thread_of_someone_else(world) -> None:
         still = c.get(f"{world['url']}/threads/{thread}/state", headers=auth(world["key"]))
     assert native.status_code == protocol.status_code == 404
     assert still.status_code == 200
+
+
+def test_a_run_waiting_in_the_queue_longer_than_the_retention_finds_its_thread_whole(
+    world,
+) -> None:
+    queue = {"SEEKGRAPH_QUEUE": "seekgraph:runq-retention"}
+    api = start_app(
+        world["tmp"], "api-only", {**world["env"], **queue, "SEEKGRAPH_WORKER": "false"}
+    )
+    worker = None
+    try:
+        with httpx.Client(timeout=60) as c:
+            thread = new_thread(c, api.url, world["key"])
+            r = c.post(f"{api.url}/threads/{thread}/runs", json={**QUESTION, "stream": False},
+                       headers=auth(world["key"]))  # fmt: skip
+            assert r.status_code == 202, r.text
+            queued_at = time.monotonic()
+            # nobody takes it for three retention periods: its thread stays whole meanwhile
+            while time.monotonic() - queued_at < 3 * RETENTION_S:
+                assert world["redis"].exists(f"seekgraph:thread:{thread}")
+                time.sleep(0.2)
+            worker = start_worker(world["tmp"], "late", {**world["env"], **queue})
+            runs = f"{api.url}/threads/{thread}/runs"
+            wait_until(lambda: c.get(runs, headers=auth(world["key"])).json()[0]["status"]
+                       == "success", 60, "the queued run ran")  # fmt: skip
+            state = c.get(f"{api.url}/threads/{thread}/state", headers=auth(world["key"]))
+        assert state.json()["values"]["answer"]
+    finally:
+        if worker is not None:
+            worker.stop()
+        api.stop()
 
 
 def seekgraph(world: dict, *args: str) -> str:
