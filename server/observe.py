@@ -115,6 +115,8 @@ class Metrics:
             ["family"],
             registry=r,
         )
+        self.store_measured_at = 0.0
+        """When the store's sizes were last measured (``time.monotonic()``)."""
         self.store_keys = Gauge(
             "seekgraph_store_keys", "Redis keys of each key family.", ["family"], registry=r
         )
