@@ -96,7 +96,9 @@ def checkpoint_anatomy(client: redis.Redis) -> dict[str, Any]:
         checkpoints += 1
         ns = "search" if doc.get("checkpoint_ns") else "flow"
         values = (doc.get("checkpoint") or {}).get("channel_values") or {}
-        values = unpack(values)  # stored packed (``FencedRedisSaver._dump_checkpoint``)
+        values = unpack(values)  # stored packed (``CompactRedisSaver._dump_checkpoint``)
+        if isinstance(values, dict) and isinstance(values.get("channel_versions"), dict):
+            values = values.get("channel_values") or {}  # the parts packed together
         for channel, value in values.items():
             n = len(json.dumps(value, ensure_ascii=False).encode())
             by_channel[channel] += n

@@ -40,6 +40,8 @@ PACKED_PARTS = frozenset(
 )
 #: How a packed part starts: zlib-compressed JSON in base 85 (valid in a JSON string).
 PACKED_MARK = "z85:"
+#: How the packed parts of a checkpoint together start (a dict of the parts, packed).
+BUNDLE_MARK = "z85b:"
 
 
 def pack(value: Any) -> str:
@@ -49,9 +51,10 @@ def pack(value: Any) -> str:
 
 
 def unpack(value: Any) -> Any:
-    """A packed part back as data (anything else is returned as it is)."""
-    if isinstance(value, str) and value.startswith(PACKED_MARK):
-        return json.loads(zlib.decompress(base64.b85decode(value[len(PACKED_MARK) :])))
+    """A packed part (or bundle of parts) back as data; anything else as it is."""
+    for mark in (PACKED_MARK, BUNDLE_MARK):
+        if isinstance(value, str) and value.startswith(mark):
+            return json.loads(zlib.decompress(base64.b85decode(value[len(mark) :])))
     return value
 
 
@@ -152,16 +155,16 @@ class CompactRedisSaver(AsyncRedisSaver):
         return f"{number + 1:010d}"
 
     def _dump_checkpoint(self, checkpoint: Checkpoint) -> dict[str, Any]:
-        """The base saver's document, its bulky parts each one JSON string.
+        """The base saver's document, its bulky parts packed together in one string.
 
-        RedisJSON keeps a node per value (about 2.7 bytes of memory per byte of JSON for
-        a checkpoint's many small values); nothing searches inside these parts, so each is
-        kept as one string and unpacked by ``_load_checkpoint``.
+        RedisJSON keeps a node per value (about 2.7 bytes of memory per byte of JSON for a
+        checkpoint's many small values); nothing searches inside the channel values and
+        versions, so they are one compressed string in ``channel_values`` (the field every
+        read of the base saver fetches), unpacked by ``_load_checkpoint``.
         """
         dumped = super()._dump_checkpoint(checkpoint)
-        for part in PACKED_PARTS:
-            if part in dumped:
-                dumped[part] = pack(dumped[part])
+        bundle = {part: dumped.pop(part) for part in PACKED_PARTS if part in dumped}
+        dumped["channel_values"] = BUNDLE_MARK + pack(bundle)[len(PACKED_MARK) :]
         return dumped
 
     def _load_checkpoint(
@@ -175,13 +178,15 @@ class CompactRedisSaver(AsyncRedisSaver):
             checkpoint = json.loads(checkpoint)
         if isinstance(checkpoint, dict):
             checkpoint = {k: unpack(v) if k in PACKED_PARTS else v for k, v in checkpoint.items()}
-        if isinstance(channel_values, str):
+            bundle = checkpoint.get("channel_values")
+            if not isinstance(bundle, dict) or "channel_values" not in bundle:
+                bundle = unpack(channel_values) if isinstance(channel_values, str) else None
+            if isinstance(bundle, dict) and "channel_values" in bundle:
+                checkpoint = {**checkpoint, **bundle}
+                channel_values = self._recursive_deserialize(bundle["channel_values"])
+        if isinstance(channel_values, str):  # a part packed alone
             channel_values = self._recursive_deserialize(unpack(channel_values))
-        loaded = super()._load_checkpoint(checkpoint, channel_values, pending_sends)
-        if isinstance(loaded.get("channel_values"), str):
-            unpacked = self._recursive_deserialize(unpack(loaded["channel_values"]))
-            loaded = {**loaded, "channel_values": unpacked}
-        return loaded
+        return super()._load_checkpoint(checkpoint, channel_values, pending_sends)
 
     def _expiry(self) -> str:
         if self.ttl_config and "default_ttl" in self.ttl_config:
