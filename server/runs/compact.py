@@ -4,8 +4,8 @@ A search run checkpoints after every node, and every checkpoint held the whole s
 same passages in the hits, the evidence and the thread's evidence, a copy per step. Here a
 passage (a hit or a piece of evidence) and any long string is stored once in the thread's
 passages hash and referred to by digest; a checkpoint's bulky parts (channel values,
-versions) are one compressed string each instead of a RedisJSON tree; channel versions are
-10-digit counters. Reading (``aget_tuple``, ``alist``) puts everything back, so the state a
+versions) are one compressed string together instead of a RedisJSON tree; channel versions
+are 10-digit counters. Reading (``aget_tuple``, ``alist``) puts everything back, so the state a
 node, ``GET /threads/{id}/history`` or Studio sees is the one that was written.
 """
 
@@ -34,7 +34,7 @@ PASSAGE_MIN_CHARS = 160
 PASSAGE_MARK = "\x00passage:"
 
 
-#: Parts of a checkpoint document stored as one JSON string each (see ``_dump_checkpoint``).
+#: Parts of a checkpoint document packed into one string (see ``_dump_checkpoint``).
 PACKED_PARTS = frozenset(
     {"channel_values", "channel_versions", "versions_seen", "updated_channels"}
 )
