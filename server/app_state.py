@@ -41,6 +41,13 @@ from server.runs.local_coordination import LocalCoordinator
 from server.runs.manager import RunManager
 from server.runs.queue import LocalRunQueue, RedisRunQueue, RunQueue
 from server.runs.records import LocalRunRecords, RedisRunRecords, RunRecords
+from server.runs.retention import (
+    EVENTS_MAX_S,
+    LocalRetention,
+    RedisRetention,
+    Retention,
+    seconds_of,
+)
 from server.runs.webhooks import Webhooks
 from server.runs.worker import Worker, worker_name
 from server.settings import Settings
@@ -87,6 +94,10 @@ class AppState:
     """Pixels of images being decoded, per key (bounded by max_decoding_pixels_per_key)."""
     unsynced: set[str] = field(default_factory=set)
     """Live connectors whose first sync since start has not ended (``/readyz`` waits)."""
+    retention: Retention | None = None
+    """How long threads are kept; deletes them."""
+    redis: aioredis.Redis | None = None
+    """The shared Redis client (None on SQLite)."""
 
     async def flow_of(self, thread_id: str) -> str:
         """The flow the thread runs (its runs' checkpoints say; a new thread: the default)."""
@@ -155,20 +166,23 @@ async def open_app_state(
     redis_client = None
     if settings.redis_url:
         redis_client, sync_client = redis_clients(settings.redis_url)
-        ttl = (
-            {"default_ttl": settings.checkpoint_ttl_minutes, "refresh_on_read": True}
-            if settings.checkpoint_ttl_minutes
-            else None
-        )
+        keep_s = seconds_of(settings.retention_minutes)
+        # the checkpointer's own TTL (refreshed on read) is the floor: a key that nobody
+        # renews goes on its own; ``retention.touch`` renews a whole thread at once
+        ttl = {"default_ttl": keep_s / 60, "refresh_on_read": True} if keep_s is not None else None
         saver: Any = FencedRedisSaver(redis_client=redis_client, ttl=ttl)
         await saver.asetup()
-        redis_coordinator = RedisCoordinator(redis_client, sync_client=sync_client)
+        redis_coordinator = RedisCoordinator(
+            redis_client, sync_client=sync_client, thread_ttl_s=keep_s
+        )
         coordinator: Coordinator = redis_coordinator
         limits: Limits = RedisLimits(redis_client, redis_coordinator.lock_prefix)
         audit: AuditLog = RedisAuditLog(redis_client, settings.audit_retention_days)
-        records: RunRecords = RedisRunRecords(redis_client)
+        records: RunRecords = RedisRunRecords(redis_client, ttl_s=keep_s)
         queue: RunQueue = RedisRunQueue(redis_client, settings.queue)
-        events: RedisEventLog | None = RedisEventLog(redis_client)
+        events_ttl = min(keep_s, EVENTS_MAX_S) if keep_s is not None else EVENTS_MAX_S
+        events: RedisEventLog | None = RedisEventLog(redis_client, ttl_s=events_ttl)
+        retention: Retention = RedisRetention(redis_client, saver, keep_s, settings.queue)
         backend = "redis"
     else:
         if not settings.worker:
@@ -183,6 +197,7 @@ async def open_app_state(
         limits = LocalLimits()
         audit = SqliteAuditLog(settings.data_dir / "audit.sqlite", settings.audit_retention_days)
         records, queue, events = LocalRunRecords(), LocalRunQueue(), None
+        retention = LocalRetention(saver, coordinator)
         backend = "sqlite"
         log.warning("no SEEKGRAPH_REDIS_URL: running as a single instance on SQLite checkpoints")
     graphs = flow_graphs(services, saver)
@@ -216,6 +231,7 @@ async def open_app_state(
             settings.webhook_hosts,
         ),
         model_name=services.model_name,
+        retention=retention,
     )
     background = []
     worker = None
@@ -278,6 +294,8 @@ async def open_app_state(
         events=events,
         worker=worker,
         ingester=ingester,
+        retention=retention,
+        redis=redis_client,
     )
 
 

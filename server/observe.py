@@ -109,6 +109,29 @@ class Metrics:
             ["state"],
             registry=r,
         )
+        self.store_bytes = Gauge(
+            "seekgraph_store_bytes",
+            "Redis memory of each key family (MEMORY USAGE summed), at the last scrape.",
+            ["family"],
+            registry=r,
+        )
+        self.store_measured_at = 0.0
+        """When the store's sizes were last measured (``time.monotonic()``)."""
+        self.store_keys = Gauge(
+            "seekgraph_store_keys", "Redis keys of each key family.", ["family"], registry=r
+        )
+        self.threads_past_half = Gauge(
+            "seekgraph_threads_past_half_retention",
+            "Threads with less than half their retention left (not read or continued for "
+            "more than half of SEEKGRAPH_RETENTION_MINUTES).",
+            registry=r,
+        )
+        self.threads_unmanaged = Gauge(
+            "seekgraph_threads_without_expiry",
+            "Threads whose record has no expiry (kept for ever, or written before retention "
+            "was on: `seekgraph admin storage --prune` applies it).",
+            registry=r,
+        )
         self.connector_failing = Gauge(
             "seekgraph_connector_failing",
             "1 while a live connector's last sync failed (expired token, service down: "

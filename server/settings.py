@@ -225,7 +225,9 @@ class Settings(BaseSettings):
         "runs, users and the metrics report cost with it.",
     )
     audit_retention_days: int = Field(
-        default=365, ge=1, description="How long audit entries are kept."
+        default=365,
+        ge=1,
+        description="How long audit entries are kept (apart from threads: longer by default).",
     )
     trace_content: bool = Field(
         default=False,
@@ -378,8 +380,12 @@ class Settings(BaseSettings):
         description="How long a thread stays reserved for a run waiting in the queue (it is "
         "passed to the worker that takes the run; kept while nobody else takes the thread).",
     )
-    checkpoint_ttl_minutes: int | None = Field(
-        default=None, description="Expire Redis checkpoints after this many idle minutes."
+    retention_minutes: float = Field(
+        default=43_200,
+        ge=0,
+        description="How long a thread is kept after it was last read or continued, in "
+        "minutes (default 43200: 30 days); then it goes with everything it made (checkpoints, "
+        "events, run records, passages). 0 keeps every thread for ever. Redis only.",
     )
 
     @property

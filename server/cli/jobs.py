@@ -27,6 +27,7 @@ from server.runs.records import (
     RunRecord,
     ask_to_cancel,
 )
+from server.runs.retention import seconds_of
 from server.settings import Settings
 from server.thread_ids import new_thread_id
 
@@ -46,7 +47,8 @@ async def detach(
     """Queue a research run on a new thread of ``user``; print its thread and run ids."""
     client = redis_of(settings, "--detach")
     try:
-        coordinator = RedisCoordinator(client)
+        keep_s = seconds_of(settings.retention_minutes)
+        coordinator = RedisCoordinator(client, thread_ttl_s=keep_s)
         thread = new_thread_id()
         await coordinator.create_thread(thread, user)
         await coordinator.set_title(thread, graph_input["question"][:120])
@@ -55,7 +57,7 @@ async def detach(
         )
         token = queued_token(record.run_id)
         await coordinator.acquire(thread, token, settings.queued_lock_ttl_ms)
-        await RedisRunRecords(client).put(record)
+        await RedisRunRecords(client, ttl_s=keep_s).put(record)
         job = Job(record.run_id, thread, user, "research", "start", graph_input,
                   context_to_dict(context), user, False, token)  # fmt: skip
         await RedisRunQueue(client, settings.queue).put(job)

@@ -150,6 +150,9 @@ def _parser() -> argparse.ArgumentParser:
     show = runs_sub.add_parser("show", help="a run's user, door, status, documents and cost")
     show.add_argument("run_id")
     show.add_argument("--json", action="store_true")
+    from server.cli.storage import add_admin_parser
+
+    add_admin_parser(sub)
     keys = sub.add_parser("keys", help="manage API keys")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True)
     add = keys_sub.add_parser("add", help="create an API key for a user (printed once)")
@@ -373,6 +376,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from server.cli.ops import audit_command, runs_show
 
             return asyncio.run(audit_command(args) if args.command == "audit" else runs_show(args))
+        if args.command == "admin":
+            from server.cli.storage import storage_command
+
+            return asyncio.run(storage_command(args, Settings()))
         if args.command == "mcp":
             from server.cli.serve import serve_mcp_stdio
 

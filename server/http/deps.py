@@ -95,11 +95,14 @@ def thread_id_of(raw: str) -> str:
 async def own_thread(app: AppState, user: User, raw: str) -> str:
     """The canonical id of ``raw`` when ``user`` owns it; 404 otherwise (exists or not).
 
-    Every door checks ownership here, and uses the id it returns from then on.
+    Every door checks ownership here, and uses the id it returns from then on. The thread
+    is renewed (``server.runs.retention``): reading or continuing it keeps it.
     """
     thread_id = thread_id_of(raw)
     try:
         owner = await app.coordinator.owner(thread_id)
+        if owner == user.name and app.retention is not None:
+            await app.retention.touch(thread_id)  # read or continued: kept from now
     except STORE_DOWN:
         raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
     if owner != user.name:

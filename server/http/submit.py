@@ -53,6 +53,12 @@ def queued_token(run_id: str) -> str:
     return f"{run_id}@queued"
 
 
+async def keep_while_queued(app: AppState, thread_id: str) -> None:
+    """Keep a queued run's thread at least as long as the queue reserves it for the run."""
+    if app.retention is not None:
+        await app.retention.touch(thread_id, at_least_s=app.settings.queued_lock_ttl_ms // 1000)
+
+
 def live_run_of(holder: str | None) -> str | None:
     """The run id in a lock token."""
     return (holder or "").split("@")[0] or None
@@ -208,6 +214,7 @@ async def start_run(
             job = Job(run_id, thread_id, user.name, flow, "start", graph_input,
                       context_to_dict(context), limit_key, record_protocol, token)  # fmt: skip
             await app.queue.put(job)
+            await keep_while_queued(app, thread_id)
             return Started(run_id, thread_id, None)
         handle = app.runs.start(
             thread_id,
@@ -299,6 +306,7 @@ async def start_again(
             job = Job(run_id, thread_id, user.name, flow, kind, value,
                       context_to_dict(context), limit_key, record_protocol, token)  # fmt: skip
             await app.queue.put(job)
+            await keep_while_queued(app, thread_id)
             return Started(run_id, thread_id, None)
         handle = app.runs.start(
             thread_id,

@@ -191,10 +191,13 @@ class RedisCoordinator:
         client: aioredis.Redis,
         prefix: str = "seekgraph",
         sync_client: redis.Redis | None = None,
+        thread_ttl_s: int | None = None,
     ) -> None:
         self.r = client
         self.p = prefix
         self.sync = sync_client
+        self.thread_ttl_s = thread_ttl_s
+        """A new thread's retention (``server.runs.retention``); None: kept for ever."""
 
     def fence_keys(self, thread_id: str) -> tuple[str, str]:
         """The lock key and the fencing-record key of a thread (for fenced scripts)."""
@@ -217,8 +220,15 @@ class RedisCoordinator:
         created = await self.r.hsetnx(self._k("thread", thread_id), "owner", owner)
         if created:
             now = time.time()
-            await self.r.hset(self._k("thread", thread_id), "created_at", str(now))
-            await self.r.zadd(self._k("user-threads", owner), {thread_id: now})
+            mine = self._k("user-threads", owner)
+            async with self.r.pipeline(transaction=False) as pipe:
+                pipe.hset(self._k("thread", thread_id), "created_at", str(now))
+                pipe.zadd(mine, {thread_id: now})
+                if self.thread_ttl_s is not None:
+                    pipe.expire(self._k("thread", thread_id), self.thread_ttl_s)
+                    pipe.expire(mine, self.thread_ttl_s, nx=True)
+                    pipe.expire(mine, self.thread_ttl_s, gt=True)
+                await pipe.execute()
         return bool(created)
 
     async def owner(self, thread_id: str) -> str | None:
@@ -227,9 +237,19 @@ class RedisCoordinator:
         return _text(value) if value is not None else None
 
     async def threads_of(self, owner: str) -> list[str]:
-        """Threads of ``owner``, newest first."""
-        ids = await self.r.zrevrange(self._k("user-threads", owner), 0, 199)
-        return [_text(i) for i in ids]
+        """Threads of ``owner``, newest first (those past their retention are forgotten)."""
+        mine = self._k("user-threads", owner)
+        ids = [_text(i) for i in await self.r.zrevrange(mine, 0, 199)]
+        if not ids:
+            return []
+        async with self.r.pipeline(transaction=False) as pipe:
+            for thread_id in ids:
+                pipe.exists(self._k("thread", thread_id))
+            alive = await pipe.execute()
+        gone = [t for t, there in zip(ids, alive, strict=True) if not there]
+        if gone:
+            await self.r.zrem(mine, *gone)
+        return [t for t, there in zip(ids, alive, strict=True) if there]
 
     async def set_title(self, thread_id: str, title: str) -> None:
         """Set the title if none yet."""

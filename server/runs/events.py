@@ -44,9 +44,13 @@ def _event(entry_id: Any, fields: dict[Any, Any]) -> Event:
 class RedisEventLog:
     """The events of every run, under ``<prefix>:events:{<thread>}:<run>:<channel>``."""
 
-    def __init__(self, client: aioredis.Redis, prefix: str = "seekgraph") -> None:
+    def __init__(
+        self, client: aioredis.Redis, prefix: str = "seekgraph", ttl_s: int = EVENTS_TTL_S
+    ) -> None:
         self.r = client
         self.p = prefix
+        self.ttl_s = ttl_s
+        """How long a run's events are kept after its last one (at most its thread's life)."""
 
     def key(self, thread_id: str, run_id: str, channel: str) -> str:
         """The stream of one channel of one run (the thread in braces: one cluster slot)."""
@@ -65,7 +69,7 @@ class RedisEventLog:
                     id=f"0-{event.seq}",
                 )
             for channel in {c for c, _ in items}:
-                pipe.expire(self.key(thread_id, run_id, channel), EVENTS_TTL_S)
+                pipe.expire(self.key(thread_id, run_id, channel), self.ttl_s)
             results = await pipe.execute(raise_on_error=False)
         for result in results:
             if isinstance(result, ResponseError) and "equal or smaller" in str(result):

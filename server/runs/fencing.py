@@ -24,12 +24,12 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     get_checkpoint_metadata,
 )
-from langgraph.checkpoint.redis.aio import AsyncRedisSaver
 from langgraph.checkpoint.redis.util import to_storage_safe_id, to_storage_safe_str
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from redis.exceptions import RedisError, ResponseError
 from redisvl.exceptions import RedisVLError
 
+from server.runs.compact import CompactRedisSaver, stow
 from server.runs.coordination import FENCE_PRELUDE, LOST_LOCK_MARK, Coordinator, RedisCoordinator
 
 log = logging.getLogger("seekgraph.runs")
@@ -78,13 +78,19 @@ async def check_fence() -> None:
         await fence.check()
 
 
-# KEYS: lock, fence, checkpoint, latest pointer; ARGV: token, ttl ms, checkpoint JSON,
-# expiry seconds ('' = none)
+# KEYS: lock, fence, checkpoint, latest pointer, the parent's write registry ('' = none);
+# ARGV: token, ttl ms, checkpoint JSON, expiry seconds ('' = none). The parent's writes
+# are in the new checkpoint now: they go (resume needs only the latest checkpoint's).
 _PUT_CHECKPOINT = (
     FENCE_PRELUDE
     + """
 redis.call('JSON.SET', KEYS[3], '$', ARGV[3])
 redis.call('SET', KEYS[4], KEYS[3])
+if KEYS[5] ~= '' then
+  local spent = redis.call('ZRANGE', KEYS[5], 0, -1)
+  for i = 1, #spent do redis.call('DEL', spent[i]) end
+  redis.call('DEL', KEYS[5])
+end
 if ARGV[4] ~= '' then
   redis.call('EXPIRE', KEYS[3], ARGV[4])
   redis.call('EXPIRE', KEYS[4], ARGV[4])
@@ -93,20 +99,25 @@ return 1
 """
 )
 
-# KEYS: lock, fence, checkpoint, registry ('' = none), write keys…;
-# ARGV: token, ttl ms, expiry seconds ('' = none), write JSONs…
+# KEYS: lock, fence, checkpoint, registry ('' = none), latest pointer, write keys…;
+# ARGV: token, ttl ms, expiry seconds ('' = none), write JSONs… Writes that arrive after
+# their checkpoint's child was saved are not stored: the child holds them already, and only
+# the latest checkpoint's writes serve a resume.
 _PUT_WRITES = (
     FENCE_PRELUDE
     + """
-for i = 5, #KEYS do
-  redis.call('JSON.SET', KEYS[i], '$', ARGV[i - 1])
+if redis.call('EXISTS', KEYS[3]) == 1 and redis.call('GET', KEYS[5]) ~= KEYS[3] then
+  return 0
+end
+for i = 6, #KEYS do
+  redis.call('JSON.SET', KEYS[i], '$', ARGV[i - 2])
   if ARGV[3] ~= '' then redis.call('EXPIRE', KEYS[i], ARGV[3]) end
 end
 if redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('JSON.SET', KEYS[3], '$.has_writes', 'true')
 end
 if KEYS[4] ~= '' then
-  for i = 5, #KEYS do redis.call('ZADD', KEYS[4], i - 5, KEYS[i]) end
+  for i = 6, #KEYS do redis.call('ZADD', KEYS[4], i - 6, KEYS[i]) end
   if ARGV[3] ~= '' then redis.call('EXPIRE', KEYS[4], ARGV[3]) end
 end
 return 1
@@ -114,7 +125,7 @@ return 1
 )
 
 
-class FencedRedisSaver(AsyncRedisSaver):
+class FencedRedisSaver(CompactRedisSaver):
     """``AsyncRedisSaver`` whose writes are atomic with the run's lock check.
 
     The documents written are the ones ``AsyncRedisSaver`` writes (same keys, same fields,
@@ -168,12 +179,19 @@ class FencedRedisSaver(AsyncRedisSaver):
         savers do (``AsyncRedisSaver`` leaves that to its caller).
         """
         metadata = get_checkpoint_metadata(config, metadata)
+        configurable = config["configurable"]
+        thread_id = configurable["thread_id"]
+        stowed: dict[str, str] = {}
+        checkpoint = {
+            **checkpoint,
+            "channel_values": stow(checkpoint.get("channel_values") or {}, stowed),
+        }
         fence = FENCE.get()
         if fence is None or self.cluster_mode:
             await check_fence()
+            await self._store_passages(thread_id, stowed)
             return await super().aput(config, checkpoint, metadata, new_versions, stream_mode)
-        configurable = config["configurable"]
-        thread_id = configurable["thread_id"]
+        await self._store_passages(thread_id, stowed)
         checkpoint_ns = configurable.get("checkpoint_ns", "")
         parent_id = configurable.get("checkpoint_id")
         checkpoint_id = checkpoint["id"]
@@ -196,8 +214,13 @@ class FencedRedisSaver(AsyncRedisSaver):
             data["step"] = metadata["step"]
         key = self._make_redis_checkpoint_key_cached(thread_id, checkpoint_ns, checkpoint_id)
         latest = self._make_redis_checkpoint_latest_key(thread_id, checkpoint_ns)
+        spent = (
+            self._key_registry.make_write_keys_zset_key(thread_id, checkpoint_ns, parent_id)
+            if self._key_registry and parent_id and parent_id != checkpoint_id
+            else ""
+        )
         await self._fenced(
-            fence, _PUT_CHECKPOINT, [key, latest], [json.dumps(data), self._expiry()]
+            fence, _PUT_CHECKPOINT, [key, latest, spent], [json.dumps(data), self._expiry()]
         )
         return {
             "configurable": {
@@ -215,13 +238,17 @@ class FencedRedisSaver(AsyncRedisSaver):
         task_path: str = "",
     ) -> None:
         """Save a task's writes, only while the lock is held."""
+        configurable = config["configurable"]
+        thread_id = configurable["thread_id"]
+        stowed: dict[str, str] = {}
+        writes = [(channel, stow(value, stowed)) for channel, value in writes]
         fence = FENCE.get()
         if fence is None or self.cluster_mode or not writes:
             await check_fence()
+            await self._store_passages(thread_id, stowed)
             await super().aput_writes(config, writes, task_id, task_path)
             return
-        configurable = config["configurable"]
-        thread_id = configurable["thread_id"]
+        await self._store_passages(thread_id, stowed)
         checkpoint_ns = configurable.get("checkpoint_ns", "")
         checkpoint_id = configurable["checkpoint_id"]
         keys: list[str] = []
@@ -255,8 +282,12 @@ class FencedRedisSaver(AsyncRedisSaver):
             if self._key_registry
             else ""
         )
+        latest = self._make_redis_checkpoint_latest_key(thread_id, checkpoint_ns)
         await self._fenced(
-            fence, _PUT_WRITES, [checkpoint_key, registry, *keys], [self._expiry(), *documents]
+            fence,
+            _PUT_WRITES,
+            [checkpoint_key, registry, latest, *keys],
+            [self._expiry(), *documents],
         )
 
     async def indexes_ready(self) -> bool:

@@ -56,6 +56,11 @@ class LocalCoordinator:
         await self._save()
         return True
 
+    async def forget_thread(self, thread_id: str) -> None:
+        """Remove the thread's record (it was deleted)."""
+        if self._threads.pop(thread_id, None) is not None:
+            await self._save()
+
     async def owner(self, thread_id: str) -> str | None:
         """The owner."""
         info = self._threads.get(thread_id)

@@ -34,6 +34,7 @@ from server.runs.fencing import FENCE, Fence, LostLockError
 from server.runs.handle import RunHandle
 from server.runs.lock_keeper import LockKeeper
 from server.runs.records import RunRecords, outcome
+from server.runs.retention import Retention, renew_while_running
 from server.runs.rollback import checkpoint_id, roll_back
 from server.runs.webhooks import Webhooks
 
@@ -67,7 +68,9 @@ class RunManager:
         cancel_poll_s: float = 0.25,
         webhooks: Webhooks | None = None,
         model_name: str | None = None,
+        retention: Retention | None = None,
     ) -> None:
+        self.retention = retention
         self.webhooks = webhooks or Webhooks()
         self.model_name = model_name  # the configured chat model: its pace fits time budgets
         self.coordinator = coordinator
@@ -175,6 +178,7 @@ class RunManager:
         assert drive is not None
         keeper = self._keeper(handle, drive)
         watcher = asyncio.create_task(self._watch_cancel(handle, drive))
+        renewer = asyncio.create_task(renew_while_running(self.retention, handle.thread_id))
         status = "done"
         before: str | None = None
         try:
@@ -282,6 +286,7 @@ class RunManager:
         finally:
             keeper.stop()
             watcher.cancel()
+            renewer.cancel()
             handle.status = status
             if status not in ("done", "waiting", "cancelled", "handed_back"):
                 message = handle.fold["errors"][-1] if handle.fold["errors"] else status
@@ -304,6 +309,7 @@ class RunManager:
                         )
                         if record is not None and record.webhook:
                             self.webhooks.send(record, handle.fold)
+                await asyncio.wait({renewer})  # its last renewal: the thread lives on from now
                 with contextlib.suppress(Exception):
                     await self.coordinator.clear_route(handle.thread_id, handle.run_id)
                     await self.coordinator.release(handle.thread_id, token)

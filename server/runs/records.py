@@ -19,7 +19,8 @@ import redis.asyncio as aioredis
 TERMINAL = frozenset({"success", "error", "cancelled", "interrupted", "waiting"})
 #: What a cancel does: keep the run's checkpoints, or roll the thread back to where it began.
 CancelAction = Literal["interrupt", "rollback"]
-#: How long records and cancel flags are kept.
+#: How long records and cancel flags are kept when nothing else is said (the server gives
+#: its threads' retention: they live and are renewed with their thread).
 RECORD_TTL_S = 7 * 24 * 3600
 
 
@@ -109,9 +110,13 @@ class RedisRunRecords:
     Every key of a thread carries the thread id in braces, so they share one cluster slot.
     """
 
-    def __init__(self, client: aioredis.Redis, prefix: str = "seekgraph") -> None:
+    def __init__(
+        self, client: aioredis.Redis, prefix: str = "seekgraph", ttl_s: int | None = RECORD_TTL_S
+    ) -> None:
         self.r = client
         self.p = prefix
+        self.ttl_s = ttl_s
+        """How long a record lives after it was written or its thread used (None: always)."""
 
     def _run(self, thread_id: str, run_id: str) -> str:
         return f"{self.p}:run:{{{thread_id}}}:{run_id}"
@@ -126,9 +131,10 @@ class RedisRunRecords:
         """Store the record and list it under its thread."""
         async with self.r.pipeline(transaction=True) as pipe:
             pipe.set(self._run(record.thread_id, record.run_id), json.dumps(asdict(record)))
-            pipe.expire(self._run(record.thread_id, record.run_id), RECORD_TTL_S)
             pipe.zadd(self._runs(record.thread_id), {record.run_id: record.created_at})
-            pipe.expire(self._runs(record.thread_id), RECORD_TTL_S)
+            if self.ttl_s is not None:
+                pipe.expire(self._run(record.thread_id, record.run_id), self.ttl_s)
+                pipe.expire(self._runs(record.thread_id), self.ttl_s)
             await pipe.execute()
 
     async def get(self, thread_id: str, run_id: str) -> RunRecord | None:
@@ -165,7 +171,7 @@ class RedisRunRecords:
 
     async def request_cancel(self, thread_id: str, run_id: str, action: CancelAction) -> None:
         """Set the flag the executor polls."""
-        await self.r.set(self._cancel(thread_id, run_id), action, ex=RECORD_TTL_S)
+        await self.r.set(self._cancel(thread_id, run_id), action, ex=self.ttl_s or RECORD_TTL_S)
 
     async def cancel_requested(self, thread_id: str, run_id: str) -> CancelAction | None:
         """The flag, if set."""

@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from langgraph.errors import InvalidUpdateError
@@ -28,6 +28,7 @@ from graph.run import jsonable
 from server.app_state import AppState
 from server.http.api_models import RunRequest
 from server.http.deps import AppDep, current_user, own_thread, thread_id_of, user_for_key
+from server.http.routes.threads import remove_thread
 from server.http.sse import event_data
 from server.http.streams import attach_frames, sse, started_frames
 from server.http.submit import Started, resume_run, start_run
@@ -153,6 +154,14 @@ async def get_thread(app: AppDep, user: ProtocolUser, thread_id: str) -> dict[st
     """One of the caller's threads."""
     thread_id = await own_thread(app, user, thread_id)
     return await thread_json(app, thread_id, user.name)
+
+
+@router.delete("/threads/{thread_id}", status_code=204)
+async def delete_thread(app: AppDep, user: ProtocolUser, thread_id: str) -> Response:
+    """``threads.delete``: the thread and everything it made, at once."""
+    thread_id = await own_thread(app, user, thread_id)
+    await remove_thread(app, thread_id)
+    return Response(status_code=204)
 
 
 class ThreadSearch(BaseModel):

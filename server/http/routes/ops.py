@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import hmac
 import json
+import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
@@ -16,6 +17,9 @@ from graph.api import connector_state
 from server.http.deps import AppDep
 
 router = APIRouter(tags=["operations"])
+
+#: The store's sizes walk every key: measured at most this often, whatever the scrapes.
+STORE_EVERY_S = 30.0
 
 
 async def operator(request: Request, app: AppDep) -> None:
@@ -57,6 +61,19 @@ async def metrics(app: AppDep, _: OperatorDep) -> Response:
         app.metrics.connector_failing.labels(connector.name).set(1 if kept.get("error") else 0)
     for state, count in (await app.queue.depth()).items():
         app.metrics.queue_runs.labels(state).set(count)
+    stale = time.monotonic() - app.metrics.store_measured_at > STORE_EVERY_S
+    if app.redis is not None and app.retention is not None and stale:
+        from server.runs.retention import threads_past_half
+        from server.runs.storage import FAMILIES, family_sizes
+
+        sizes = await family_sizes(app.redis)
+        for family in [name for name, _ in FAMILIES] + ["other"]:
+            app.metrics.store_bytes.labels(family).set(sizes.bytes[family])
+            app.metrics.store_keys.labels(family).set(sizes.keys[family])
+        past, unmanaged = await threads_past_half(app.redis, app.retention.ttl_s)
+        app.metrics.threads_past_half.set(past)
+        app.metrics.threads_unmanaged.set(unmanaged)
+        app.metrics.store_measured_at = time.monotonic()
     return Response(generate_latest(app.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
 

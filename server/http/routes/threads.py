@@ -5,9 +5,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Response
 
 from graph.inspect import question_state, steps_of
+from server.app_state import AppState
 from server.http.api_models import HistoryItem, StateOut, ThreadOut
 from server.http.deps import STORE_DOWN, AppDep, ThreadDep, UserDep
 from server.observe import prices_of
@@ -47,6 +48,32 @@ async def list_threads(app: AppDep, user: UserDep) -> list[ThreadOut]:
         )
         for t in ids
     ]
+
+
+async def remove_thread(app: AppState, thread_id: str) -> None:
+    """Delete the thread with every key it made, at once; 409 while a run has it."""
+    try:
+        holder = await app.coordinator.holder(thread_id)
+        if holder is not None:
+            run_id = holder.split("@", 1)[0]
+            raise HTTPException(
+                409,
+                f"thread {thread_id} has a live or queued run ({run_id}); cancel it first",
+            )
+        if app.retention is not None:
+            await app.retention.delete(thread_id)
+    except STORE_DOWN:
+        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
+    handle = app.runs.live(thread_id)
+    if handle is not None:
+        app.runs.forget(handle)
+
+
+@router.delete("/{thread_id}", status_code=204)
+async def delete_thread(app: AppDep, thread_id: ThreadDep) -> Response:
+    """Delete the thread: its checkpoints, runs, events and record, all at once."""
+    await remove_thread(app, thread_id)
+    return Response(status_code=204)
 
 
 def iso(epoch: float | None) -> str | None:
