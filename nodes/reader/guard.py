@@ -23,6 +23,8 @@ from nodes.needs import REFUSAL
 from nodes.prompting import CITATION, cited_ids
 from nodes.reader.base import Reply
 
+#: a letter or a digit: a reply that has none besides its citations says nothing
+_SAYS = re.compile(r"[^\W_]")
 #: a word of at least two letters: what a reply says besides its citations
 _WORD = re.compile(r"[^\W\d_]{2}")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
@@ -127,7 +129,7 @@ def guard_reply(body: str, allowed: str, passages: dict[str, str]) -> Reply | st
     text = body.strip()
     if not text:
         return "was empty"
-    if not _WORD.search(CITATION.sub(" ", text)):
+    if not _SAYS.search(CITATION.sub(" ", text)):  # a bare "1008 [src:…]" says a value
         return "stated nothing but citations"
     changes: list[str] = []
     refusal = REFUSAL.search(text) is not None

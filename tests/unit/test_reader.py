@@ -178,3 +178,9 @@ def test_a_list_of_clauses_names_one_part_per_clause() -> None:
         "keeping users logged in with signed session cookies",
         "letting a separate front-end origin call the API (CORS)",
     ]
+
+
+def test_a_bare_value_cited_is_an_answer() -> None:
+    guarded = guard_reply("5 [src:docs/timeouts#1].", ALLOWED, PASSAGES)
+    assert not isinstance(guarded, str) and guarded.status == "answered"
+    assert guarded.body == "5 [src:docs/timeouts#1]."
