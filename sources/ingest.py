@@ -216,7 +216,8 @@ def pdf_document(
     body = "\n\n".join(
         f"## page {i}\n\n{text.strip()}" for i, text in enumerate(pages, 1) if text.strip()
     )
-    title = str(info.get("/Title") or "") or None
+    # its own title, else its file name: the "page N" headings are no title
+    title = str(info.get("/Title") or "") or path.stem.replace("-", " ")
     return [
         _document(doc_id_of(root, path, source), source, kind, path, {}, body, default_acl, title)
     ]

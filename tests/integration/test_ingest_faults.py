@@ -68,7 +68,7 @@ def test_clashing_ids_and_repeated_messages_do_not_stop_indexing(tmp_path, embed
     index = EmbeddedIndex(tmp_path / "i.sqlite", embedder)
     r1 = sync_source(index, docs, "docs", "docs", ["group:everyone"])
     r2 = sync_source(index, chat, "chat", "messages", ["group:everyone"])
-    assert r1.indexed == 2 and "indexed as docs/x.txt" in "\n".join(r1.problems)
+    assert r1.indexed == 2 and "indexed as docs/x.txt" in "\n".join(r1.renamed)
     assert r2.indexed == 2 and "export.jsonl:2: message id '1'" in "\n".join(r2.problems)
     index.close()
 
