@@ -322,7 +322,12 @@ async def integrate(
     ):
         unanswered.insert(0, someone_else)
     if unanswered and mode == "extractive" and status != "not_found":
-        body += "\n\nMissing: " + " ".join(unanswered)
+        footer = "\n\nMissing: " + " ".join(unanswered)
+        if status == "passages":  # the passages make room for what is missing
+            body = passages_reply(
+                closest(ranked_passages(scored, pool)), MAX_REPLY_CHARS - len(footer) - 1
+            )
+        body += footer
     runtime.stream_writer(
         node_event(
             node_name("integrate"),
