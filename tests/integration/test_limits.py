@@ -183,7 +183,7 @@ def test_continue_claims_a_live_slot_like_a_new_run(world) -> None:
     a, key = world["a"].url, new_key(world)
     with httpx.Client(timeout=60) as c:
         threads = []
-        for _ in range(LIVE_LIMIT + 1):
+        for _ in range(LIVE_LIMIT + 2):
             thread = new_thread(c, a, key)
             first = read(c, "POST", f"{a}/threads/{thread}/runs", json=QUESTION,
                          headers=auth(key), until="node")  # fmt: skip
@@ -210,8 +210,11 @@ def test_continue_claims_a_live_slot_like_a_new_run(world) -> None:
             run = r.json()
             c.post(f"{a}/threads/{run['thread_id']}/runs/{run['run_id']}/join",
                    headers=auth(key), timeout=120)  # fmt: skip
-    assert len(accepted) == LIVE_LIMIT, [r.text for r in answers]
-    assert len(refused) == 1 and "SEEKGRAPH_MAX_LIVE_RUNS_PER_KEY" in refused[0].text
+    # two more than the limit, all at once: at least one is refused (on a loaded machine a
+    # continued run may end, and free its slot, before the last request is admitted)
+    assert LIVE_LIMIT <= len(accepted) < LIVE_LIMIT + 2, [r.text for r in answers]
+    assert len(accepted) + len(refused) == LIVE_LIMIT + 2
+    assert "SEEKGRAPH_MAX_LIVE_RUNS_PER_KEY" in refused[0].text
 
 
 # 3 -------------------------------------------------------------------------------------
