@@ -24,6 +24,7 @@ from nodes.prompting import CITATION, cited_ids
 from nodes.reader.base import Reply
 
 #: a letter or a digit: a reply that has none besides its citations says nothing
+#: (golden cases: test_reader.py::test_a_bare_value_cited_is_an_answer, …_only_citations…)
 _SAYS = re.compile(r"[^\W_]")
 #: a word of at least two letters: what a reply says besides its citations
 _WORD = re.compile(r"[^\W\d_]{2}")
