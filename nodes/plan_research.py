@@ -118,12 +118,12 @@ _LIST_START = re.compile(
     r"[:：]\s*|\b(?:about|including|covering|such as|namely|regarding|on)\s+", re.I
 )
 #: What closes a list by saying where all its parts belong: "…, retries and pooling in httpx"
-#: (golden case: tests/unit/test_reader.py::test_a_request_naming_three_parts_in_a_library_gets_three).
+#: (golden case: test_reader.py::test_a_request_naming_three_parts_in_a_library_gets_three).
 _SCOPE = re.compile(r"\s+(?:in|for|using)\s+(?P<scope>[^\s,;]+(?:\s+[^\s,;]+){0,2})$", re.I)
 #: What separates the parts of a list: commas, semicolons, "and", "or", 和, 及, 与.
 _LIST_SEP = re.compile(r"\s*(?:[,;，；、]\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+|和|及|与)\s*", re.I)
 #: What separates the items of a list written with commas (Chinese enumeration marks too)
-#: (golden case: tests/unit/test_reader.py::test_a_list_of_clauses_names_one_part_per_clause).
+#: (golden case: test_reader.py::test_a_list_of_clauses_names_one_part_per_clause).
 _COMMA = re.compile(r"\s*[,;，；、]\s*")
 #: The "and" or "or" that opens a list's last item after its comma.
 _LEADING_JOIN = re.compile(r"^(?:and|or)\s+", re.I)
