@@ -31,7 +31,7 @@ from server.auth import ApiKeyStore
 from server.bootstrap import build_services, close_services, flow_graphs
 from server.images import PixelBudget
 from server.limits import Limits, LocalLimits, RedisLimits
-from server.observe import Metrics, RunObserver, prices_of, tracer_from_env
+from server.observe import Metrics, RunObserver, Telemetry, prices_of
 from server.runs.coordination import Coordinator, RedisCoordinator
 from server.runs.events import RedisEventLog
 from server.runs.fencing import FencedRedisSaver, FencedSqliteSaver
@@ -153,12 +153,16 @@ def redis_clients(url: str) -> tuple[aioredis.Redis, redis.Redis]:
 
 
 async def open_app_state(
-    settings: Settings, stack: AsyncExitStack, role: str = "serve"
+    settings: Settings,
+    stack: AsyncExitStack,
+    role: str = "serve",
+    telemetry: Telemetry | None = None,
 ) -> AppState:
     """Build the services and open the stores; ``stack`` closes what must be closed.
 
     ``role``: ``serve`` (the HTTP doors, with an in-process worker unless
     ``settings.worker`` is off) or ``worker`` (a worker process; its caller runs the worker).
+    ``telemetry``: the app's metrics and traces (from the ``OTEL_*`` variables when None).
     """
     services, _ = await asyncio.to_thread(build_services, settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -202,7 +206,9 @@ async def open_app_state(
         log.warning("no SEEKGRAPH_REDIS_URL: running as a single instance on SQLite checkpoints")
     graphs = flow_graphs(services, saver)
     http = await stack.enter_async_context(httpx.AsyncClient(timeout=None))
-    metrics, tracer, prices = Metrics(), tracer_from_env(), prices_of(settings.model_prices)
+    telemetry = telemetry or Telemetry.from_env()
+    metrics, tracer = telemetry.metrics, telemetry.tracer
+    prices = prices_of(settings.model_prices)
 
     def observe(handle: RunHandle, flow: str) -> RunObserver:
         return RunObserver(

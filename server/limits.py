@@ -6,6 +6,10 @@ or a run past the runs that may wait (per key, and per thread) gets 429 with
 one-process kind (the SQLite set-up). A live run's slot expires on its own when its instance
 dies without releasing it; a waiting run's when its waiting time (the queued lock's) ends.
 
+The request rate is the ``limits`` library's moving window (``RequestRate``), in Redis or in
+memory. Live and waiting runs are counted here by hand: a slot is held by a thread's lock
+token and lapses with the lock, which no rate limiter knows about.
+
 Every way to start work counts: a run that holds its thread (streamed here, or queued with
 the thread reserved for it) is live from the moment it is accepted; a run that waits for a
 busy thread (``enqueue``, ``interrupt``, ``rollback``) is waiting until its worker takes the
@@ -18,8 +22,9 @@ import time
 from typing import Protocol
 
 import redis.asyncio as aioredis
-
-WINDOW_SECONDS = 60
+from limits import RateLimitItemPerMinute
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.strategies import MovingWindowRateLimiter
 
 
 class Limits(Protocol):
@@ -78,9 +83,25 @@ def seconds_to_midnight() -> int:
     return 86_400 - int(time.time()) % 86_400
 
 
-def _window(now: float) -> tuple[int, float]:
-    """The current minute's number and the seconds left in it."""
-    return int(now // WINDOW_SECONDS), WINDOW_SECONDS - now % WINDOW_SECONDS
+class RequestRate:
+    """A key's requests in any 60 seconds, counted by ``limits``' moving window.
+
+    A moving window, not a fixed one: a key gets ``per_minute`` requests in *any* minute (a
+    fixed window lets twice as many through across a minute's edge), and ``Retry-After`` is
+    when its oldest request in the window leaves it. A refused request is not counted. The
+    cost is a list of up to ``per_minute`` timestamps per busy key, expiring after a minute.
+    """
+
+    def __init__(self, storage: Storage) -> None:
+        self.limiter = MovingWindowRateLimiter(storage)
+
+    async def hit(self, key: str, per_minute: int) -> float | None:
+        """Count one request; None, or the seconds until ``key`` may make one again."""
+        item = RateLimitItemPerMinute(per_minute)
+        if await self.limiter.hit(item, key):
+            return None
+        stats = await self.limiter.get_window_stats(item, key)
+        return max(0.0, stats.reset_time - time.time())
 
 
 # KEYS: the key's live-run set; ARGV: member (token LF thread), most, now, lock key prefix.
@@ -131,16 +152,20 @@ class RedisLimits:
         self.r = client
         self.p = prefix
         self.lock_prefix = lock_prefix
+        # the request rate on the same connections (its keys: ``<prefix>:rate:LIMITER/…``)
+        self.rate = RequestRate(
+            RedisStorage(
+                "async+redis://",
+                implementation="redispy",
+                key_prefix=f"{prefix}:rate",
+                # documented (``use_basic``), typed by the library as its URL options only
+                connection_pool=client.connection_pool,  # type: ignore[arg-type]
+            )
+        )
 
     async def hit(self, key: str, per_minute: int) -> float | None:
-        """``INCR`` the key's counter of this minute."""
-        minute, left = _window(time.time())
-        name = f"{self.p}:rate:{key}:{minute}"
-        pipe = self.r.pipeline()
-        pipe.incr(name)
-        pipe.expire(name, WINDOW_SECONDS + 1)
-        count, _ = await pipe.execute()
-        return left if int(count) > per_minute else None
+        """The key's moving window in Redis, shared by every instance."""
+        return await self.rate.hit(key, per_minute)
 
     async def claim_run(self, key: str, thread_id: str, token: str, most: int) -> bool:
         """One atomic script: drop runs whose lock is gone, then count this one if room."""
@@ -200,18 +225,14 @@ class LocalLimits:
     """The same limits within one process (its runs die with it: no lock check needed)."""
 
     def __init__(self) -> None:
-        self._counts: dict[str, tuple[int, int]] = {}
+        self.rate = RequestRate(MemoryStorage())
         self._live: dict[str, set[str]] = {}
         self._usage: dict[tuple[str, str], tuple[int, float]] = {}
         self._waiting: dict[str, dict[str, float]] = {}
 
     async def hit(self, key: str, per_minute: int) -> float | None:
-        """Count in this minute's window."""
-        minute, left = _window(time.time())
-        seen_minute, count = self._counts.get(key, (minute, 0))
-        count = count + 1 if seen_minute == minute else 1
-        self._counts[key] = (minute, count)
-        return left if count > per_minute else None
+        """The key's moving window in this process's memory."""
+        return await self.rate.hit(key, per_minute)
 
     async def claim_run(self, key: str, thread_id: str, token: str, most: int) -> bool:
         """Count the run unless ``most`` are counted."""

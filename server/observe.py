@@ -15,6 +15,7 @@ import json
 import os
 import secrets
 import time
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -22,6 +23,7 @@ from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.outputs import LLMResult
 from opentelemetry import trace
 from opentelemetry.trace import (
+    Link,
     NonRecordingSpan,
     Span,
     SpanContext,
@@ -30,6 +32,7 @@ from opentelemetry.trace import (
     StatusCode,
     TraceFlags,
     Tracer,
+    TracerProvider,
 )
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -149,8 +152,8 @@ def prices_of(text: str | None) -> dict[str, float]:
     return {str(k): float(v) for k, v in data.items()}
 
 
-def tracer_from_env() -> Tracer | None:
-    """A tracer exporting as the standard ``OTEL_*`` variables say; None when none is set.
+def tracer_provider_from_env() -> TracerProvider | None:
+    """A tracer provider exporting as the standard ``OTEL_*`` variables say; None when none is set.
 
     ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) exports
     OTLP over HTTP; ``OTEL_TRACES_EXPORTER=console`` prints spans. ``OTEL_SERVICE_NAME``
@@ -163,7 +166,7 @@ def tracer_from_env() -> Tracer | None:
     if exporter_name == "none" or not (endpoint or exporter_name):
         return None
     from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
     from opentelemetry.sdk.trace.export import (
         BatchSpanProcessor,
         ConsoleSpanExporter,
@@ -178,9 +181,34 @@ def tracer_from_env() -> Tracer | None:
 
         exporter = OTLPSpanExporter()
     service = os.environ.get("OTEL_SERVICE_NAME", "seekgraph")
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider = SdkTracerProvider(resource=Resource.create({"service.name": service}))
     provider.add_span_processor(BatchSpanProcessor(exporter))
-    return provider.get_tracer("seekgraph")
+    return provider
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """What a process reports to operators: its metrics, and where its traces go.
+
+    Built once per app (``create_app``) and handed to what reports: the HTTP doors (a span
+    and the ``http_*`` series per request) and the runs (a trace each).
+    """
+
+    metrics: Metrics = field(default_factory=Metrics)
+    tracer_provider: TracerProvider | None = None
+    """None: no traces (no ``OTEL_*`` exporter set)."""
+
+    @classmethod
+    def from_env(cls) -> Telemetry:
+        """Fresh metrics, and traces exported as the ``OTEL_*`` variables say."""
+        return cls(Metrics(), tracer_provider_from_env())
+
+    @property
+    def tracer(self) -> Tracer | None:
+        """The runs' tracer (None without traces)."""
+        if self.tracer_provider is None:
+            return None
+        return self.tracer_provider.get_tracer("seekgraph")
 
 
 def trace_id_of(run_id: str) -> int:
@@ -228,10 +256,14 @@ class RunObserver:
                     trace_flags=TraceFlags(TraceFlags.SAMPLED),
                 )
             )
+            # the HTTP request that started the run (when it runs in that request's context):
+            # a link, not the parent, since the run's trace id is its own id
+            request = trace.get_current_span().get_span_context()
             self.root = tracer.start_span(
                 "seekgraph.run",
                 context=trace.set_span_in_context(parent),
                 kind=SpanKind.SERVER,
+                links=[Link(request)] if request.is_valid else None,
                 attributes={
                     "seekgraph.run_id": run_id,
                     "seekgraph.thread_id": thread_id,

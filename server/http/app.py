@@ -34,6 +34,8 @@ from server.http.routes import (
     v1,
 )
 from server.http.submit import RunConflictError
+from server.http.telemetry import instrument_http
+from server.observe import Telemetry
 from server.settings import Settings
 
 log = logging.getLogger("seekgraph.server")
@@ -58,14 +60,18 @@ def validation_detail(exc: RequestValidationError) -> str:
     return f"invalid request: {'; '.join(problems)}"
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the app; nothing is opened until the lifespan starts."""
+def create_app(settings: Settings | None = None, telemetry: Telemetry | None = None) -> FastAPI:
+    """Build the app; nothing is opened until the lifespan starts.
+
+    ``telemetry``: its metrics and traces (from the ``OTEL_*`` variables when None).
+    """
     settings = settings or Settings()
+    telemetry = telemetry or Telemetry.from_env()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
-            state = await open_app_state(settings, stack)
+            state = await open_app_state(settings, stack, telemetry=telemetry)
             app.state.seekgraph = state
             await stack.enter_async_context(mcp_server.session_manager.run())
             try:
@@ -163,4 +169,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def page() -> FileResponse:
         return FileResponse(static / "index.html", headers={"Cache-Control": "no-cache"})
 
+    # outermost: a request the guards refuse (401, 413, 429) is counted and traced too
+    instrument_http(app, telemetry)
     return app

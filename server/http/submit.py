@@ -31,6 +31,7 @@ from server.http.admission import (
 )
 from server.http.api_models import RunRequest
 from server.http.deps import STORE_DOWN
+from server.http.telemetry import name_run
 from server.runs.handle import RunHandle
 from server.runs.queue import Job
 from server.runs.records import CancelAction, RunEndedError, RunRecord, ask_to_cancel
@@ -169,6 +170,7 @@ async def start_run(
         raise HTTPException(422, f"the webhook cannot be used: {exc}") from None
     context = await within_daily_tokens(app, user, context)
     run_id = app.runs.new_run_id()
+    name_run(run_id)
     queued = not body.stream or app.worker is None
     token = queued_token(run_id) if queued else app.runs.token(run_id)
     ttl = settings.queued_lock_ttl_ms if queued else settings.lock_ttl_ms
@@ -286,6 +288,7 @@ async def start_again(
         what = "waits for a person: resume it" if snap.interrupts else "has no unfinished run"
         raise HTTPException(422, f"this thread {what}")
     run_id = app.runs.new_run_id()
+    name_run(run_id)
     queued = background or app.worker is None
     token = queued_token(run_id) if queued else app.runs.token(run_id)
     ttl = app.settings.queued_lock_ttl_ms if queued else app.settings.lock_ttl_ms
