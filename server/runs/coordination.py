@@ -342,7 +342,7 @@ class RedisCoordinator:
             await self.r.delete(self._k("route", thread_id))
 
     async def close(self) -> None:
-        """Close the connection pools."""
-        await self.r.aclose()
+        """Close the connection pools (the async one is shared: ``aclose`` alone keeps it open)."""
+        await self.r.aclose(close_connection_pool=True)
         if self.sync is not None:
             self.sync.close()

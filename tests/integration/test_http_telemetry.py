@@ -11,7 +11,6 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -95,7 +94,9 @@ async def test_a_request_is_a_server_span_named_by_its_route_and_keeps_no_person
         assert "/threads/{thread_id}/runs" in routes and "/threads/{thread_id}/state" in routes
         assert "/admin/audit" in routes
         assert not {"/healthz", "/metrics"} & set(routes)  # probes and scrapes are not traffic
-        started = next(s for s in spans if s.attributes["http.route"] == "/threads/{thread_id}/runs")
+        started = next(
+            s for s in spans if s.attributes["http.route"] == "/threads/{thread_id}/runs"
+        )
         assert started.name == "POST /threads/{thread_id}/runs"
         assert started.attributes["http.status_code"] == 200
         # the request names its run; the run's trace (its id is the run's) links back to it
