@@ -9,7 +9,7 @@
 2. **audit writes**: the median cost of one audit entry, Redis stream and SQLite;
 3. **limits**: ``--keys`` API keys against one ``seekgraph serve`` with a limit of
    ``--per-minute`` requests a minute each; all but one send ``--per-minute + 2`` runs
-   (OpenAI door, a new thread each) inside one minute, the last sends half its limit:
+   (OpenAI door, a new thread each) within 60 seconds, the last sends half its limit:
    each busy key gets exactly its limit, the quiet one everything.
 
     python -m bench.operations --json bench/results/operations.json
@@ -153,9 +153,6 @@ def limits(redis_url: str, tmp: Path, keys: int, per_minute: int) -> dict[str, A
     }
     app = start_app(tmp, "limits", env)
     try:
-        while time.time() % 60 > 3:  # start at a minute's beginning: one window for all
-            time.sleep(0.2)
-        window = int(time.time() // 60)
         body = {"model": "seekgraph-search", "messages": [{"role": "user", "content": "VPN?"}]}
 
         def send(i: int) -> list[int]:
@@ -176,7 +173,6 @@ def limits(redis_url: str, tmp: Path, keys: int, per_minute: int) -> dict[str, A
         seconds = time.monotonic() - started
     finally:
         app.stop()
-    same_window = int(time.time() // 60) == window
     accepted = [s.count(200) for s in statuses]
     return {
         "keys": keys,
@@ -188,7 +184,8 @@ def limits(redis_url: str, tmp: Path, keys: int, per_minute: int) -> dict[str, A
         "busy_keys_held_exactly": all(a == per_minute for a in accepted[:-1]),
         "quiet_key_unaffected": accepted[-1] == per_minute // 2,
         "seconds": round(seconds, 1),
-        "one_minute_window": same_window,
+        # the rate is a moving window: exact when every request falls within 60 seconds
+        "within_sixty_seconds": seconds < 60,
     }
 
 

@@ -1,6 +1,8 @@
 """What operators see of the runs: Prometheus metrics and OpenTelemetry traces.
 
-``Metrics`` holds the ``seekgraph_*`` series of one process (``GET /metrics``).
+``Metrics`` holds the ``seekgraph_*`` series of one process (``GET /metrics``; the HTTP
+doors add their ``http_*`` series to its registry, ``server.http.telemetry``); ``Telemetry``
+is the metrics and the tracer provider an app hands to what reports.
 ``RunObserver`` watches one run — the graph's task starts and ends, its updates, its model
 calls (a LangChain callback) — and turns them into a trace (one per run, its trace id the
 run's id; a span per node, per source search, per model call, per document read) and into

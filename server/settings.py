@@ -211,7 +211,10 @@ class Settings(BaseSettings):
         "requests on this instance (429 past it).",
     )
     rate_limit_per_minute: int = Field(
-        default=600, ge=1, description="Requests one API key may make a minute (429 past it)."
+        default=600,
+        ge=1,
+        description="Requests one API key may make in any 60 seconds, across every instance on "
+        "one Redis (429 past it, with Retry-After).",
     )
     daily_tokens_per_user: int | None = Field(
         default=None,
