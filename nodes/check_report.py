@@ -92,6 +92,37 @@ def disagreements(
     return lines
 
 
+#: The section of a part the request named when nothing was found for it.
+NOTHING_FOR_PART = "Nothing on this was found in the sources you can access"
+
+
+def in_plan_order(
+    state: ResearchState, written: dict[str, tuple[str, list[str]]]
+) -> list[tuple[str, list[str]]]:
+    """The written sections, and a section saying so for each asked part nothing answered.
+
+    A part the request named is a section of the report even when its search found nothing
+    ("timeouts, retries and connection pooling": three sections, one of them perhaps empty,
+    and saying so); its gap sub-question's section answers it. Topics found in the sources
+    are not asked for and appear only when written.
+    """
+    results = state.get("results", {})
+    out: list[tuple[str, list[str]]] = []
+    plan = state["plan"]
+    answered_by_gap = {s["gap_for"] for s in plan if s.get("gap_for") and s["id"] in written}
+    for sub in state["plan"]:
+        if sub["id"] in written:
+            out.append(written[sub["id"]])
+        elif not sub.get("topic") and not sub.get("gap_for") and sub["id"] not in answered_by_gap:
+            result = results.get(sub["id"])
+            reason = (result["reason"] if result else "") or "nothing relevant was retrieved"
+            title = sub.get("title") or sub["question"]
+            out.append((title, [f"{NOTHING_FOR_PART} ({reason})."]))
+    planned = {s["id"] for s in state["plan"]}
+    out += [w for sid, w in written.items() if sid not in planned]
+    return out
+
+
 async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Verify the sections against the ledger, number the references, write the report."""
     ledger = state.get("ledger", {})
@@ -101,6 +132,7 @@ async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
     body: list[str] = []
     contents: list[str] = []
     subject = subject_of(state["question"]).lower().split()
+    written: dict[str, tuple[str, list[str]]] = {}
     for section in state.get("sections", []):
         shown = []
         last_date = ""
@@ -122,9 +154,11 @@ async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
                 said, last_date = attribution(ev, subject, last_date)
                 shown.append(f"- {said}{sentence['text']} [{n}]")
         if shown:
-            contents.append(section["title"])
             paragraphs = [" ".join(shown)] if by_model else shown
-            body += [f"## {section['title']}", "", *paragraphs, ""]
+            written[section["id"]] = (section["title"], paragraphs)
+    for title, paragraphs in in_plan_order(state, written):
+        contents.append(title)
+        body += [f"## {title}", "", *paragraphs, ""]
     lines += ["## Contents", ""] + [f"{i}. {t}" for i, t in enumerate(contents, 1)] + [""]
     lines += body
     disagree = disagreements(state, ledger, numbers)

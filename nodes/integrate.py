@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -20,6 +21,7 @@ from nodes.conflicts import conflict_lines, current_first, find_conflicts
 from nodes.context import Context
 from nodes.evidence import by_authority, kept, only_changed, relevance
 from nodes.extractive import (
+    EXTRACTIVE_HEADER,
     NOTHING_FOUND,
     Quote,
     extractive_answer,
@@ -37,7 +39,7 @@ from nodes.prompts import FORCED_NOTE, INTEGRATE_PROMPT, TOKENS_SPENT
 from nodes.reader.base import Reply
 from nodes.reader.guard import ATTACHED, KEPT_HELD, RECITED, guard_reply
 from nodes.reader.offline import sure
-from nodes.reader.passages import MAX_REPLY_CHARS, closest, code_after, passages_reply
+from nodes.reader.passages import MAX_REPLY_CHARS, answer_reply, closest, passages_reply
 from nodes.services import Services, chat_model_for, node_name, now
 from nodes.services import today as today_utc
 from nodes.writing import (
@@ -115,42 +117,54 @@ def offline_reply(
     pool: list[Evidence],
     nothing_answers: bool,
     disputed: bool = False,
+    relevant: list[tuple[str, Evidence]] | None = None,
 ) -> Reply:
-    """The offline reader's reply: quotes when sure, else the closest passages whole.
+    """The offline reader's reply: the answering passage when sure, else the closest whole.
 
-    Sure means: the quotes answer every need of the question, and the best quote of a
-    document is drawn toward the words of the question it does not share (``words_pull``) —
-    a near miss shares the topic's words but not what was asked (golden case
-    ``tests/unit/test_reader.py::test_a_near_miss_gets_passages_not_an_answer``). A chat
-    message says things in passing and is judged by the conversation (``answerable``).
-    Sources that disagree on what was asked (``disputed``) are the answer.
+    The passages come in the search's order (``ranked_passages``); the first is the answer's
+    anchor. Sure means: the quotes answer every need of the question, and the anchor's best
+    quote is drawn toward the words of the question it does not share (``words_pull``) — a
+    near miss shares the topic's words but not what was asked (golden case
+    ``tests/integration/test_reader_golden.py::test_a_near_miss_gets_passages_not_an_answer``).
+    A chat message says things in passing and is judged by the conversation (``answerable``).
+    Sources that disagree on what was asked (``disputed``) are the answer, quoted line by line.
     "Found nothing" only when nothing was kept: a passage that passed the filters is shown,
     not judged away.
     """
     if not pool:
         return Reply(NOTHING_FOUND, "not_found")
     best = scored[0] if scored else None
-    if lines and best is not None and (disputed or sure(scored, nothing_answers)):
-        shown = fitting(lines)
-        code = code_after(best.evidence, best.sentence)
-        if code and code not in "\n".join(shown):  # the code the quote introduces is the answer
-            at = next((i for i, x in enumerate(shown) if best.evidence["source_id"] in x), 0)
-            shown.insert(at + 1, f"\n{code}\n[src:{best.evidence['source_id']}]\n")
-        return Reply(extractive_body(shown, quoted, []), "answered")
-    return Reply(passages_reply(closest(ranked_passages(scored, pool))), "passages")
+    if lines and best is not None and disputed:
+        return Reply(extractive_body(fitting(lines), quoted, []), "answered")
+    chosen = closest(ranked_passages(scored, pool, relevant or []))
+    if best is not None and "\n" in best.sentence.strip():
+        # a procedure's steps, quoted as one unit because the question asks how: their
+        # passage answers (golden case: ``tests/integration/test_demo_workspace.py::
+        # test_a_how_question_gets_the_steps_in_order``)
+        chosen = [(best.evidence, best.sentence)] + [
+            c for c in chosen if c[0]["source_id"] != best.evidence["source_id"]
+        ][: len(chosen) - 1]
+    anchor = chosen[0][0]
+    own = [q for q in scored if q.evidence["source_id"] == anchor["source_id"]]
+    if lines and sure(own, nothing_answers):
+        return Reply(answer_reply(chosen, EXTRACTIVE_HEADER, fitting(lines)), "answered")
+    return Reply(passages_reply(chosen), "passages")
 
 
-def ranked_passages(scored: list[Quote], pool: list[Evidence]) -> list[tuple[str, Evidence]]:
-    """Passages to show, each with its likeliest sentence.
+def ranked_passages(
+    scored: list[Quote], pool: list[Evidence], relevant: Sequence[tuple[str, Evidence]] = ()
+) -> list[tuple[str, Evidence]]:
+    """Passages to show in the search's order (``relevance``), each with its likeliest sentence.
 
-    The best quote's passage first, then by the filters' relevance (a search engine's order).
+    A passage's likeliest sentence is its best quote, else its best-ranked relevant sentence.
     """
     best_of: dict[str, str] = {}
     for q in scored:
         best_of.setdefault(q.evidence["source_id"], q.sentence)
-    first = [(scored[0].sentence, scored[0].evidence)] if scored else []
+    for sentence, ev in relevant:
+        best_of.setdefault(ev["source_id"], sentence)
     rest = sorted(pool, key=relevance, reverse=True)
-    return first + [(best_of.get(ev["source_id"], ""), ev) for ev in rest]
+    return [(best_of.get(ev["source_id"], ""), ev) for ev in rest]
 
 
 def fitting(lines: list[str], limit: int = MAX_REPLY_CHARS - 300) -> list[str]:
@@ -232,7 +246,7 @@ async def integrate(
     tokens = 0
     calls: list[ModelCall] = []
     mode = "extractive"
-    offline = offline_reply(lines, quoted, scored, pool, nothing_answers, disputed)
+    offline = offline_reply(lines, quoted, scored, pool, nothing_answers, disputed, relevant)
     reply = offline
     if pool and model is not None:
         prompt = ctx.integrate_prompt.format(
@@ -325,7 +339,7 @@ async def integrate(
         footer = "\n\nMissing: " + " ".join(unanswered)
         if status == "passages":  # the passages make room for what is missing
             body = passages_reply(
-                closest(ranked_passages(scored, pool)), MAX_REPLY_CHARS - len(footer) - 1
+                closest(ranked_passages(scored, pool, relevant)), MAX_REPLY_CHARS - len(footer) - 1
             )
         body += footer
     runtime.stream_writer(

@@ -351,3 +351,30 @@ def test_a_topic_is_headed_by_the_phrase_its_passages_share_not_a_list_of_words(
     assert headings[0] == "Pottery class"
     assert headings[1] == "Mental health"
     assert all("," not in h for h in headings)
+
+
+def test_a_named_part_nothing_answered_is_a_section_that_says_so() -> None:
+    from nodes.check_report import NOTHING_FOR_PART, in_plan_order
+
+    def part(i: str, title: str, **more: object) -> dict[str, object]:
+        return {"id": i, "question": title, "depends_on": [], "intent": "", "title": title, **more}
+
+    state = {
+        "question": "Write a guide on timeouts, retries and connection pooling in httpx",
+        "plan": [
+            part("q1", "Timeouts"),
+            part("q2", "Retries"),
+            part("q3", "Connection pooling"),
+            part("t1", "Transports", topic=True),  # a topic found, not asked: only if written
+        ],
+        "results": {"q2": {"id": "q2", "status": "failed", "reason": "no passage passed"}},
+    }
+    written = {"q3": ("Connection pooling", ["- b [2]"]), "q1": ("Timeouts", ["- a [1]"])}
+    sections = in_plan_order(state, written)  # type: ignore[arg-type]
+    assert [t for t, _ in sections] == ["Timeouts", "Retries", "Connection pooling"]
+    assert sections[1][1] == [f"{NOTHING_FOR_PART} (no passage passed)."]
+    # a gap sub-question that found the part answers it: no "nothing found" section then
+    state["plan"].append(part("g2", "Retry policies", gap_for="q2"))
+    written["g2"] = ("Retry policies", ["- c [3]"])
+    titles = [t for t, _ in in_plan_order(state, written)]  # type: ignore[arg-type]
+    assert titles == ["Timeouts", "Connection pooling", "Retry policies"]
