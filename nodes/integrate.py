@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -21,11 +20,8 @@ from nodes.conflicts import conflict_lines, current_first, find_conflicts
 from nodes.context import Context
 from nodes.evidence import by_authority, kept, only_changed, relevance
 from nodes.extractive import (
-    EXTRACTIVE_HEADER,
-    NOTHING_FOUND,
     Quote,
     extractive_answer,
-    extractive_body,
 )
 from nodes.needs import describe_needs, needs_of
 from nodes.prompting import (
@@ -38,8 +34,8 @@ from nodes.prompting import (
 from nodes.prompts import FORCED_NOTE, INTEGRATE_PROMPT, TOKENS_SPENT
 from nodes.reader.base import Reply
 from nodes.reader.guard import ATTACHED, KEPT_HELD, RECITED, guard_reply
-from nodes.reader.offline import sure
-from nodes.reader.passages import MAX_REPLY_CHARS, answer_reply, closest, passages_reply
+from nodes.reader.offline import offline_reply, ranked_passages
+from nodes.reader.passages import MAX_REPLY_CHARS, closest, passages_reply
 from nodes.services import Services, chat_model_for, node_name, now
 from nodes.services import today as today_utc
 from nodes.writing import (
@@ -108,73 +104,6 @@ def _dated(ev: Evidence) -> str:
 
 #: a word of at least two letters: what an answer says besides its citations
 _WORD = re.compile(r"[^\W\d_]{2}")
-
-
-def offline_reply(
-    lines: list[str],
-    quoted: list[tuple[str, Evidence]],
-    scored: list[Quote],
-    pool: list[Evidence],
-    nothing_answers: bool,
-    disputed: bool = False,
-    relevant: list[tuple[str, Evidence]] | None = None,
-) -> Reply:
-    """The offline reader's reply: the answering passage when sure, else the closest whole.
-
-    The passages come in the search's order (``ranked_passages``); the first is the answer's
-    anchor. Sure means: the quotes answer every need of the question, and the anchor's best
-    quote is drawn toward the words of the question it does not share (``words_pull``) — a
-    near miss shares the topic's words but not what was asked (golden case
-    ``tests/integration/test_reader_golden.py::test_a_near_miss_gets_passages_not_an_answer``).
-    A chat message says things in passing and is judged by the conversation (``answerable``).
-    Sources that disagree on what was asked (``disputed``) are the answer, quoted line by line.
-    "Found nothing" only when nothing was kept: a passage that passed the filters is shown,
-    not judged away.
-    """
-    if not pool:
-        return Reply(NOTHING_FOUND, "not_found")
-    best = scored[0] if scored else None
-    if lines and best is not None and disputed:
-        return Reply(extractive_body(fitting(lines), quoted, []), "answered")
-    chosen = closest(ranked_passages(scored, pool, relevant or []))
-    if best is not None and "\n" in best.sentence.strip():
-        # a procedure's steps, quoted as one unit because the question asks how: their
-        # passage answers (golden case: ``tests/integration/test_demo_workspace.py::
-        # test_a_how_question_gets_the_steps_in_order``)
-        chosen = [(best.evidence, best.sentence)] + [
-            c for c in chosen if c[0]["source_id"] != best.evidence["source_id"]
-        ][: len(chosen) - 1]
-    anchor = chosen[0][0]
-    own = [q for q in scored if q.evidence["source_id"] == anchor["source_id"]]
-    if lines and sure(own, nothing_answers):
-        return Reply(answer_reply(chosen, EXTRACTIVE_HEADER, fitting(lines)), "answered")
-    return Reply(passages_reply(chosen), "passages")
-
-
-def ranked_passages(
-    scored: list[Quote], pool: list[Evidence], relevant: Sequence[tuple[str, Evidence]] = ()
-) -> list[tuple[str, Evidence]]:
-    """Passages to show in the search's order (``relevance``), each with its likeliest sentence.
-
-    A passage's likeliest sentence is its best quote, else its best-ranked relevant sentence.
-    """
-    best_of: dict[str, str] = {}
-    for q in scored:
-        best_of.setdefault(q.evidence["source_id"], q.sentence)
-    for sentence, ev in relevant:
-        best_of.setdefault(ev["source_id"], sentence)
-    rest = sorted(pool, key=relevance, reverse=True)
-    return [(best_of.get(ev["source_id"], ""), ev) for ev in rest]
-
-
-def fitting(lines: list[str], limit: int = MAX_REPLY_CHARS - 300) -> list[str]:
-    """The first quote lines that fit in a reply (the best come first; one always does)."""
-    out: list[str] = []
-    for line in lines:
-        if out and sum(len(x) + 1 for x in out) + len(line) > limit:
-            break
-        out.append(line)
-    return out
 
 
 def about_what_is_asked(question: str, quote: Quote, ctx: Context) -> bool:
