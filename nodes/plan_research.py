@@ -115,7 +115,7 @@ def topic_words(texts: list[str], labels: list[int], k: int, skip: set[str]) -> 
 
 #: Where a request starts listing its parts: after a colon, or "about", "including"…
 _LIST_START = re.compile(
-    r"[:：]\s*|\b(?:about|including|covering|such as|namely|regarding|on)\s+", re.I
+    r"[:：]\s*|\b(?:about|including|covering|such as|namely|regarding|on|of)\s+", re.I
 )
 #: What closes a list by saying where all its parts belong: "…, retries and pooling in httpx"
 #: (golden case: test_reader.py::test_a_request_naming_three_parts_in_a_library_gets_three).
@@ -144,9 +144,11 @@ def named_parts(request: str) -> list[str]:
     An item that only qualifies the list ("with dates where …") is not a part.
     """
     starts = list(_LIST_START.finditer(request))
-    for start in reversed(starts):
+    # "of" opens a list only when nothing stronger does ("a report on Caroline: the events
+    # of their life, their work, …" lists after its colon)
+    strong = [m for m in starts if m.group(0).strip().lower() != "of"]
+    for start in [*reversed(strong), *reversed([m for m in starts if m not in strong])]:
         tail = request[start.end() :].strip().rstrip("?？.!。").strip()
-        tail = _SCOPE.sub("", tail)  # "in httpx" is every part's, not the last one's
         items = list_items(tail)
         if len(items) >= 2 and all(len(i.split()) <= MAX_PART_WORDS for i in items):
             return list(dict.fromkeys(items))
@@ -162,10 +164,13 @@ def list_items(tail: str) -> list[str]:
     without commas is split at its "and"s. A closing qualifier ("with dates where …") is none.
     """
     if not _COMMA.search(tail):
-        return _kept_items(_LIST_SEP.split(tail))
+        return _kept_items(_LIST_SEP.split(_SCOPE.sub("", tail)))
     items = _kept_items(_COMMA.split(tail))
     if items:
-        items[-1:] = _kept_items(_LIST_SEP.split(items[-1]))
+        # "in httpx" closing the list is every part's, not the last one's — also before a
+        # closing qualifier ("…, classic histograms and summaries in Prometheus, and when to
+        # pick each"; golden case: test_reader.py::test_an_overview_of_three_kinds_gets_three)
+        items[-1:] = _kept_items(_LIST_SEP.split(_SCOPE.sub("", items[-1])))
     return items
 
 

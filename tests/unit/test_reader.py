@@ -165,6 +165,17 @@ def test_a_request_naming_three_parts_in_a_library_gets_three() -> None:
     )
 
 
+def test_an_overview_of_three_kinds_gets_three() -> None:
+    from nodes.plan_research import named_parts
+
+    request = (
+        "Write an overview of native histograms, classic histograms and summaries in "
+        "Prometheus, and when to pick each."
+    )
+    assert named_parts(request) == ["native histograms", "classic histograms", "summaries"]
+    assert named_parts("Write a summary of the meeting") == []  # one thing is no list
+
+
 def test_a_list_of_clauses_names_one_part_per_clause() -> None:
     from nodes.plan_research import named_parts
 
