@@ -150,6 +150,8 @@ async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[
             n = numbers.setdefault(sentence["source_id"], len(numbers) + 1)
             if by_model:
                 shown.append(f"{sentence['text'].rstrip()} [{n}]")
+            elif "where" in sentence:  # a passage quoted whole, under its place
+                shown.append(f"{sentence['where']} [{n}]:\n\n{sentence['text']}\n")
             else:
                 said, last_date = attribution(ev, subject, last_date)
                 shown.append(f"- {said}{sentence['text']} [{n}]")

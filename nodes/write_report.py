@@ -20,6 +20,9 @@ from langgraph.runtime import Runtime
 from nodes.attribution import author_of
 from nodes.conflicts import find_conflicts
 from nodes.context import Context
+from nodes.evidence import relevance
+from nodes.extractive import CHAT_KINDS
+from nodes.reader.passages import excerpt, where
 from nodes.reader.tables import boilerplate
 from nodes.report_text import (
     Quote,
@@ -167,6 +170,52 @@ def quoted_sections(
     return sections, len(chosen), len(candidates)
 
 
+#: Passages quoted whole in an offline section of a report over documents.
+PASSAGES_PER_SECTION = 2
+#: Characters per word, to turn a section's share of ``report_words`` into a passage's room.
+CHARS_PER_WORD = 6
+
+
+def passage_sections(
+    state: ResearchState, answered: list[SubResult], titles: dict[str, str], words: int
+) -> list[Section]:
+    """Sections of a report over documents: each part's best passages, quoted whole.
+
+    A guide's reader wants the passage — the sentence with the code block or list it
+    introduces — not a sentence cut from it; each passage keeps its place ("Title ›
+    Section") and its citation. A passage is quoted in the first section that found it.
+    """
+    ledger = state.get("ledger", {})
+    room = words * CHARS_PER_WORD // max(1, len(answered) * PASSAGES_PER_SECTION)
+    used: set[str] = set()
+    sections: list[Section] = []
+    for r in answered:
+        passages = sorted(
+            (
+                ledger[i]
+                for i in slice_of(r, state)
+                if i in ledger and i not in used and not boilerplate(ledger[i], state["question"])
+            ),
+            key=relevance,
+            reverse=True,
+        )[:PASSAGES_PER_SECTION]
+        shown = []
+        for ev in passages:
+            text = excerpt(ev, "", room).strip()
+            if text:
+                used.add(ev["source_id"])
+                shown.append({"text": text, "source_id": ev["source_id"], "where": where(ev)})
+        if shown:
+            sections.append({"id": r["id"], "title": titles[r["id"]], "sentences": shown})
+    return sections
+
+
+def over_documents(state: ResearchState) -> bool:
+    """The report's evidence is documents' (a chat is told by its remarks, quoted one by one)."""
+    kinds = [ev["kind"] for ev in state.get("ledger", {}).values()]
+    return bool(kinds) and not any(k in CHAT_KINDS for k in kinds)
+
+
 async def written_sections(
     state: ResearchState,
     answered: list[SubResult],
@@ -253,6 +302,9 @@ async def write_report(
             "budget": {**budget, "tokens_used": budget.get("tokens_used", 0) + tokens},
         }
         summary = f"{len(sections)} sections written ({len(calls)} model calls)"
+    elif over_documents(state):
+        sections = passage_sections(state, answered, titles, words)
+        summary = f"{len(sections)} sections of passages quoted whole"
     else:
         sections, chosen, candidates = quoted_sections(state, answered, titles, words)
         summary = f"{len(sections)} sections, {chosen} quotes of {candidates} candidates"

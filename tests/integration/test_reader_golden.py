@@ -101,3 +101,21 @@ async def test_a_three_part_research_request_gets_a_section_per_part(starlette) 
     assert "## Authentication" in report and "## CORS" in report
     refs = {r["n"]: r["id"] for r in done.values["references"]}
     assert not any("contributing" in i for i in refs.values())  # never a finding
+
+
+async def test_an_offline_report_over_documents_quotes_each_parts_passages_whole(
+    starlette,
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graph.flows import FLOWS
+    from graph.run import run, run_config
+
+    graph = FLOWS["research"].compile(starlette, InMemorySaver())
+    request = "Write a guide on authentication, session cookies and CORS in Starlette"
+    done = await run(graph, {"question": request}, run_config("w"), Context(user="ann"))
+    report = done.values["answer"]
+    cors = report.split("## CORS", 1)[1].split("\n[1]:", 1)[0]
+    # the passage keeps the code its sentence introduces, under its place, cited
+    assert "Middleware(CORSMiddleware" in cors and "```python" in cors
+    assert "middleware › CORSMiddleware" in cors
