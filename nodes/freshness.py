@@ -14,16 +14,11 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from providers.language import MONTHS, alternation, date_in
+from providers.language import MONTHS, alternation, date_in, words
 
 _MONTH = alternation(MONTHS)
 #: Words that announce a change (a new fact replacing an old one).
-CHANGE_WORDS = re.compile(
-    r"\b(?:from|as of|starting|effective|since|moved to|moves to|switched off|switches off|"
-    r"replaces?|replaced|no longer|changed?|changes|up from|down from|instead of|goes live|"
-    r"retired|discontinued|new)\b",
-    re.I,
-)
+CHANGE_WORDS = re.compile(rf"\b(?:{alternation(words('change_words'))})\b", re.I)
 #: A calendar date: "1st November 2026", "Nov. 3", "November 3, 2026", "2026-11-03" (found
 #: here, read by dateutil).
 _DATE = re.compile(

@@ -58,7 +58,7 @@ _TIME = re.compile(
     r"^\s*(?:and\s+)?when\b|\b(?:by|until|till|since|from) when\b|"
     r"\bwhat\s+(?:date|day|time|year|month|week|hour)\b|"
     r"\bwhich\s+(?:date|day|year|month|week)\b|\bhow soon\b|"
-    r"什么时候|何时|哪天|哪一天|几号|几点|哪年|截止",
+    rf"{alternation(words('time_questions', 'zh'))}",
     re.I,
 )
 _PERSON = re.compile(
@@ -75,24 +75,27 @@ _PLACE = re.compile(
 )
 _COMPARISON = re.compile(
     r"\bdifferen(?:ce|ces|t)\s+(?:between|from)\b|\bcompared?\s+(?:to|with)\b|\bcompare\b|"
-    r"\b(?:vs\.?|versus)\s|区别|差别|不同之处|比较",
+    rf"\b(?:vs\.?|versus)\s|{alternation(words('comparison_questions', 'zh'))}",
     re.I,
 )
-_REASON = re.compile(r"^\s*(?:and\s+)?why\b|\bfor what reason\b|为什么|为何|原因", re.I)
+_REASON = re.compile(
+    rf"^\s*(?:and\s+)?why\b|\bfor what reason\b|{alternation(words('reason_questions', 'zh'))}",
+    re.I,
+)
 _STEPS = re.compile(
     r"^\s*(?:and\s+)?how\s+(?:do|can|should|would|to|does\s+one|could)\b|"
     r"\bwhat\s+are\s+the\s+steps\b|\bsteps?\s+(?:to|for)\b|\bwhat\s+should\s+I\s+do\b|"
-    r"如何|怎么|怎样|步骤",
+    rf"{alternation(words('steps_questions', 'zh'))}",
     re.I,
 )
 _YESNO = re.compile(
     r"^\s*(?:and\s+)?(?:is|are|can|could|does|do|did|will|would|should|must|may|has|have|"
-    r"was|were)\b|吗\s*[?？]?\s*$|是否|能否|可否|有没有",
+    rf"was|were)\b|吗\s*[?？]?\s*$|{alternation(words('yesno_questions', 'zh'))}",
     re.I,
 )
 
 _MONTHS = alternation(MONTHS)
-_NUMBER_WORDS = alternation(words("amount_words"))
+_NUMBER_WORDS = alternation(words("amount_words") | words("frequency_words"))
 CARRIES: dict[str, re.Pattern[str]] = {
     "amount": re.compile(
         rf"(?<![A-Za-z/_.-])\d|[$€£¥%]|\b(?:{_NUMBER_WORDS})\b|[一二三四五六七八九十百千万亿两半]",
@@ -119,9 +122,7 @@ CARRIES: dict[str, re.Pattern[str]] = {
         r"[在于到从]",
     ),
     "reason": re.compile(
-        r"\b(?:because|since|as|so|so that|due to|owing to|in order|to avoid|to prevent|"
-        r"otherwise|therefore|thus|hence|reason|risk|allows?|lets?|means?|for)\b|"
-        r"因为|由于|所以|为了|以免|原因",
+        rf"\b(?:{alternation(words('reason_words'))})\b|{alternation(words('reason_words', 'zh'))}",
         re.I,
     ),
 }
@@ -149,8 +150,8 @@ _ASKS_VERSION = re.compile(
 
 #: An amount of money is asked for ("How much does it cost?")…
 _ASKS_MONEY = re.compile(
-    r"\b(?:cost|costs|price|prices|priced|fee|fees|charge|charged|pay|paid|spend|spent|salary|"
-    r"budget|allowance|reimburs\w*|expensive|cheap|money)\b|多少钱|费用|价格|价钱|工资",
+    rf"\b(?:{alternation(words('money_questions'))}|reimburs\w*)\b|"
+    rf"{alternation(words('money_questions', 'zh'))}",
     re.I,
 )
 #: …unless it asks how long, how soon or how many: "How long do I have to ask for
@@ -166,7 +167,7 @@ _MONEY = re.compile(
 #: How often is asked ("How often…", "How many times…"); only then is "once" or "daily" a
 #: count.
 _ASKS_FREQUENCY = re.compile(r"\bhow\s+(?:often|frequently)\b|\btimes\b|频率|多久一次", re.I)
-_FREQUENCY = re.compile(r"\b(?:once|twice|daily|weekly|monthly|yearly|annually)\b", re.I)
+_FREQUENCY = re.compile(rf"\b(?:{alternation(words('frequency_words'))})\b", re.I)
 
 
 @dataclass(frozen=True)
