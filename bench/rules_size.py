@@ -169,7 +169,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, required=True)
     args = parser.parse_args()
     started = time.time()
-    out = {"before": count(rev_sources(args.rev)), "after": count(tree_sources())}
+    out = {
+        "systems": {
+            f"before ({args.rev})": count(rev_sources(args.rev)),
+            "after (working tree)": count(tree_sources()),
+        }
+    }
     write(args.json, {"command": command_line("bench.rules_size", args), **out}, started)
 
 
