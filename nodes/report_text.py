@@ -123,9 +123,9 @@ _WEEKDAYS = alternation(WEEKDAY_NAMES)
 #: When something happened or will: the events a report is made of ("yesterday", "last
 #: Friday", "two weeks ago", "next month", "in May", "2023").
 _WHEN = re.compile(
-    r"\b(?:yesterday|today|tonight|tomorrow|recently|ago|"
-    r"(?:last|next|this|past|coming)\s+(?:week|weekend|month|year|night|summer|winter|spring|"
-    rf"fall|autumn|{_WEEKDAYS}|time)|(?:on|last|next|this)\s+(?:{_WEEKDAYS})|"
+    rf"\b(?:{alternation(words('relative_days'))}|"
+    rf"(?:last|next|this|past|coming)\s+(?:{alternation(words('periods'))}|{_WEEKDAYS})|"
+    rf"(?:on|last|next|this)\s+(?:{_WEEKDAYS})|"
     rf"(?:in|since|until|by)\s+(?:{alternation(MONTH_NAMES)}|\d{{4}})|(?:19|20)\d\d)\b",
     re.I,
 )
@@ -134,8 +134,7 @@ WHEN_WEIGHT = 2.0
 #: Someone saying what they did or will do ("I went", "we've started", "I'm going to").
 _DID = re.compile(
     r"\b(?:i|we)(?:'ve|'m|'ll| have| had| am| will| just| finally| recently)*\s+"
-    r"(?:\w+ed|went|got|began|made|took|bought|won|lost|ran|saw|met|gave|did|had|found|"
-    r"built|wrote|read|left|sold|taught|brought|going to|gonna|planning)\b",
+    rf"(?:\w+ed|{alternation(words('deed_verbs'))})\b",
     re.I,
 )
 #: Weight of a first-person account of a deed, in rare terms.
