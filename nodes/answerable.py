@@ -23,18 +23,12 @@ from typing import NamedTuple
 
 from nodes.extractive import CHAT_KINDS, Quote
 from nodes.needs import NEED_NAMES, Need, needs_of
+from providers.language import words
 from providers.terms import display_words, stem, term_set
 from state.models import Evidence, heading_of
 
 #: Words that name the kind of answer wanted, not what it is about.
-FRAME_WORDS = frozenset(
-    stem(w)
-    for w in """difference differences different differ compare comparison give gives given
-    function functions method methods argument arguments parameter parameters option options
-    setting settings kind kinds type types way ways name names example examples feature
-    features thing things happen happens work works mean means meaning instead exist exists
-    possible able support supports supported consider considered likely""".split()
-)
+FRAME_WORDS = frozenset(stem(w) for w in words("frame_words"))
 #: What follows these is what the question sets aside ("a stream instead of a file").
 _SET_ASIDE = re.compile(
     r"\b(?:instead of|rather than|other than|apart from|except)\s+([^,?.;]+)", re.I

@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import re
 
+from providers.language import alternation, words
 from providers.rerank import Reranker
 from providers.sentences import sentences
 from state.models import Evidence
 
 _AUTHOR = re.compile(r"^([^:\n]{1,60}):\s")
-_FIRST = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|our|us)\b", re.I)
-_SECOND = re.compile(r"\b(?:you|your|yours|yourself|you're|you've|u)\b", re.I)
-_REACTION = re.compile(
-    r"^(?:congrats|congratulations|good luck|well done|so proud|proud of|happy for|that's|"
-    r"that is|sounds|wow|whoa|nice|awesome|great|cool|love|glad)\b",
-    re.I,
-)
+_FIRST = re.compile(rf"\b(?:{alternation(words('first_person'))})\b", re.I)
+_SECOND = re.compile(rf"\b(?:{alternation(words('second_person'))})\b", re.I)
+_REACTION = re.compile(rf"^(?:{alternation(words('reactions'))})\b", re.I)
 #: "Would Melanie enjoy Vivaldi?" asks for a judgement about a person, not what they said.
 _HYPOTHETICAL = re.compile(r"^\s*(?:would|could|might|is it likely)\b", re.I)
 _CAPTION = re.compile(r"^\[[^\]]*\]$")

@@ -4,7 +4,8 @@ Authority ranks sources (knowledge base > documents > messages and notes), but a
 statement that announces a change — "from 1 November …", "moved to …", "switched off on
 30 November", "replaces …", "no longer …" — supersedes an older article once the change has
 taken effect: the article is out of date. A change announced for a later date is upcoming,
-and until then the article still holds. The rule, its words and its dates live here.
+and until then the article still holds. The rule and its words live here; dates are read by
+python-dateutil (``providers.language.date_in``).
 """
 
 from __future__ import annotations
@@ -13,40 +14,18 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-_MONTHS = {
-    m: i
-    for i, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for m in names
-}
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+from providers.language import MONTHS, alternation, date_in, words
+
+_MONTH = alternation(MONTHS)
 #: Words that announce a change (a new fact replacing an old one).
-CHANGE_WORDS = re.compile(
-    r"\b(?:from|as of|starting|effective|since|moved to|moves to|switched off|switches off|"
-    r"replaces?|replaced|no longer|changed?|changes|up from|down from|instead of|goes live|"
-    r"retired|discontinued|new)\b",
+CHANGE_WORDS = re.compile(rf"\b(?:{alternation(words('change_words'))})\b", re.I)
+#: A calendar date: "1st November 2026", "Nov. 3", "November 3, 2026", "2026-11-03" (found
+#: here, read by dateutil).
+_DATE = re.compile(
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH})\.?(?:\s+\d{{4}})?\b|"
+    rf"\b(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b",
     re.I,
 )
-_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH})\.?(?:\s+(\d{{4}}))?\b", re.I)
-_MONTH_DAY = re.compile(
-    rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", re.I
-)
-_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
 
 @dataclass(frozen=True)
@@ -63,21 +42,7 @@ class Change:
 
 def dates_in(text: str, year: int) -> list[dt.date]:
     """Calendar dates written in ``text``; a date without a year is in ``year``."""
-    found: list[dt.date] = []
-    for day, month, y in _DAY_MONTH.findall(text):
-        found += _date(int(y or year), _MONTHS[month.lower()], int(day))
-    for month, day, y in _MONTH_DAY.findall(text):
-        found += _date(int(y or year), _MONTHS[month.lower()], int(day))
-    for y, month, day in _ISO.findall(text):
-        found += _date(int(y), int(month), int(day))
-    return found
-
-
-def _date(year: int, month: int, day: int) -> list[dt.date]:
-    try:
-        return [dt.date(year, month, day)]
-    except ValueError:
-        return []
+    return [d for m in _DATE.finditer(text) if (d := date_in(m.group(0), year)) is not None]
 
 
 def announced_change(text: str, written: str | None) -> Change | None:

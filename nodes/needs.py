@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from providers.language import MONTHS, WEEKDAY_NAMES, alternation, words
 from providers.terms import term_set
 
 #: What each type of need is called when the answer says it is missing.
@@ -44,11 +45,7 @@ NEED_NAMES = {
     "thing": "an answer",
 }
 
-_QUANTITY_NOUNS = (
-    r"price|cost|costs|fee|fees|charge|rate|cap|limit|maximum|minimum|max|min|amount|number|"
-    r"count|size|budget|allowance|percentage|percent|share|discount|salary|total|sum|"
-    r"port|version|duration|length|age|speed|timeout|threshold|quota|capacity"
-)
+_QUANTITY_NOUNS = alternation(words("quantity_nouns"))
 _AMOUNT = re.compile(
     rf"\bhow\s+(?:many|much|long|often|big|large|far|old|quickly|soon|deep(?:ly)?|high|"
     rf"low|fast|frequently)\b|\b(?:what|which)\s+(?:is|are|was|were)?\s*(?:the\s+|a\s+|an\s+)?"
@@ -61,48 +58,44 @@ _TIME = re.compile(
     r"^\s*(?:and\s+)?when\b|\b(?:by|until|till|since|from) when\b|"
     r"\bwhat\s+(?:date|day|time|year|month|week|hour)\b|"
     r"\bwhich\s+(?:date|day|year|month|week)\b|\bhow soon\b|"
-    r"什么时候|何时|哪天|哪一天|几号|几点|哪年|截止",
+    rf"{alternation(words('time_questions', 'zh'))}",
     re.I,
 )
 _PERSON = re.compile(
     r"^\s*(?:and\s+|so\s+|then\s+)?(?:who|whom|whose)\b|\b(?:to|with|by|from)\s+whom\b|"
-    r"\b(?:which|what)\s+(?:person|people|team|teams|group|role|department|manager|"
-    r"owner|contact|colleague)\b|谁|哪位|哪个人|哪个团队|负责人",
+    rf"\b(?:which|what)\s+(?:{alternation(words('person_nouns'))})\b|"
+    rf"{alternation(words('person_questions', 'zh'))}",
     re.I,
 )
 _PLACE = re.compile(
-    r"^\s*(?:and\s+|so\s+|then\s+)?where\b|\b(?:which|what)\s+(?:place|city|country|office|"
-    r"building|floor|room|site|location|address|host|hostname|host\s+name|server|folder|"
-    r"directory|file|url|path)\b|哪里|哪儿|在哪|什么地方|哪个城市|地址",
+    r"^\s*(?:and\s+|so\s+|then\s+)?where\b|"
+    rf"\b(?:which|what)\s+(?:{alternation(words('place_nouns'))})\b|"
+    rf"{alternation(words('place_questions', 'zh'))}",
     re.I,
 )
 _COMPARISON = re.compile(
     r"\bdifferen(?:ce|ces|t)\s+(?:between|from)\b|\bcompared?\s+(?:to|with)\b|\bcompare\b|"
-    r"\b(?:vs\.?|versus)\s|区别|差别|不同之处|比较",
+    rf"\b(?:vs\.?|versus)\s|{alternation(words('comparison_questions', 'zh'))}",
     re.I,
 )
-_REASON = re.compile(r"^\s*(?:and\s+)?why\b|\bfor what reason\b|为什么|为何|原因", re.I)
+_REASON = re.compile(
+    rf"^\s*(?:and\s+)?why\b|\bfor what reason\b|{alternation(words('reason_questions', 'zh'))}",
+    re.I,
+)
 _STEPS = re.compile(
     r"^\s*(?:and\s+)?how\s+(?:do|can|should|would|to|does\s+one|could)\b|"
     r"\bwhat\s+are\s+the\s+steps\b|\bsteps?\s+(?:to|for)\b|\bwhat\s+should\s+I\s+do\b|"
-    r"如何|怎么|怎样|步骤",
+    rf"{alternation(words('steps_questions', 'zh'))}",
     re.I,
 )
 _YESNO = re.compile(
     r"^\s*(?:and\s+)?(?:is|are|can|could|does|do|did|will|would|should|must|may|has|have|"
-    r"was|were)\b|吗\s*[?？]?\s*$|是否|能否|可否|有没有",
+    rf"was|were)\b|吗\s*[?？]?\s*$|{alternation(words('yesno_questions', 'zh'))}",
     re.I,
 )
 
-_MONTHS = (
-    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|jun(?:e)?|jul(?:y)?|aug(?:ust)?|"
-    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
-)
-_NUMBER_WORDS = (
-    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
-    r"forty|fifty|sixty|hundred|thousand|million|billion|dozen|half|once|twice|single|"
-    r"unlimited|no limit|daily|weekly|monthly|yearly|annually"
-)
+_MONTHS = alternation(MONTHS)
+_NUMBER_WORDS = alternation(words("amount_words") | words("frequency_words"))
 CARRIES: dict[str, re.Pattern[str]] = {
     "amount": re.compile(
         rf"(?<![A-Za-z/_.-])\d|[$€£¥%]|\b(?:{_NUMBER_WORDS})\b|[一二三四五六七八九十百千万亿两半]",
@@ -111,22 +104,17 @@ CARRIES: dict[str, re.Pattern[str]] = {
     # a date, a day, a time of day, or a span counted in time units ("within 30 days")
     "time": re.compile(
         rf"\b(?:{_MONTHS})\b|\b(?:19|20)\d\d\b|\b\d{{1,2}}[:.]\d\d\b|\b\d{{1,2}}\s*(?:am|pm)\b|"
-        r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|"
+        rf"\b(?:{alternation(WEEKDAY_NAMES)}|today|tomorrow|"
         r"tonight|yesterday|noon|midnight|weekend|q[1-4])\b|"
-        rf"\b(?:\d+|{_NUMBER_WORDS}|a|an|next|last|this|every|each)\s+(?:\w+\s+)?(?:second|"
-        r"minute|hour|day|week|month|quarter|year)s?\b|\b\d{4}-\d\d-\d\d\b|"
-        r"[0-9一二三四五六七八九十]+\s*(?:年|月|日|号|点|周|天|小时|分钟)",
+        rf"\b(?:\d+|{_NUMBER_WORDS}|a|an|next|last|this|every|each)\s+(?:\w+\s+)?"
+        rf"(?:{alternation(words('time_units'))})s?\b|\b\d{{4}}-\d\d-\d\d\b|"
+        rf"[0-9一二三四五六七八九十]+\s*(?:{alternation(words('time_units', 'zh'))})",
         re.I,
     ),
     # a name (two capitalised words, "Dana Smith"), a chat handle, a speaker, or a role
     "person": re.compile(
-        r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b|@\w|^\s*\w+:\s|\b(?i:director|manager|lead|head|"
-        r"owner|admin|administrator|engineer|developer|officer|team|staff|desk|on-call|chair|"
-        r"president|ceo|cto|cfo|vp|executive|supervisor|coordinator|architect|analyst|"
-        r"specialist|consultant|contractor|employee|member|representative|rep|agent|operator|"
-        r"maintainer|author|reviewer|approver|assistant|secretary|committee|board|department|"
-        r"HR|IT|security|finance|legal|sales|ops|person|colleague|customer|vendor|supplier|"
-        r"partner|nobody|everyone|anyone|someone)s?\b|[人部组长员师]",
+        r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b|@\w|^\s*\w+:\s|"
+        rf"\b(?i:{alternation(words('roles'))})s?\b|{alternation(words('roles', 'zh'))}",
     ),
     "place": re.compile(
         r"(?<=[\w,;:]\s)[A-Z][a-z]+|\b(?:in|at|on|from|to|into|under|near|inside|via)\s+"
@@ -134,9 +122,7 @@ CARRIES: dict[str, re.Pattern[str]] = {
         r"[在于到从]",
     ),
     "reason": re.compile(
-        r"\b(?:because|since|as|so|so that|due to|owing to|in order|to avoid|to prevent|"
-        r"otherwise|therefore|thus|hence|reason|risk|allows?|lets?|means?|for)\b|"
-        r"因为|由于|所以|为了|以免|原因",
+        rf"\b(?:{alternation(words('reason_words'))})\b|{alternation(words('reason_words', 'zh'))}",
         re.I,
     ),
 }
@@ -164,8 +150,8 @@ _ASKS_VERSION = re.compile(
 
 #: An amount of money is asked for ("How much does it cost?")…
 _ASKS_MONEY = re.compile(
-    r"\b(?:cost|costs|price|prices|priced|fee|fees|charge|charged|pay|paid|spend|spent|salary|"
-    r"budget|allowance|reimburs\w*|expensive|cheap|money)\b|多少钱|费用|价格|价钱|工资",
+    rf"\b(?:{alternation(words('money_questions'))}|reimburs\w*)\b|"
+    rf"{alternation(words('money_questions', 'zh'))}",
     re.I,
 )
 #: …unless it asks how long, how soon or how many: "How long do I have to ask for
@@ -173,15 +159,15 @@ _ASKS_MONEY = re.compile(
 _ASKS_COUNT = re.compile(r"\bhow\s+(?:long|soon|often|many|far|old)\b|多久|多长时间|几天", re.I)
 #: …and only money answers it (a currency, or free).
 _MONEY = re.compile(
-    r"[$€£¥₹]|\b(?:usd|eur|gbp|cny|rmb|dollars?|euros?|pounds?|cents?|yuan|free|no\s+charge|"
-    r"no\s+cost)\b|元",
+    rf"[$€£¥₹]|\b(?:{alternation(words('money_words'))})\b|"
+    rf"{alternation(words('money_words', 'zh'))}",
     re.I,
 )
 
 #: How often is asked ("How often…", "How many times…"); only then is "once" or "daily" a
 #: count.
 _ASKS_FREQUENCY = re.compile(r"\bhow\s+(?:often|frequently)\b|\btimes\b|频率|多久一次", re.I)
-_FREQUENCY = re.compile(r"\b(?:once|twice|daily|weekly|monthly|yearly|annually)\b", re.I)
+_FREQUENCY = re.compile(rf"\b(?:{alternation(words('frequency_words'))})\b", re.I)
 
 
 @dataclass(frozen=True)

@@ -22,17 +22,14 @@ from dateutil import parser as dates
 
 from nodes.attribution import about, author_of, spoken
 from nodes.evidence import relevance
+from providers.language import MONTH_NAMES, WEEKDAY_NAMES, alternation, words
 from providers.sentences import sentences
 from providers.terms import STOPWORDS, numbers, term_set
 from state.models import Evidence
 
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")
 #: Words of a request's frame ("write a report on …"), never its subject.
-REQUEST_FRAME = frozenset(
-    "write report reports summary summarise summarize everything know about events life "
-    "work interests plans people close dates conversation give gives where their they the "
-    "with".split()
-)
+REQUEST_FRAME = words("request_frame")
 #: Two quotes sharing this share of their terms say the same thing; the later one is dropped.
 REPEAT_OVERLAP = 0.6
 #: A sentence with fewer distinct content terms says too little to spend words on.
@@ -122,15 +119,14 @@ def inverse_frequencies(passages: list[str]) -> dict[str, float]:
     return {t: math.log((1 + n) / (1 + c)) + 1.0 for t, c in df.items()}
 
 
+_WEEKDAYS = alternation(WEEKDAY_NAMES)
 #: When something happened or will: the events a report is made of ("yesterday", "last
 #: Friday", "two weeks ago", "next month", "in May", "2023").
 _WHEN = re.compile(
-    r"\b(?:yesterday|today|tonight|tomorrow|recently|ago|"
-    r"(?:last|next|this|past|coming)\s+(?:week|weekend|month|year|night|summer|winter|spring|"
-    r"fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday|time)|"
-    r"(?:on|last|next|this)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-    r"(?:in|since|until|by)\s+(?:january|february|march|april|may|june|july|august|september|"
-    r"october|november|december|\d{4})|(?:19|20)\d\d)\b",
+    rf"\b(?:{alternation(words('relative_days'))}|"
+    rf"(?:last|next|this|past|coming)\s+(?:{alternation(words('periods'))}|{_WEEKDAYS})|"
+    rf"(?:on|last|next|this)\s+(?:{_WEEKDAYS})|"
+    rf"(?:in|since|until|by)\s+(?:{alternation(MONTH_NAMES)}|\d{{4}})|(?:19|20)\d\d)\b",
     re.I,
 )
 #: Weight of a time expression, in rare terms.
@@ -138,8 +134,7 @@ WHEN_WEIGHT = 2.0
 #: Someone saying what they did or will do ("I went", "we've started", "I'm going to").
 _DID = re.compile(
     r"\b(?:i|we)(?:'ve|'m|'ll| have| had| am| will| just| finally| recently)*\s+"
-    r"(?:\w+ed|went|got|began|made|took|bought|won|lost|ran|saw|met|gave|did|had|found|"
-    r"built|wrote|read|left|sold|taught|brought|going to|gonna|planning)\b",
+    rf"(?:\w+ed|{alternation(words('deed_verbs'))})\b",
     re.I,
 )
 #: Weight of a first-person account of a deed, in rare terms.

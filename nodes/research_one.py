@@ -22,6 +22,7 @@ from nodes.evidence import relevance
 from nodes.plan_checks import filled
 from nodes.research_events import tell
 from nodes.write_report import quoted_lines
+from providers.language import MONTH_NAMES, WEEKDAY_NAMES
 from providers.pace import fitted_seconds
 from providers.terms import STOPWORDS
 from state.models import Turn
@@ -33,10 +34,8 @@ REPORT_SENTENCES = 8
 REPORT_EVIDENCE = 20
 
 
-_CALENDAR = frozenset(
-    "january february march april may june july august september october november december "
-    "monday tuesday wednesday thursday friday saturday sunday".split()
-)
+#: Month and weekday names, never a bridge name (python-dateutil's).
+_CALENDAR = MONTH_NAMES | WEEKDAY_NAMES
 #: Names a placeholder is filled with ("A or B"): the first is not always the bridge.
 BRIDGE_NAMES = 2
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")

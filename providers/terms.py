@@ -12,26 +12,13 @@ from typing import Any
 
 import snowballstemmer
 
-ENGLISH_STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself
-    yourselves please tell know need want get got use using used also may might must shall
-    let us anyone someone something thing things way new one per every via much many often
-    whose whether exactly currently already toward towards""".split()
-)
+from providers.language import words as words_of
+
+#: English words no answer needs to contain (``providers/language/en.toml``).
+ENGLISH_STOPWORDS = words_of("stopwords", "en")
 #: Chinese function words a question is made of, which no answer needs to contain (jieba's
-#: words: particles, pronouns, question words).
-CJK_STOPWORDS = frozenset(
-    "的 了 是 在 和 与 或 吗 呢 吧 啊 什么 时候 什么时候 怎么 怎样 如何 哪 哪里 哪些 哪个 谁 "
-    "为什么 多少 几 有 有没有 是否 请问 一个 这个 那个 我 你 他 她 它 我们 你们 他们 "
-    "要 会 能 可以 被 把 之 其 也 都 就 而 及 以 于 由 着 过 所 这 那 这些 那些 哪位 哪种 "
-    "哪年 多久 为何 何时".split()
-)
+#: words: particles, pronouns, question words; ``providers/language/zh.toml``).
+CJK_STOPWORDS = words_of("stopwords", "zh")
 #: Words no search matches on and no coverage counts, in either language: the full-text
 #: query, a passage's term coverage and "what is missing" all leave them out.
 STOPWORDS = ENGLISH_STOPWORDS | CJK_STOPWORDS

@@ -40,6 +40,11 @@ def test_dates_are_read_in_the_usual_ways() -> None:
     ]
 
 
+def test_abbreviated_months_are_read_and_an_impossible_date_is_none() -> None:
+    text = "from Sept 9th, Nov. 3, 2027 and 31 February"
+    assert dates_in(text, 2026) == [dt.date(2026, 9, 9), dt.date(2027, 11, 3)]
+
+
 def test_the_newer_fact_takes_the_place_of_the_one_it_makes_out_of_date() -> None:
     from nodes.conflicts import current_first
 
