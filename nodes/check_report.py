@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.plan_gaps import budget_left, gaps_of
+from nodes.plan_research import named_parts, part_title
 from nodes.report_text import attribution, parsed_date, short_date, subject_of
 from nodes.research_events import tell
 from nodes.write_report import normal
@@ -99,28 +100,32 @@ NOTHING_FOR_PART = "Nothing on this was found in the sources you can access"
 def in_plan_order(
     state: ResearchState, written: dict[str, tuple[str, list[str]]]
 ) -> list[tuple[str, list[str]]]:
-    """The written sections, and a section saying so for each asked part nothing answered.
+    """The written sections, and one saying so for each asked part nothing answered.
 
-    A part the request named is a section of the report even when its search found nothing
+    An empty part's section follows the section of the part planned before it. A part the
+    request named is a section of the report even when its search found nothing
     ("timeouts, retries and connection pooling": three sections, one of them perhaps empty,
     and saying so); its gap sub-question's section answers it. Topics found in the sources
-    are not asked for and appear only when written.
+    are not asked for and appear only when written. (A model's edit may have reordered the
+    written sections: that order stands.)
     """
     results = state.get("results", {})
-    out: list[tuple[str, list[str]]] = []
     plan = state["plan"]
+    named = {part_title(p) for p in named_parts(state["question"])}
     answered_by_gap = {s["gap_for"] for s in plan if s.get("gap_for") and s["id"] in written}
-    for sub in state["plan"]:
-        if sub["id"] in written:
-            out.append(written[sub["id"]])
-        elif not sub.get("topic") and not sub.get("gap_for") and sub["id"] not in answered_by_gap:
-            result = results.get(sub["id"])
-            reason = (result["reason"] if result else "") or "nothing relevant was retrieved"
-            title = sub.get("title") or sub["question"]
-            out.append((title, [f"{NOTHING_FOR_PART} ({reason})."]))
-    planned = {s["id"] for s in state["plan"]}
-    out += [w for sid, w in written.items() if sid not in planned]
-    return out
+    order = list(written)
+    for n, sub in enumerate(plan):
+        if sub["id"] in written or sub.get("title") not in named:
+            continue
+        if sub["id"] in answered_by_gap:
+            continue
+        result = results.get(sub["id"])
+        reason = (result["reason"] if result else "") or "nothing relevant was retrieved"
+        title = sub.get("title") or sub["question"]
+        written = {**written, sub["id"]: (title, [f"{NOTHING_FOR_PART} ({reason})."])}
+        before = [s["id"] for s in plan[:n] if s["id"] in order]
+        order.insert(order.index(before[-1]) + 1 if before else 0, sub["id"])
+    return [written[i] for i in order]
 
 
 async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -369,7 +369,7 @@ def test_a_named_part_nothing_answered_is_a_section_that_says_so() -> None:
         ],
         "results": {"q2": {"id": "q2", "status": "failed", "reason": "no passage passed"}},
     }
-    written = {"q3": ("Connection pooling", ["- b [2]"]), "q1": ("Timeouts", ["- a [1]"])}
+    written = {"q1": ("Timeouts", ["- a [1]"]), "q3": ("Connection pooling", ["- b [2]"])}
     sections = in_plan_order(state, written)  # type: ignore[arg-type]
     assert [t for t, _ in sections] == ["Timeouts", "Retries", "Connection pooling"]
     assert sections[1][1] == [f"{NOTHING_FOR_PART} (no passage passed)."]
@@ -378,3 +378,8 @@ def test_a_named_part_nothing_answered_is_a_section_that_says_so() -> None:
     written["g2"] = ("Retry policies", ["- c [3]"])
     titles = [t for t, _ in in_plan_order(state, written)]  # type: ignore[arg-type]
     assert titles == ["Timeouts", "Connection pooling", "Retry policies"]
+    # a model's edit that reordered the written sections stands; the empty part follows the
+    # part planned before it
+    edited = {"q3": written["q3"], "q1": written["q1"]}
+    titles = [t for t, _ in in_plan_order({**state, "plan": state["plan"][:4]}, edited)]  # type: ignore[arg-type]
+    assert titles == ["Connection pooling", "Timeouts", "Retries"]
