@@ -55,7 +55,8 @@ from bench.report import command_line, write
 from bench.runner import GraphRunner, index_runner
 from nodes.extractive import NOTHING_FOUND
 from nodes.grounding import ungrounded
-from nodes.integrate import ATTACHED, KEPT_HELD, RECITED, UNWRAPPED
+from nodes.reader.guard import ATTACHED, KEPT_HELD, RECITED
+from nodes.reader.model import UNWRAPPED
 from providers import pace
 from server.bootstrap import configured_chat
 from server.settings import Settings
