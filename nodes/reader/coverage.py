@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from nodes.answerable import mentions, required_words, subject_part
 from nodes.context import Context
 from nodes.evidence import hop_queries, kept, relevance
+from nodes.reader.answerable import mentions, required_words, subject_part
 from providers.terms import STOPWORDS, coverage, display_words, term_set, terms
 from state.models import READ_WHOLE_KINDS, Evidence
 from state.schemas import SearchState, Verdict

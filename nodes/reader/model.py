@@ -18,7 +18,6 @@ from nodes.context import Context
 from nodes.decisions import AnswerReview, EvaluateDecision, Grades
 from nodes.evidence import by_authority, kept
 from nodes.llm import Decision, decide
-from nodes.needs import describe_needs
 from nodes.prompting import (
     CITATION,
     conversation_of,
@@ -29,6 +28,7 @@ from nodes.prompting import (
 from nodes.prompts import FORCED_NOTE, INTEGRATE_PROMPT
 from nodes.reader.base import Grading, Judged, Reply, Review, Written
 from nodes.reader.guard import guard_reply
+from nodes.reader.needs import describe_needs
 from nodes.reader.offline import OfflineReader
 from nodes.services import Services, node_name
 from nodes.writing import images_in_budget, stream_reply, with_images
@@ -64,7 +64,7 @@ def echoes_instructions(answer: str, prompt: str) -> str | None:
 
 
 def passages_of(shown: list[Evidence], dated: bool = True) -> dict[str, str]:
-    """What the model was shown of each passage, by source id (for ``nodes.grounding``).
+    """What the model was shown of each passage, by source id (for ``nodes.reader.grounding``).
 
     The passage's date is shown as ISO; a model may write it out ("2 April 2026"). It is
     when the passage was written, not a date the passage gives (``dated=False``).

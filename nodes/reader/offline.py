@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nodes.answerable import Judgement, judge_quotes, mentions, required_words, subject_part
 from nodes.attribution import wrong_person
 from nodes.conflicts import current_first, find_conflicts
 from nodes.context import Context
 from nodes.evidence import relevance
-from nodes.extractive import (
+from nodes.reader.answerable import Judgement, judge_quotes, mentions, required_words, subject_part
+from nodes.reader.base import Judged, Reply, Review, Written
+from nodes.reader.coverage import coverage_verdict
+from nodes.reader.extractive import (
     CHAT_KINDS,
     EXTRACTIVE_HEADER,
     NOTHING_FOUND,
@@ -25,9 +27,7 @@ from nodes.extractive import (
     extractive_answer,
     extractive_body,
 )
-from nodes.needs import needs_of
-from nodes.reader.base import Judged, Reply, Review, Written
-from nodes.reader.coverage import coverage_verdict
+from nodes.reader.needs import needs_of
 from nodes.reader.passages import MAX_REPLY_CHARS, answer_reply, closest, passages_reply
 from nodes.reader.quote_verdict import judged_verdict
 from nodes.services import Services

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from nodes.extractive import CHAT_KINDS, Quote
-from nodes.needs import NEED_NAMES, Need, needs_of
+from nodes.reader.extractive import CHAT_KINDS, Quote
+from nodes.reader.needs import NEED_NAMES, Need, needs_of
 from providers.terms import display_words, stem, term_set
 from state.models import Evidence, heading_of
 
