@@ -32,7 +32,7 @@ from typing import Any
 from bench.answers import CITATION, normal
 from bench.report import command_line, write
 from bench.runner import index_runner
-from nodes.extractive import NOTHING_FOUND
+from nodes.reader.extractive import NOTHING_FOUND
 from providers.embeddings import load_embedder
 from sources.base import User
 from sources.embedded import EmbeddedIndex

@@ -39,6 +39,7 @@ from bench.runner import index_runner
 from nodes import integrate as integrate_module
 from nodes.context import Context
 from nodes.prompting import cited_ids, repair_citations
+from nodes.reader import model as model_reader
 from server.bootstrap import configured_chat
 from server.settings import Settings
 from sources.base import User
@@ -50,20 +51,20 @@ _REPLAY: dict[str, str] | None = (
     if os.environ.get("REPLAY")
     else None
 )
-_stream = integrate_module.stream_answer
+_stream = model_reader.stream_reply
 
 
-async def _recorded(*args: Any, **kwargs: Any) -> tuple[str, int, str]:
+async def _recorded(*args: Any, **kwargs: Any) -> tuple[str, int, str, str]:
     if _REPLAY is not None:
-        body, tokens, served = _REPLAY[_RAW["_id"]], 1, "replayed"
+        body, tokens, served, finish = _REPLAY[_RAW["_id"]], 1, "replayed", "stop"
     else:
-        body, tokens, served = await _stream(*args, **kwargs)
+        body, tokens, served, finish = await _stream(*args, **kwargs)
     _RAW["body"] = body
-    return body, tokens, served
+    return body, tokens, served, finish
 
 
 async def main(data: Path, ids: list[str], out_path: Path) -> None:
-    integrate_module.stream_answer = _recorded  # type: ignore[assignment]
+    model_reader.stream_reply = _recorded  # type: ignore[assignment]
     qs = [json.loads(line) for line in (data / "questions.jsonl").open() if line.strip()]
     qs = [q for q in qs if ids == ["all"] or q["_id"] in ids or q.get("half") in ids]
     if _REPLAY is not None:

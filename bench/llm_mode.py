@@ -22,7 +22,7 @@ For the LLM answers:
   every passage the answer cites). Numbers are digit runs; names are capitalised words not
   opening a sentence, ``code`` spans and snake_case words; the question's own words are not
   counted. The extractive answers, quotes by construction, are checked the same way. The
-  product holds a model's answer to this rule (``nodes.grounding``: ``integrate`` writes the
+  product holds a model's answer to this rule (``nodes.reader.grounding``: ``integrate`` writes the
   quotes instead), so what this counts is what slips past; integrate's ``degraded`` calls
   count how often the guard fired, ``answers_with_citations_attached`` how often a reply
   that cited nothing was shown citing the passages that hold it, and
@@ -53,9 +53,10 @@ from bench import paraphrase as paraphrase_bench
 from bench.answers import CITATION, SOURCE, build
 from bench.report import command_line, write
 from bench.runner import GraphRunner, index_runner
-from nodes.extractive import NOTHING_FOUND
-from nodes.grounding import ungrounded
-from nodes.integrate import ATTACHED, KEPT_HELD, RECITED, UNWRAPPED
+from nodes.reader.extractive import NOTHING_FOUND
+from nodes.reader.grounding import ungrounded
+from nodes.reader.guard import ATTACHED, KEPT_HELD, RECITED
+from nodes.reader.model import UNWRAPPED
 from providers import pace
 from server.bootstrap import configured_chat
 from server.settings import Settings
@@ -72,7 +73,7 @@ SETS = {
 def unsupported(answer: str, question: str, passages: dict[str, str]) -> list[str]:
     """Sentences of ``answer`` stating a number or name that their cited passages lack.
 
-    The rule is the product's own (``nodes.grounding``), applied to every final answer.
+    The rule is the product's own (``nodes.reader.grounding``), applied to every final answer.
     """
     if answer.startswith(NOTHING_FOUND):
         return []  # a refusal states nothing of the sources

@@ -33,7 +33,7 @@ from bench.metrics import (
 )
 from bench.report import command_line, write
 from bench.runner import doc_ranking, install, stage_latency
-from nodes.extractive import NOTHING_FOUND
+from nodes.reader.extractive import NOTHING_FOUND
 from providers.embeddings import EMBEDDING_MODELS
 
 KS = (5, 10)

@@ -31,7 +31,7 @@ from typing import Any
 from bench.answers import CITATION, SOURCE, build, normal
 from bench.report import command_line, write
 from bench.runner import GraphRunner, index_runner
-from nodes.extractive import NOTHING_FOUND
+from nodes.reader.extractive import NOTHING_FOUND
 from server.bootstrap import build_services
 from server.settings import Settings
 from sources.base import User

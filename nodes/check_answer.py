@@ -1,7 +1,8 @@
 """``check_answer``: prove every citation, separately from writing the answer.
 
 A citation that names no retrieved evidence is removed from the answer and the run gets one
-more round while budget lasts; in LLM mode the model also checks that claims are supported.
+more round while budget lasts; the reader then reviews the answer's support
+(``Reader.check``: the model in LLM mode; the offline reader quotes, so it has nothing to add).
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from urllib.parse import quote
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
-from nodes.decisions import AnswerReview
 from nodes.evidence import kept
-from nodes.llm import decide
-from nodes.prompting import CITATION, cited_ids, render_evidence
-from nodes.services import Services, chat_model_for, node_name, now
+from nodes.prompting import CITATION, cited_ids
+from nodes.reader import reader_for
+from nodes.services import Services, node_name, now
 from state.budget import exhausted, spend
 from state.events import node_event
 from state.models import Citation, Evidence, ModelCall
@@ -78,22 +78,14 @@ async def check_answer(
         ok, reason = False, "the answer cites no source"
     tokens = 0
     calls: list[ModelCall] = []
-    model = chat_model_for(services, state)
-    if ok and model is not None and not nothing:
-        prompt = ctx.check_answer_prompt.format(
-            question=state["question"],
-            answer=answer,
-            sources=render_evidence([evidence[c] for c in cited_ids(answer)], 800),
-        )
-        outcome = await decide(node_name("check_answer"), model, prompt, AnswerReview)
-        tokens = outcome.tokens
-        calls.append(outcome.call)
-        review = outcome.value
-        if review is None:
-            reason += " (support review skipped: model unavailable)"
-        elif not (review.supported and review.definitive):
-            ok = False
-            reason = "; ".join(review.problems) or "the answer is not supported or definitive"
+    if ok and not nothing:
+        reader = reader_for(services, state, ctx)
+        sources = [evidence[c] for c in cited_ids(answer)]
+        review = await reader.check(state["question"], answer, sources)
+        tokens, calls = review.tokens, review.calls
+        if review.problem is not None:
+            ok, reason = False, review.problem
+        reason += review.note
     budget = spend(state["budget"], now=now(), tokens=tokens, bad_attempts=0 if ok else 1)
     final = ok or exhausted(budget) is not None
     check: AnswerCheck = {"ok": ok, "unknown_citations": unknown, "reason": reason}

@@ -1,136 +1,26 @@
 """``evaluate``: is the evidence relevant, complete and fresh enough? Answer, read, or search.
 
-Extractive mode decides by coverage: the share of the question's terms found in the kept
-evidence. LLM mode asks the model for a structured verdict and falls back to coverage.
+The reader judges (``Reader.judge``: word coverage offline, a structured verdict from the
+model in LLM mode); this node keeps the flow's rules: pages a web result points to and pages
+the question names are read first, the verdict holds only the steps this flow has, and the
+round is counted against the budget.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.answerable import mentions, required_words, subject_part
 from nodes.context import Context
-from nodes.decisions import EvaluateDecision
-from nodes.evidence import by_authority, hop_queries, kept, relevance
-from nodes.llm import decide
-from nodes.needs import describe_needs
-from nodes.prompting import render_evidence
-from nodes.quote_verdict import judged_verdict
+from nodes.evidence import kept, relevance
 from nodes.read_documents import typed_urls
-from nodes.services import Services, chat_model_for, node_name, now
-from providers.terms import STOPWORDS, coverage, display_words, term_set, terms
+from nodes.reader import reader_for
+from nodes.services import Services, node_name, now
 from state.budget import exhausted, spend
 from state.events import node_event
-from state.models import READ_WHOLE_KINDS, Evidence, ModelCall, is_pointer
+from state.models import is_pointer
 from state.schemas import SearchState, Verdict
-
-
-def missing_words(question: str, evidence: list[Evidence]) -> list[str]:
-    """Question words (original case) that no kept evidence mentions.
-
-    Words that only frame the question ("difference", "type") are never missing; a word
-    sharing its first letters with one the evidence uses ("musicians"/"music") is not.
-    """
-    seen: set[str] = set()
-    for ev in evidence:
-        seen |= term_set(f"{ev['title']} {ev['snippet']}")
-    return [w for w in required_words(question) if not mentions(w, seen)]
-
-
-def stale_replacements(state: SearchState, evidence: list[Evidence]) -> list[str]:
-    """Doc ids that replace deprecated evidence and have not been found or read yet."""
-    have = {ev["doc_id"] for ev in evidence} | set(state.get("documents_read", []))
-    wanted = [
-        ev["superseded_by"]
-        for ev in evidence
-        if ev["deprecated"] and ev["superseded_by"] and ev["superseded_by"] not in have
-    ]
-    return list(dict.fromkeys(wanted))
-
-
-#: A capitalised word; inner full stops stay ("St.Louis"), a final one ends the sentence.
-_WORD = r"[A-Z][\w'’-]*(?:\.[\w'’-]+)*"
-#: Initials ("J. K.") belong to the name that follows them.
-_INITIALS = r"(?:[A-Z]\.\s*)*"
-#: Capitalised words in a row, through "of", "the", "de"…; never across a sentence's end
-#: ("…born in Paris. The film…" names Paris, not "Paris. The").
-_NAME = re.compile(
-    rf"\b({_INITIALS}{_WORD}(?:\s+(?:(?:of|the|de|von|van|and|&)\s+)?{_INITIALS}{_WORD})*)"
-)
-
-
-#: Any run of capitalised words, across sentence ends (what a chat message's bridge follows).
-_CAPITALISED = re.compile(
-    r"\b([A-Z][\w'’.-]+(?:\s+(?:of|the|de|von|van|and|&)?\s*[A-Z][\w'’.-]+)*)"
-)
-
-
-def bridge_names(ev: Evidence) -> list[str]:
-    """What a bridge search may follow from a piece of evidence, by its source kind.
-
-    A document's passage: its names (:func:`names_in`). A chat message: every capitalised
-    run in its title and text — the speaker, the month it was said, a name — each searched
-    with the whole question, which works as one more variant of it: following only the
-    message's names cost LoCoMo recall@5 0.657 → 0.636.
-    """
-    if ev["kind"] in READ_WHOLE_KINDS:
-        return names_in(ev["title"], ev["snippet"])
-    return [n.rstrip(".") for n in _CAPITALISED.findall(f"{ev['title']}. {ev['snippet']}")]
-
-
-def names_in(title: str, text: str) -> list[str]:
-    """The names a passage holds: its title, and capitalised words in its text.
-
-    A lone capitalised word that only ever opens a sentence ("Located", "Born") is left out:
-    its capital says nothing; a name shows its capital mid-sentence too, or has several words.
-    """
-    found: dict[str, bool] = {title: True} if _NAME.fullmatch(title) else {}
-    for match in _NAME.finditer(text):
-        name = match.group(1)
-        before = text[: match.start()].rstrip()
-        opens = not before or before[-1] in '.!?:"“'
-        found[name] = found.get(name, False) or not opens or " " in name
-    return [name for name, named in found.items() if named]
-
-
-def bridge_questions(state: SearchState, evidence: list[Evidence], limit: int = 2) -> list[str]:
-    """Multi-hop bridges: names in the best evidence the question does not mention.
-
-    A document's passage states facts about what it names, so a name from one is joined to
-    the rest of the question: the question's words the passage does not hold (``Theresa
-    Connelly born`` for "Where was the director of Polish Wedding born?" once a passage says
-    Polish Wedding's director is Theresa Connelly), or all of them when it holds them all.
-    A chat message is one remark, not a statement of what the question asks: a name from one
-    is joined to all the question's words (the rest alone lost LoCoMo recall@5 0.657 → 0.641
-    while it raised MuSiQue all-supporting@5 0.21 → 0.28).
-    """
-    asked = term_set(state["question"])
-    shown = display_words(state["question"])
-    # After a bridge round the chain goes on from what its hops found (the third hop's name
-    # is in the second hop's passage, which the question's own wording ranks low); the names
-    # they followed are known by now.
-    hops = hop_queries(state)
-    followed = [ev for ev in evidence if set(ev["queries"]) & hops]
-    for hop in hops:
-        asked = asked | term_set(hop)
-    counts: dict[str, float] = {}
-    rest: dict[str, list[str]] = {}
-    for ev in sorted(followed or evidence, key=relevance, reverse=True)[:3]:
-        text = f"{ev['title']}. {ev['snippet']}"
-        said = term_set(text)
-        for name in bridge_names(ev):
-            if term_set(name) & asked or name.lower() in STOPWORDS or len(name) < 3:
-                continue
-            counts[name] = counts.get(name, 0.0) + relevance(ev)
-            unsaid = [w for w in shown if not term_set(w) <= said]
-            rest.setdefault(name, unsaid if ev["kind"] in READ_WHOLE_KINDS and unsaid else shown)
-    names = sorted(counts, key=lambda n: -counts[n])[:limit]
-    tried = {q.lower() for q in state.get("tried_queries", [])}
-    wanted = (f"{name} {' '.join(rest[name])}" for name in names)
-    return [q for q in wanted if q.lower() not in tried]
 
 
 def unread_pointers(state: SearchState) -> list[str]:
@@ -142,75 +32,6 @@ def unread_pointers(state: SearchState) -> list[str]:
         reverse=True,
     )
     return list(dict.fromkeys(ev["doc_id"] for ev in pointers if ev["doc_id"] not in read))
-
-
-def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
-    """The extractive decision: coverage of question terms, freshness, unread documents."""
-    evidence = kept(state.get("evidence", []))
-    qterms = terms(subject_part(state["question"]))  # who asks for an overview is no term
-    text_terms: set[str] = set()
-    for ev in evidence:
-        text_terms |= term_set(f"{ev['title']} {ev['snippet']}")
-    cov = round(coverage(qterms, text_terms), 3)
-    missing = missing_words(state["question"], evidence)
-    verdict: Verdict = {
-        "action": "answer",
-        "reason": "",
-        "coverage": cov,
-        "missing": missing,
-        "read_doc_ids": [],
-        "gap_questions": [],
-    }
-    replacements = stale_replacements(state, evidence)
-    if replacements:
-        verdict |= {
-            "action": "read",
-            "read_doc_ids": replacements[: ctx.max_documents_per_read],
-            "reason": "a deprecated document was found; reading its newer version",
-        }
-        return verdict
-    if evidence and cov >= ctx.coverage_threshold:
-        bridges = (
-            bridge_questions(state, evidence)
-            if state["budget"]["rounds"] <= ctx.bridge_rounds
-            else []
-        )
-        if bridges:
-            verdict |= {
-                "action": "search",
-                "gap_questions": bridges,
-                "reason": f"evidence covers {cov:.0%}; following the names it mentions "
-                f"(bridge round) before answering",
-            }
-            return verdict
-        verdict["reason"] = f"evidence covers {cov:.0%} of the question"
-        return verdict
-    read = set(state.get("documents_read", []))
-    unread = [
-        ev["doc_id"]
-        for ev in sorted(evidence, key=relevance, reverse=True)
-        if ev["doc_id"] not in read and ev["kind"] in READ_WHOLE_KINDS
-    ]
-    unread = list(dict.fromkeys(unread))[: ctx.max_documents_per_read]
-    if unread:
-        verdict |= {
-            "action": "read",
-            "read_doc_ids": unread,
-            "reason": f"evidence covers {cov:.0%}; reading the best documents in full",
-        }
-        return verdict
-    gaps = (
-        [" ".join(missing)]
-        if missing and len(missing) < len(display_words(state["question"]))
-        else []
-    )
-    verdict |= {
-        "action": "search",
-        "gap_questions": gaps,
-        "reason": f"evidence covers {cov:.0%}; searching again"
-        + (f" for: {', '.join(missing)}" if missing else ""),
-    }
-    return verdict
 
 
 ACTIONS = frozenset({"answer", "read", "search"})
@@ -238,47 +59,8 @@ async def evaluate(
 ) -> dict[str, Any]:
     """Decide what to do next, and count rounds that brought nothing new."""
     ctx = runtime.context
-    model = chat_model_for(services, state)
-    verdict = coverage_verdict(state, ctx)
-    if model is None and verdict["action"] != "read" and ctx.bridge_rounds == 0:
-        verdict = await judged_verdict(state, ctx, services, verdict)
-    tokens = 0
-    calls: list[ModelCall] = []
-    strategy = "coverage"
-    if model is not None and not (
-        verdict["action"] == "read"
-        and verdict["read_doc_ids"]
-        and verdict["reason"].startswith("a deprecated")
-    ):
-        evidence = by_authority(kept(state.get("evidence", [])))[:12]
-        prompt = ctx.evaluate_prompt.format(
-            question=state["question"],
-            needs=describe_needs(state["question"]),
-            evidence=render_evidence(evidence, 600) or "none",
-            read=", ".join(state.get("documents_read", [])) or "none",
-            max_read=ctx.max_documents_per_read,
-        )
-        outcome = await decide(node_name("evaluate"), model, prompt, EvaluateDecision)
-        tokens = outcome.tokens
-        calls.append(outcome.call)
-        decision = outcome.value
-        if decision is None:
-            strategy = "coverage (model unavailable)"
-        else:
-            # a document read already is not read again: Qwen 1.5B asked for the same one
-            # 22 times in a row, until the run's time was spent
-            unread = {ev["doc_id"] for ev in evidence} - set(state.get("documents_read", []))
-            verdict |= {
-                "action": decision.action,
-                "reason": decision.reason,
-                "read_doc_ids": [d for d in decision.read_doc_ids if d in unread][
-                    : ctx.max_documents_per_read
-                ],
-                "gap_questions": decision.gap_questions,
-            }
-            if verdict["action"] == "read" and not verdict["read_doc_ids"]:
-                verdict["action"] = "search"
-            strategy = "llm"
+    judged = await reader_for(services, state, ctx).judge(state)
+    verdict, tokens, calls, strategy = judged.verdict, judged.tokens, judged.calls, judged.strategy
     pointers = unread_pointers(state)
     if pointers and verdict["action"] == "answer":  # a search engine's snippet is no evidence
         verdict |= {

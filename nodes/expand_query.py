@@ -14,10 +14,10 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.decisions import QueryVariants
-from nodes.evaluate import bridge_questions
 from nodes.evidence import kept, relevance
 from nodes.llm import decide
 from nodes.prompting import conversation_of
+from nodes.reader.coverage import bridge_questions
 from nodes.services import Services, chat_model_for, node_name, now
 from providers.embeddings import Embedder, aembed_queries
 from providers.terms import STOPWORDS, display_words, stem, term_set

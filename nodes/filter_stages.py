@@ -7,18 +7,15 @@ score on the evidence and its count in the round's log. A flow can compose its o
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from nodes.context import Context
-from nodes.decisions import Grades
 from nodes.evidence import hop_queries, lifted
-from nodes.llm import Decision, decide
-from nodes.services import Services, chat_model_for, node_name
+from nodes.reader import reader_for
+from nodes.services import Services, node_name
 from providers import pace
-from providers.chat import ChatModel
 from providers.rerank import Reranker, rerank_with_meaning
 from providers.terms import term_set
 from state.models import Evidence, Hit, ModelCall
@@ -149,35 +146,6 @@ def grading_timeout(ctx: Context, model_name: str | None, candidates: int) -> fl
     )
 
 
-async def grade(
-    model: ChatModel, question: str, ctx: Context, candidates: list[Evidence], timeout: float
-) -> tuple[dict[str, float] | None, int, list[ModelCall]]:
-    """LLM relevance grades per ``source_id``, in batches of ``grading_batch_size``.
-
-    ``None`` when any batch could not be graded (the rerank result then stands).
-    """
-
-    async def one(batch: list[Evidence]) -> Decision[Grades]:
-        passages = "\n".join(
-            f'<passage id="{ev["source_id"]}">{ev["title"]}: {ev["snippet"][:800]}</passage>'
-            for ev in batch
-        )
-        prompt = ctx.grade_prompt.format(question=question, passages=passages)
-        return await decide(node_name("filter_results"), model, prompt, Grades)
-
-    size = max(1, ctx.grading_batch_size)
-    batches = [candidates[i : i + size] for i in range(0, len(candidates), size)]
-    results = await asyncio.wait_for(asyncio.gather(*(one(b) for b in batches)), timeout=timeout)
-    grades: dict[str, float] = {}
-    tokens = sum(r.tokens for r in results)
-    calls = [r.call for r in results]
-    for result in results:
-        if result.value is None:
-            return None, tokens, calls
-        grades.update({g.id: g.score for g in result.value.grades})
-    return grades, tokens, calls
-
-
 def fastpass(r: Round) -> list[Evidence] | None:
     """A few strong hits kept untouched (zero extra latency), or ``None``."""
     ctx, candidates = r.ctx, r.candidates
@@ -244,35 +212,22 @@ async def rerank_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
 
 
 async def grade_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
-    """LLM grading (LLM mode only), batched, with a timeout; degrades to the pool as it is."""
+    """The reader's grades (LLM mode only), with a timeout; degrades to the pool as it is."""
     ctx = r.ctx
-    model = chat_model_for(r.services, r.state)
-    if not ctx.grading_enabled or not pool or model is None:
+    if not ctx.grading_enabled or not pool:
         return pool
+    reader = reader_for(r.services, r.state, ctx)
     timeout = grading_timeout(ctx, r.state.get("model"), len(pool))
-    try:
-        grades, tokens, calls = await grade(model, r.state["question"], ctx, pool, timeout)
-    except TimeoutError:
-        grades, tokens, r.log["grade_error"] = None, 0, "timed out"
-        if name := r.state.get("model"):  # a call took at least its share: the next gets more
-            per_call = timeout / grading_batches(ctx, len(pool))
-            pace.at_least(name, per_call, node_name("filter_results"))
-        calls = [
-            {
-                "node": node_name("filter_results"),
-                "model": "none",
-                "outcome": "degraded",
-                "detail": f"grading timed out after {timeout:.1f} s",
-                "tokens": 0,
-            }
-        ]
-    r.tokens += tokens
-    r.calls += calls
-    if grades is None:
-        r.log.setdefault("grade_error", "model unavailable")
+    graded = await reader.grade(r.state["question"], pool, timeout)
+    if graded is None:  # this reader does not grade (offline)
+        return pool
+    r.tokens += graded.tokens
+    r.calls += graded.calls
+    if graded.grades is None:
+        r.log["grade_error"] = graded.error or "model unavailable"
         return pool
     for ev in pool:
-        ev["scores"]["grade"] = grades.get(ev["source_id"], 0.0)
+        ev["scores"]["grade"] = graded.grades.get(ev["source_id"], 0.0)
     pool = [ev for ev in pool if ev["scores"]["grade"] >= ctx.grading_min_score]
     for ev in pool:
         ev["kept_by"] = "grade"

@@ -21,7 +21,7 @@ from nodes.attribution import author_of
 from nodes.conflicts import find_conflicts
 from nodes.context import Context
 from nodes.evidence import relevance
-from nodes.extractive import CHAT_KINDS
+from nodes.reader.extractive import CHAT_KINDS
 from nodes.reader.passages import excerpt, where
 from nodes.reader.tables import boilerplate
 from nodes.report_text import (

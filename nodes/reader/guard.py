@@ -5,7 +5,7 @@ What a program can check exactly, and nothing else:
 - a citation names evidence the model was shown (``check_answer`` sends a reply citing
   anything else back for another round, and strips such citations when the budget is spent);
 - a number, date, identifier, code span or name stated in a sentence appears in the passage
-  that sentence cites (``nodes.grounding.claims_of``) — else that sentence is dropped and the
+  that sentence cites (``nodes.reader.grounding.claims_of``) — else that sentence is dropped and the
   reply says what was dropped;
 - a reply that is empty, cut off, only citations, a copy of its prompt, or cites nothing a
   shown passage holds is not shown as an answer (the offline reader's reply is, instead).
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 
-from nodes.grounding import attach_citations, claims_of, keep_held, recite
-from nodes.needs import REFUSAL
 from nodes.prompting import CITATION, cited_ids
 from nodes.reader.base import Reply
+from nodes.reader.grounding import attach_citations, claims_of, keep_held, recite
+from nodes.reader.needs import REFUSAL
 
 #: a letter or a digit: a reply that has none besides its citations says nothing
 #: (golden cases: test_reader.py::test_a_bare_value_cited_is_an_answer, …_only_citations…)

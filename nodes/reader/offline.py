@@ -1,14 +1,43 @@
-"""When the offline reader is sure enough to answer, rather than show passages."""
+"""The offline reader (extractive mode), and when it is sure enough to answer.
+
+``OfflineReader`` judges by the question's words and the quotes an answer would give; it
+answers with cited sentences only when it is sure (``sure``), and otherwise shows the closest
+passages whole.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from nodes.attribution import wrong_person
+from nodes.conflicts import current_first, find_conflicts
+from nodes.context import Context
 from nodes.evidence import relevance
-from nodes.extractive import CHAT_KINDS, EXTRACTIVE_HEADER, NOTHING_FOUND, Quote, extractive_body
-from nodes.reader.base import Reply
+from nodes.reader.answerable import Judgement, judge_quotes, mentions, required_words, subject_part
+from nodes.reader.base import Judged, Reply, Review, Written
+from nodes.reader.coverage import coverage_verdict
+from nodes.reader.extractive import (
+    CHAT_KINDS,
+    EXTRACTIVE_HEADER,
+    NOTHING_FOUND,
+    Quote,
+    extractive_answer,
+    extractive_body,
+)
+from nodes.reader.needs import needs_of
 from nodes.reader.passages import MAX_REPLY_CHARS, answer_reply, closest, passages_reply
-from state.models import Evidence
+from nodes.reader.quote_verdict import judged_verdict
+from nodes.services import Services
+from nodes.services import today as today_utc
+from providers.terms import term_set
+from state.models import Conflict, Evidence
+from state.schemas import SearchState, Verdict
+
+if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
 
 
 def sure(scored: list[Quote], nothing: bool) -> bool:
@@ -91,3 +120,146 @@ def fitting(lines: list[str], limit: int = MAX_REPLY_CHARS - 300) -> list[str]:
             break
         out.append(line)
     return out
+
+
+def about_what_is_asked(question: str, quote: Quote, ctx: Context) -> bool:
+    """A quote names at least half of what the question is about, or means it.
+
+    Two sources disagreeing on the meal allowance are no answer to "What is the parking
+    allowance for visitors?": "allowance" is one of its three subject words.
+    """
+    words = required_words(subject_part(question))
+    seen = term_set(f"{quote.evidence['title']} {quote.sentence}")
+    named = sum(mentions(w, seen) for w in words)
+    return 2 * named >= len(words) or (quote.pulled and quote.meaning >= ctx.meaning_min_score)
+
+
+@dataclass
+class Draft:
+    """What the offline reader makes of a pool: its quotes, how they answer, its reply."""
+
+    reply: Reply
+    scored: list[Quote]
+    """The quotes, best first."""
+    relevant: list[tuple[str, Evidence]]
+    """The relevant sentences, each with its passage."""
+    conflicts: list[Conflict]
+    gaps: list[str]
+    """What the question asks that no quote says."""
+    nothing_answers: bool
+    by_meaning: bool
+    today: dt.date
+
+
+class OfflineReader:
+    """The reader of extractive mode: no model; quotes when sure, the closest passages else."""
+
+    def __init__(self, services: Services, ctx: Context) -> None:
+        self.services = services
+        self.ctx = ctx
+
+    async def grade(self, question: str, passages: list[Evidence], timeout: float) -> None:
+        """The offline reader does not grade: the reranker's scores stand."""
+        return None
+
+    def coverage(self, state: SearchState) -> Verdict:
+        """The verdict of word coverage (``nodes.reader.coverage``)."""
+        return coverage_verdict(state, self.ctx)
+
+    async def judge(self, state: SearchState) -> Judged:
+        """Word coverage, corrected by what the quotes an answer would give answer.
+
+        With bridge rounds on (multi-hop questions), the answer's words are not the
+        question's: coverage alone decides.
+        """
+        verdict = self.coverage(state)
+        if verdict["action"] != "read" and self.ctx.bridge_rounds == 0:
+            verdict = await judged_verdict(state, self.ctx, self.services, verdict)
+        return Judged(verdict, "coverage")
+
+    async def draft(self, state: SearchState, pool: list[Evidence]) -> Draft:
+        """The quotes from ``pool``, how they answer, the conflicts among them, and the reply."""
+        ctx, question = self.ctx, state["question"]
+        lines, relevant, scored = await extractive_answer(state, ctx, pool, self.services)
+        quoted = [(q.sentence, q.evidence) for q in scored]
+        # With bridge rounds on, questions are multi-hop: the answer's words are not the
+        # question's, so quotes are not judged by them.
+        judged = (
+            Judgement([], False, False)
+            if ctx.bridge_rounds > 0
+            else judge_quotes(question, scored, ctx.meaning_min_score)
+        )
+        gaps, nothing_answers = judged.gaps, judged.nothing
+        today = today_utc()
+        conflicts = find_conflicts(relevant, today)
+        # Sources that disagree on what was asked: that is the answer (newest fact first), not
+        # "found nothing" beside it. On what was asked: one side is among the best quotes, is
+        # about the question's subject and carries what its typed needs ask for (an amount…).
+        needs = needs_of(question)
+        about = {q.sentence for q in scored if about_what_is_asked(question, q, ctx)}
+        disputed = any(
+            claim["text"] in about and all(n.carried_by(claim["text"]) for n in needs)
+            for c in conflicts
+            for claim in c["claims"]
+        )
+        if disputed:
+            gaps, nothing_answers = [], False
+        lines = current_first(lines, conflicts)
+        reply = offline_reply(lines, quoted, scored, pool, nothing_answers, disputed, relevant)
+        return Draft(
+            reply, scored, relevant, conflicts, gaps, nothing_answers, judged.by_meaning, today
+        )
+
+    async def finish(
+        self,
+        state: SearchState,
+        draft: Draft,
+        pool: list[Evidence],
+        notes: list[str],
+        unanswered: list[str],
+    ) -> Written:
+        """The drafted reply with what goes beside it: notes, and what is missing.
+
+        A reply that does not answer never lists the question's own words as what is
+        missing; the quotes' gaps are more precise than word coverage.
+        """
+        body, status = draft.reply.body, draft.reply.status
+        # what follows is said of a reply that does not answer
+        nothing_answers = draft.nothing_answers or status != "answered"
+        if notes and not nothing_answers:  # conflicts travel apart, shown once
+            body += "\n\n" + "\n".join(notes)
+        missing = list(unanswered)
+        if draft.gaps or draft.by_meaning or status != "answered":
+            missing = [u for u in missing if not u.startswith("No source found mentions")]
+        if draft.gaps and status == "answered":
+            missing.insert(0, f"No source found says: {', '.join(draft.gaps)}.")
+        if someone_else := await wrong_person(state["question"], pool, self.services.reranker):
+            missing.insert(0, someone_else)
+        if missing and status != "not_found":
+            footer = "\n\nMissing: " + " ".join(missing)
+            if status == "passages":  # the passages make room for what is missing
+                shown = closest(ranked_passages(draft.scored, pool, draft.relevant))
+                body = passages_reply(shown, MAX_REPLY_CHARS - len(footer) - 1)
+            body += footer
+        reply = Reply(body, status, draft.reply.changes)
+        return Written(reply, "extractive", draft.conflicts, missing)
+
+    async def answer(
+        self,
+        state: SearchState,
+        runtime: Runtime[Context],
+        pool: list[Evidence],
+        notes: list[str],
+        forced: str | None,
+        unanswered: list[str],
+    ) -> Written:
+        """Quoted sentences when sure, else the closest passages whole.
+
+        "Found nothing" only when nothing was kept.
+        """
+        draft = await self.draft(state, pool)
+        return await self.finish(state, draft, pool, notes, unanswered)
+
+    async def check(self, question: str, answer: str, sources: list[Evidence]) -> Review:
+        """Nothing to review: every line of an offline answer is quoted from what it cites."""
+        return Review()

@@ -16,7 +16,7 @@ import pytest
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
-from nodes.evaluate import EvaluateDecision
+from nodes.decisions import EvaluateDecision
 from nodes.writing import stream_answer
 from providers.chat import (
     AnswerInterruptedError,

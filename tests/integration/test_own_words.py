@@ -14,7 +14,7 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from graph.context import Context
-from nodes.extractive import NOTHING_FOUND
+from nodes.reader.extractive import NOTHING_FOUND
 from tests.conftest import run_graph
 from tests.integration.conftest import RESTRICTED_MARKERS
 

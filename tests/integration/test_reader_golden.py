@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from graph.context import Context
-from nodes.extractive import NOTHING_FOUND
+from nodes.reader.extractive import NOTHING_FOUND
 from nodes.services import Services
 from providers.rerank import LocalReranker
 from sources.base import User

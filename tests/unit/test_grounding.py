@@ -1,17 +1,17 @@
-"""What a model's answer states, held against the passages it was shown (``nodes.grounding``).
+"""What a model's answer states, held against the passages it was shown (``nodes.reader.grounding``).
 
 The replies are Qwen2.5-Coder 1.5B's, from the benchmark's runs on the READMEs.
 """
 
 from __future__ import annotations
 
-from nodes.grounding import (
+from nodes.prompting import strip_echo
+from nodes.prompts import INTEGRATE_PROMPT
+from nodes.reader.grounding import (
     attach_citations,
     keep_held,
     recite,
 )
-from nodes.prompting import strip_echo
-from nodes.prompts import INTEGRATE_PROMPT
 
 SHOWN = {
     "docs/orjson#2": "orjson contains source code licensed under the Mozilla Public License "

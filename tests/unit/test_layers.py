@@ -102,3 +102,17 @@ def test_the_server_is_split_into_rooms() -> None:
     shared = {"app_state", "audit", "auth", "bootstrap", "caller", "images", "limits", "observe"}
     shared |= {"settings", "studio", "thread_ids"}
     assert loose <= shared, f"modules to place in a room: {sorted(loose - shared)}"
+
+
+#: The nodes whose steps judge text: grading, the verdict, the answer, its check.
+JUDGING_NODES = ("nodes.filter_stages", "nodes.evaluate", "nodes.integrate", "nodes.check_answer")
+#: What judges text besides the reader's interface: its implementations and their rules, and
+#: the model plumbing the LLM reader owns.
+JUDGES = ("nodes.reader.", "nodes.llm", "nodes.decisions", "nodes.attribution", "nodes.conflicts")
+
+
+def test_the_judging_nodes_reach_text_only_through_the_reader() -> None:
+    """ARCHITECTURE: "The nodes orchestrate; the reader judges" (``nodes.reader.reader_for``)."""
+    graph = modules()
+    wrong = [f"{m} → {d}" for m in JUDGING_NODES for d in graph[m] if d.startswith(JUDGES)]
+    assert not wrong, "a node judging text itself, not through the reader:\n" + "\n".join(wrong)

@@ -13,13 +13,14 @@ from graph.context import Context
 from nodes.admission import AdmissionError
 from nodes.check_answer import check_answer
 from nodes.conflicts import facts
-from nodes.evaluate import bridge_questions, evaluate, names_in
+from nodes.evaluate import evaluate
 from nodes.evidence import relevance
 from nodes.expand_query import expand_query
 from nodes.filter_results import filter_results
 from nodes.integrate import integrate
 from nodes.prepare import prepare
 from nodes.read_documents import read_documents
+from nodes.reader.coverage import bridge_questions, names_in
 from nodes.search_source import search_source
 from sources.registry import UnknownUserError
 from state.reducers import merge_evidence

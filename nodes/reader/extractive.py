@@ -3,7 +3,7 @@
 Sentences are scored against the question with their document's title and section; the
 kind of question picks what comes first (steps, a value, a definition); a chat sentence
 keeps its author and an API section's sentence its name. When the quotes do not answer
-(``nodes.answerable``), the answer says what was not found and quotes nothing.
+(``nodes.reader.answerable``), the answer says what was not found and quotes nothing.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import NamedTuple
 from nodes.attribution import author_of
 from nodes.context import Context
 from nodes.evidence import lifted
-from nodes.needs import Need, needs_of
-from nodes.question_kind import extra_units, kind_bonus
+from nodes.reader.needs import Need, needs_of
+from nodes.reader.question_kind import extra_units, kind_bonus
 from nodes.services import Services
 from providers.rerank import meaning_beyond_subject, words_pull
 from providers.sentences import sentences
@@ -146,7 +146,7 @@ async def extractive_answer(
 
 
 class Quote(NamedTuple):
-    """A quoted sentence and what judges whether it answers (``nodes.answerable``)."""
+    """A quoted sentence and what judges whether it answers (``nodes.reader.answerable``)."""
 
     sentence: str
     evidence: Evidence

@@ -1,18 +1,18 @@
 """How the quotes an answer would give correct ``evaluate``'s verdict (extractive mode).
 
 Word coverage decides whether the evidence *says* the question's words; these decide on what
-the quotes the answer would give actually answer (``nodes.answerable``): answer now when they
+the quotes the answer would give actually answer (``nodes.reader.answerable``): answer now when they
 answer every need in other words, search for a typed need none of them gives, and check once
 that no newer source changes a quoted amount or date.
 """
 
 from __future__ import annotations
 
-from nodes.answerable import WORD_KINDS, Judgement, is_overview, judge_quotes, need_query
 from nodes.context import Context
 from nodes.evidence import by_authority, kept, relevance
-from nodes.extractive import Quote, extractive_answer
-from nodes.needs import NEED_NAMES, Need, needs_of
+from nodes.reader.answerable import WORD_KINDS, Judgement, is_overview, judge_quotes, need_query
+from nodes.reader.extractive import Quote, extractive_answer
+from nodes.reader.needs import NEED_NAMES, Need, needs_of
 from nodes.services import Services
 from nodes.writing import resolve_versions
 from providers.sentences import sentences

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from nodes.extractive import CHAT_KINDS, Quote
-from nodes.needs import NEED_NAMES, Need, needs_of
+from nodes.reader.extractive import CHAT_KINDS, Quote
+from nodes.reader.needs import NEED_NAMES, Need, needs_of
 from providers.language import words
 from providers.terms import display_words, stem, term_set
 from state.models import Evidence, heading_of
@@ -213,7 +213,7 @@ def judge_needs(
     to what the question asks (``providers.rerank.meaning_beyond_subject``), ``pulled``
     whether the question's words each quote lacks pull toward it
     (``providers.rerank.words_pull``); ``section`` maps a quote's source id to the heading it
-    sits under. Each need of the question (``nodes.needs``: one per part, typed) is judged
+    sits under. Each need of the question (``nodes.reader.needs``: one per part, typed) is judged
     on its own. It is answered
 
     - **by meaning**, when a quote means what it asks (``meaning`` at least
