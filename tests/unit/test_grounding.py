@@ -1,4 +1,4 @@
-"""What a model's answer states, held against the passages it was shown (``nodes.reader.grounding``).
+"""What a model's answer states, held against the passages it was shown (``reader.grounding``).
 
 The replies are Qwen2.5-Coder 1.5B's, from the benchmark's runs on the READMEs.
 """
