@@ -52,10 +52,10 @@ from bench.fault_inputs import (
 )
 from bench.report import command_line, write
 from server.auth import add_key_to_file
-from tests.integration.conftest import free_port
-from tests.integration.processes import (
+from tests.support.processes import (
     Proc,
     auth,
+    free_port,
     new_thread,
     script_model,
     start_app,
@@ -63,7 +63,7 @@ from tests.integration.processes import (
     start_redis,
     unforked,
 )
-from tests.integration.sse_client import Stream, parse, read
+from tests.support.sse_client import Stream, parse, read
 
 QUESTION = {"question": "How do I connect to the VPN from a new laptop?"}
 #: Where the origin is killed: after a node's summary, the first search results, or N tokens.
