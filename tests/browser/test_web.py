@@ -172,7 +172,7 @@ def test_stop_ends_the_run_and_keeps_what_it_saved(page: Page, site: dict) -> No
         # the stream's "cancelled" end often reaches the page before the cancel's own
         # reply does (a loaded machine): the page must still say it stopped
         response = route.fetch()
-        time.sleep(1.5)
+        time.sleep(1.5)  # the scenario: a slow reply, not a wait on a condition
         route.fulfill(response=response)
         replied.append(response.status)
 

@@ -21,7 +21,7 @@ class Waits(TypedDict, total=False):
 
 async def hang(state: Waits) -> dict[str, Any]:
     """A step that never finishes on its own (a source that neither answers nor times out)."""
-    await asyncio.sleep(3600)
+    await asyncio.sleep(3600)  # the scenario: a step that hangs, not a wait on a condition
     return {"answer": "never"}
 
 

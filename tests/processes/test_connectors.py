@@ -17,8 +17,9 @@ from sources.connector import connector_state, sync_connector
 from sources.embedded import EmbeddedIndex
 from sources.slack_connector import SlackConnector
 from tests.factories import people_workspace
-from tests.support.connected import PEOPLE, Searcher, fake_system, script, world
+from tests.support.connected import PEOPLE, Searcher, calls, fake_system, script, world
 from tests.support.processes import cli
+from tests.support.waiting import await_until
 
 WORLD: dict[str, Any] = {
     "users": [
@@ -220,13 +221,12 @@ def test_one_sync_of_a_connector_at_a_time_across_instances(
 
 async def ready(api: Any, seconds: float = 30) -> Any:
     """``/readyz`` once it says ready (the instance's live sources synced once)."""
-    import asyncio
-    import time
 
-    deadline = time.monotonic() + seconds
-    while (got := await api.get("/readyz")).status_code != 200 and time.monotonic() < deadline:
-        await asyncio.sleep(0.2)
-    return got
+    async def answered() -> Any:
+        got = await api.get("/readyz")
+        return got if got.status_code == 200 else None
+
+    return await await_until(answered, timeout=seconds, what="/readyz to say ready")
 
 
 async def test_an_instance_is_ready_once_its_live_sources_synced(slack, tmp_path) -> None:
@@ -262,8 +262,6 @@ async def test_a_person_removed_from_a_channel_no_longer_sees_it_in_earlier_answ
     """Revoked in Slack → after the next sync, gone from the thread's state, history,
     reconnect snapshot and the protocol's views, from the evidence a paused review shows, and
     from what a follow-up builds on; given back → shown again (nothing was deleted)."""
-    import asyncio
-    import time
 
     import httpx
 
@@ -303,12 +301,12 @@ async def test_a_person_removed_from_a_channel_no_longer_sees_it_in_earlier_answ
         return "\n".join(got)
 
     async def until(api: httpx.AsyncClient, t: str, shown: bool) -> str:
-        deadline = time.monotonic() + 30  # a few sync intervals
-        while True:
-            seen = await views(api, t)
-            if ("48 million" in seen) == shown or time.monotonic() > deadline:
-                return seen
-            await asyncio.sleep(0.5)
+        async def seen() -> str | None:
+            got = await views(api, t)
+            return got if ("48 million" in got) == shown else None
+
+        what = f"the figure {'shown' if shown else 'hidden'} in every view (a few sync intervals)"
+        return await await_until(seen, timeout=30, what=what, interval=0.5)
 
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
@@ -390,7 +388,6 @@ async def test_a_follow_up_never_builds_on_an_answer_its_person_can_no_longer_re
 
 async def test_an_operator_sees_a_failing_connector_in_the_metrics(slack, tmp_path) -> None:
     """/metrics says when each connector last synced well, and that one fails now."""
-    import asyncio
     import re
     import time
 
@@ -416,15 +413,19 @@ async def test_an_operator_sees_a_failing_connector_in_the_metrics(slack, tmp_pa
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
 
-            async def until(failing: float) -> str:
-                deadline = time.monotonic() + 30
-                while True:
+            async def until(failing: float, more_syncs: int = 0) -> str:
+                """The metrics once the connector is ``failing`` and synced ``more_syncs``
+                more times than it had so far (each sync calls the fake at least once)."""
+                wanted = sum(calls(slack).values()) + more_syncs
+
+                async def shown() -> str | None:
                     got = (await c.get("/metrics", headers={"Authorization": "Bearer ops"})).text
                     synced_once = value(got, "seekgraph_index_synced_at_seconds") is not None
-                    if synced_once and value(got, "seekgraph_connector_failing") == failing:
-                        return got
-                    assert time.monotonic() < deadline, got[-2000:]
-                    await asyncio.sleep(0.3)
+                    failed = value(got, "seekgraph_connector_failing") == failing
+                    synced = sum(calls(slack).values()) >= wanted
+                    return got if synced_once and failed and synced else None
+
+                return await await_until(shown, timeout=30, what=f"failing={failing}", interval=0.3)
 
             good = await until(0.0)
             synced = value(good, "seekgraph_index_synced_at_seconds")
@@ -434,7 +435,6 @@ async def test_an_operator_sees_a_failing_connector_in_the_metrics(slack, tmp_pa
             bad = await until(1.0)
             last_good = value(bad, "seekgraph_index_synced_at_seconds")
             assert last_good is not None and last_good >= synced
-            await asyncio.sleep(2.0)  # more failing rounds: the last good sync stays the one shown
-            later = await until(1.0)
+            later = await until(1.0, more_syncs=2)  # more failing rounds: the last good sync
             assert value(later, "seekgraph_index_synced_at_seconds") == last_good
             assert "xoxb" not in later

@@ -30,6 +30,7 @@ from sources.workspace import demo_workspace
 from state.models import Chunk
 from tests.support import BIN
 from tests.support.processes import Proc, start_worker
+from tests.support.waiting import WaitTimeout, wait_until
 
 ALICE = User("alice", frozenset({"everyone", "engineering"}))
 
@@ -79,14 +80,15 @@ def job_of(out: str) -> str:
 
 
 def wait_done(world: dict[str, Any], job_id: str, timeout: float = 180) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
+    def ended() -> dict[str, Any] | None:
         shown = seekgraph(world, "ingest", "show", job_id)
         job: dict[str, Any] = json.loads(shown.stdout) if shown.stdout else {}
-        if job.get("status") in ("done", "failed"):
-            return job
-        assert time.monotonic() < deadline, (job, [w.tail() for w in world["workers"]])
-        time.sleep(0.5)
+        return job if job.get("status") in ("done", "failed") else None
+
+    try:
+        return wait_until(ended, timeout=timeout, what=f"ingest job {job_id}", interval=0.5)
+    except WaitTimeout as e:
+        raise AssertionError([str(e), *(w.tail() for w in world["workers"])]) from None
 
 
 def test_detach_without_redis_says_what_to_set(tmp_path: Path) -> None:
@@ -216,10 +218,12 @@ def test_a_batch_left_by_a_killed_worker_is_done_by_another(world: dict[str, Any
     queued = seekgraph(world, "index", str(corpus), "--source", "big", "--kind", "docs",
                        "--acl", "group:everyone", "--detach")  # fmt: skip
     job_id = job_of(queued.stdout)
-    deadline = time.monotonic() + 120
-    while json.loads(seekgraph(world, "ingest", "show", job_id).stdout)["done"] < 1:
-        assert time.monotonic() < deadline, victim.tail()
-        time.sleep(0.2)
+    wait_until(
+        lambda: json.loads(seekgraph(world, "ingest", "show", job_id).stdout)["done"] >= 1,
+        timeout=120,
+        what="the first batch done",
+        interval=0.2,
+    )
     victim.kill()  # mid-way: one batch in its hands, the rest waiting
     world["workers"][:] = [start_worker(world["tmp"], "heir", world["env"])]
     job = wait_done(world, job_id)

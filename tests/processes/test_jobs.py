@@ -39,6 +39,7 @@ from tests.support.processes import (
     unforked,
 )
 from tests.support.sse_client import Stream, read
+from tests.support.waiting import wait_until
 
 WEBHOOK_SECRET = "test-webhook-secret"
 
@@ -198,12 +199,18 @@ def test_rollback_puts_the_thread_back_where_the_run_found_it(world) -> None:
         thread = new_thread(c, api, alice)
         first = background(c, api, alice, thread)
         before = join(c, api, alice, thread, first["run_id"])["values"]
-        second = background(c, api, alice, thread, question="What is the daily meal allowance?")
-        deadline = time.monotonic() + 30
-        while record(c, api, alice, thread, second["run_id"])["status"] != "running":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        time.sleep(1.5)  # it has saved steps of its own
+        meals = "What is the daily meal allowance?"
+        second = background(c, api, alice, thread, question=meals)
+        wait_until(  # it has saved steps of its own: the thread shows its question
+            lambda: (
+                c.get(f"{api}/threads/{thread}/state", headers=auth(alice)).json()["values"][
+                    "question"
+                ]
+                == meals
+            ),
+            timeout=30,
+            what="the second run's first checkpoint",
+        )
         assert cancel(c, api, alice, thread, second["run_id"], "rollback").status_code == 202
         rolled = join(c, api, alice, thread, second["run_id"])
         after = c.get(f"{api}/threads/{thread}/state", headers=auth(alice)).json()["values"]
@@ -225,8 +232,11 @@ def test_multitask_strategies_on_a_busy_thread(world) -> None:
         done_first = join(c, api, alice, thread, first["run_id"])["run"]
         done_queued = join(c, api, alice, thread, queued["run_id"])["run"]
         third = background(c, api, alice, thread)
-        while record(c, api, alice, thread, third["run_id"])["status"] != "running":
-            time.sleep(0.05)
+        wait_until(
+            lambda: record(c, api, alice, thread, third["run_id"])["status"] == "running",
+            timeout=30,
+            what="the third run to start",
+        )
         fourth = background(c, api2, alice, thread, multitask_strategy="interrupt")
         done_fourth = join(c, api, alice, thread, fourth["run_id"])["run"]
         done_third = record(c, api, alice, thread, third["run_id"])
@@ -281,10 +291,11 @@ def test_sigterm_hands_a_run_back_and_another_worker_finishes_it(world) -> None:
         thread = new_thread(c, api, alice)
         accepted = background(c, api, alice, thread)
         run = accepted["run_id"]
-        deadline = time.monotonic() + 30
-        while not (rec := record(c, api, alice, thread, run))["executor"]:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        rec = wait_until(
+            lambda: (r := record(c, api, alice, thread, run))["executor"] and r,
+            timeout=30,
+            what="a worker to claim the run",
+        )
         leaving = executor_of(world, rec)
         leaving.stop()  # SIGTERM: a grace of 1 s, then it hands the run back
         world["workers"].remove(leaving)
@@ -397,9 +408,9 @@ def test_a_webhook_gets_the_signed_end_of_the_run_retried_until_it_is_taken(worl
             thread = new_thread(c, api, alice)
             run = background(c, api, alice, thread, webhook=receiver.url)["run_id"]
             join(c, api, alice, thread, run)
-            deadline = time.monotonic() + 20
-            while len(receiver.calls) < 3 and time.monotonic() < deadline:
-                time.sleep(0.1)
+            wait_until(
+                lambda: len(receiver.calls) >= 3, timeout=20, what="the webhook's third delivery"
+            )
             refused = [
                 c.post(
                     f"{api}/threads/{thread}/runs",
@@ -433,9 +444,7 @@ def test_the_langgraph_door_takes_a_webhook_for_a_background_run(world) -> None:
         thread = sdk.threads.create()["thread_id"]
         run = sdk.runs.create(thread, "search", input=QUESTION, webhook=receiver.url)
         sdk.runs.join(thread, run["run_id"])
-        deadline = time.monotonic() + 20
-        while not receiver.calls and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: receiver.calls, timeout=20, what="the webhook's delivery")
         with pytest.raises(httpx.HTTPStatusError) as refused:
             sdk.runs.create(thread, "search", input=QUESTION, webhook="http://10.1.2.3/hook")
     finally:
@@ -463,13 +472,12 @@ def test_the_command_line_detaches_a_research_run_lists_and_cancels_runs(world) 
                  "--detach", "--json")  # fmt: skip
     assert queued.returncode == 0, queued.stderr
     ids = json.loads(queued.stdout)
-    deadline = time.monotonic() + 60
-    while True:
-        listed = cli("runs", "list", ids["thread_id"], "--json")
-        [run] = json.loads(listed.stdout)
-        if run["status"] not in ("pending", "running") or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+
+    def ended() -> dict[str, Any] | None:
+        [run] = json.loads(cli("runs", "list", ids["thread_id"], "--json").stdout)
+        return run if run["status"] not in ("pending", "running") else None
+
+    run = wait_until(ended, timeout=60, what="the detached run to end", interval=0.5)
     assert run["run_id"] == ids["run_id"] and run["status"] == "success", run
     with httpx.Client(timeout=30) as c:  # alice's thread, as the API shows it
         state = c.get(f"{world['api'].url}/threads/{ids['thread_id']}/state",
@@ -479,11 +487,18 @@ def test_the_command_line_detaches_a_research_run_lists_and_cancels_runs(world) 
                             str(plan), "--detach", "--json").stdout)  # fmt: skip
     stopped = cli("runs", "cancel", second["thread_id"], second["run_id"])
     assert stopped.returncode == 0, stopped.stderr
-    deadline = time.monotonic() + 30
-    while (rec := json.loads(cli("runs", "list", second["thread_id"], "--json").stdout)[0])[
-        "status"
-    ] == "running" and time.monotonic() < deadline:
-        time.sleep(0.3)
+    rec = wait_until(
+        lambda: (
+            (r := json.loads(cli("runs", "list", second["thread_id"], "--json").stdout)[0])[
+                "status"
+            ]
+            != "running"
+            and r
+        ),
+        timeout=30,
+        what="the cancelled run to stop",
+        interval=0.3,
+    )
     assert rec["status"] == "cancelled"
     again = cli("runs", "cancel", second["thread_id"], second["run_id"])
     assert again.returncode == 2 and "already ended (cancelled)" in again.stderr

@@ -17,6 +17,16 @@ from langgraph_sdk import get_sync_client
 from sources.registry import SourceRegistry
 from tests.support import BIN, REPO, RESTRICTED_MARKERS
 from tests.support.processes import free_port
+from tests.support.waiting import wait_until
+
+
+def dev_up(proc: subprocess.Popen[bytes], base: str, tmp_path: Path) -> bool:
+    """``langgraph dev`` answers ``/ok`` (it fails at once if the process ended)."""
+    try:
+        return httpx.get(f"{base}/ok", timeout=2).status_code == 200
+    except httpx.TransportError:
+        assert proc.poll() is None, (tmp_path / "dev.log").read_text()[-3000:]
+        return False
 
 
 def test_langgraph_dev_serves_the_search_graph(tmp_path: Path) -> None:
@@ -32,16 +42,7 @@ def test_langgraph_dev_serves_the_search_graph(tmp_path: Path) -> None:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{base}/ok", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, (tmp_path / "dev.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "langgraph dev did not start"
-            time.sleep(0.5)
+        wait_until(lambda: dev_up(proc, base, tmp_path), timeout=90, what="langgraph dev")
         assistants = httpx.post(f"{base}/assistants/search", json={}, timeout=10).json()
         assert "search" in {a["graph_id"] for a in assistants}
         run = httpx.post(
@@ -129,16 +130,7 @@ def langgraph_dev(tmp_path: Path) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{base}/ok", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, (tmp_path / "dev.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "langgraph dev did not start"
-            time.sleep(0.5)
+        wait_until(lambda: dev_up(proc, base, tmp_path), timeout=90, what="langgraph dev")
         yield base
     finally:
         proc.terminate()
@@ -147,9 +139,9 @@ def langgraph_dev(tmp_path: Path) -> Iterator[str]:
 
 
 def idle_past(since: float, seconds: float) -> None:
-    """Wait until ``seconds`` have passed since ``since`` (the scenario is an idle server)."""
-    while time.monotonic() < since + seconds:
-        time.sleep(0.1)
+    """Wait until ``seconds`` have passed since ``since``: time passing is the scenario (an
+    idle server), not a stand-in for a condition."""
+    time.sleep(max(0.0, since + seconds - time.monotonic()))
 
 
 def test_every_flow_runs_in_studio_after_an_idle_pause(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from tests.support.processes import (
     start_model_server,
 )
 from tests.support.sse_client import read
+from tests.support.waiting import wait_until
 
 LIVE_LIMIT = 2
 WAITING_PER_THREAD = 2
@@ -81,13 +82,7 @@ def record(c: httpx.Client, base: str, key: str, thread: str, run: str) -> dict[
 
 def until(condition: Any, timeout: float, what: str) -> Any:
     """``condition()`` once it is true; fails after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
-        time.sleep(0.1)
+    return wait_until(condition, timeout=timeout, what=what)
 
 
 def port_of(proc: Proc) -> int:

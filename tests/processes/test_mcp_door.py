@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 import httpx2
@@ -23,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from server.auth import add_key_to_file
 from tests.support import BIN, REPO, RESTRICTED_MARKERS
 from tests.support.processes import Proc, start_app
+from tests.support.waiting import await_until
 
 NIGHTJAR = "What did the Project Nightjar penetration test find?"
 
@@ -212,9 +214,10 @@ async def test_research_runs_as_a_job_and_a_cancelled_call_stops_it(world) -> No
     base = world["app"].url
     async with httpx.AsyncClient(headers=auth, timeout=30) as http:
         thread = (await http.get(f"{base}/threads")).json()[0]["thread_id"]
-        for _ in range(100):
+
+        async def stopped() -> dict[str, Any] | None:
             [run] = (await http.get(f"{base}/threads/{thread}/runs")).json()
-            if run["status"] != "running":
-                break
-            await asyncio.sleep(0.1)
+            return run if run["status"] != "running" else None
+
+        run = await await_until(stopped, timeout=10, what="the cancelled run to stop")
     assert run["background"] is True and run["status"] == "cancelled", run

@@ -36,6 +36,7 @@ from tests.support.processes import (
     start_model_server,
 )
 from tests.support.sse_client import read
+from tests.support.waiting import wait_until
 
 VPN = {"question": "How do I connect to the VPN from a new laptop?"}
 NIGHTJAR = {"question": "What did the Nightjar penetration test find?"}
@@ -115,12 +116,12 @@ def test_a_run_is_one_trace_with_a_span_per_node_source_and_model_call(world) ->
     _, s = ask(world, "alice", VPN)
     run_id = s.frames[0].id.split(":")[0]
     trace_id = int(run_id, 16).to_bytes(16, "big")
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+
+    def exported() -> list[Any] | None:
         spans = [x for x in world["collector"].spans if x.trace_id == trace_id]
-        if any(x.name == "seekgraph.run" for x in spans):
-            break
-        time.sleep(0.2)
+        return spans if any(x.name == "seekgraph.run" for x in spans) else None
+
+    spans = wait_until(exported, timeout=10, what="the run's trace exported")
     names = [x.name for x in spans]
     assert names.count("seekgraph.run") == 1
     for node in ("prepare", "expand_query", "search_source", "filter_results", "integrate"):

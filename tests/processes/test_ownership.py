@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
 
 from server.auth import add_key_to_file
 from tests.support import RESTRICTED_MARKERS
@@ -36,6 +37,7 @@ from tests.support.processes import (
     start_model_server,
 )
 from tests.support.sse_client import read
+from tests.support.waiting import wait_until
 
 NIGHTJAR = {"question": "What did the Nightjar penetration test find?"}
 BAD_IDS = ["..", "a..b%2F..%2Fc", "x" * 129, "a%0d%0aSet-Cookie:%20x=1", "a%00b", "caf%C3%A9"]
@@ -290,7 +292,7 @@ def test_a_request_head_sent_slowly_is_cut_off(world) -> None:
         try:
             while True:
                 s.sendall(b"X-Slow: 1\r\n")
-                time.sleep(0.3)
+                time.sleep(0.3)  # the scenario: a client that sends its head slowly
                 if time.monotonic() - started > 8:
                     break
         except OSError:
@@ -552,6 +554,14 @@ def test_a_repeated_source_is_searched_once_and_a_long_list_is_refused() -> None
         registry.select([f"s{i}" for i in range(MAX_SOURCES + 1)])
 
 
+def lock_held(world: dict, thread: str) -> bool:
+    client = redis.Redis.from_url(world["env"]["SEEKGRAPH_REDIS_URL"])
+    try:
+        return bool(client.exists(f"seekgraph:lock:{thread}"))
+    finally:
+        client.close()
+
+
 def test_the_runs_of_a_dead_instance_stop_counting_once_their_locks_lapse(
     world, tmp_path: Path
 ) -> None:
@@ -576,7 +586,9 @@ def test_the_runs_of_a_dead_instance_stop_counting_once_their_locks_lapse(
                 f"{other.url}/threads/{t2}/runs", json=NIGHTJAR, headers=auth(world["alice"])
             )
             assert refused.status_code == 429
-            time.sleep(3.5)  # the lock TTL of these instances: the dead run's lock lapses
+            wait_until(  # the dead run's lock lapses (the lock TTL of these instances)
+                lambda: not lock_held(world, t1), timeout=30, what="the dead run's lock to lapse"
+            )
             again = read(
                 c,
                 "POST",

@@ -28,6 +28,7 @@ from tests.support.processes import (
     unforked,
 )
 from tests.support.sse_client import read
+from tests.support.waiting import wait_until
 
 RETENTION_S = 3
 QUESTION = {"question": "How do I connect to the VPN from a new laptop?"}
@@ -57,13 +58,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
 def keys_of(client: redis.Redis, thread: str) -> list[str]:
     """Every key in Redis that names the thread, whatever its family."""
     return sorted(k.decode() for k in client.scan_iter(match=f"*{thread}*", count=1000))
-
-
-def wait_until(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
-        time.sleep(0.2)
 
 
 def ask(c: httpx.Client, world: dict, thread: str) -> list:
@@ -98,7 +92,7 @@ def test_a_thread_that_is_read_or_continued_is_kept(world) -> None:
         while time.monotonic() < until:
             r = c.get(f"{world['url']}/threads/{thread}/history", headers=auth(world["key"]))
             assert r.status_code == 200 and unforked(r.json())
-            time.sleep(1.0)
+            time.sleep(1.0)  # the scenario: a reader once a second, not a condition
         assert keys_of(world["redis"], thread) == before
         ask(c, world, thread)  # continued: the second question sees the first turn
         state = c.get(f"{world['url']}/threads/{thread}/state", headers=auth(world["key"]))
@@ -199,7 +193,7 @@ def test_a_run_waiting_in_the_queue_longer_than_the_retention_finds_its_thread_w
             # nobody takes it for three retention periods: its thread stays whole meanwhile
             while time.monotonic() - queued_at < 3 * RETENTION_S:
                 assert world["redis"].exists(f"seekgraph:thread:{thread}")
-                time.sleep(0.2)
+                time.sleep(0.2)  # the scenario: time passes with nobody taking the run
             worker = start_worker(world["tmp"], "late", {**world["env"], **queue})
             runs = f"{api.url}/threads/{thread}/runs"
             wait_until(lambda: c.get(runs, headers=auth(world["key"])).json()[0]["status"]

@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import httpx
 import redis
 
 from tests.support import BIN, REPO
+from tests.support.waiting import WaitTimeout, wait_until
 
 
 def free_port() -> int:
@@ -99,34 +99,38 @@ def start_redis(tmp: Path, port: int | None = None, persist: bool = False) -> tu
         args += ["--loadmodule", module]
     proc = Proc(args, tmp / f"redis-{port}.log")
     url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 20
-    while True:
+
+    def answers() -> bool:
+        if not proc.alive():
+            raise AssertionError(proc.tail())
         client = redis.Redis.from_url(url)
         try:
-            if client.ping():
-                break
+            return bool(client.ping())
         except redis.ConnectionError:
-            pass
+            return False
         finally:
             client.close()
-        if not proc.alive() or time.monotonic() > deadline:
-            proc.stop()
-            raise AssertionError(proc.tail())
-        time.sleep(0.1)
+
+    try:
+        wait_until(answers, timeout=20, what=f"Redis on {url}")
+    except AssertionError:
+        proc.stop()
+        raise AssertionError(proc.tail()) from None
     return proc, url
 
 
 def wait_http(proc: Proc, path: str = "/healthz", timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
+    def up() -> bool:
         try:
-            if httpx.get(proc.url + path, timeout=2).status_code == 200:
-                return
+            return httpx.get(proc.url + path, timeout=2).status_code == 200
         except httpx.TransportError:
-            pass
-        assert proc.alive(), proc.tail()
-        assert time.monotonic() < deadline, f"{proc.url} did not start:\n{proc.tail()}"
-        time.sleep(0.2)
+            assert proc.alive(), proc.tail()
+            return False
+
+    try:
+        wait_until(up, timeout=timeout, what=f"{proc.url}{path}")
+    except WaitTimeout as e:
+        raise AssertionError(f"{proc.url} did not start ({e}):\n{proc.tail()}") from None
 
 
 def start_fake(tmp: Path, module: str, *args: str, ready: str = "/docs") -> Proc:
@@ -134,16 +138,21 @@ def start_fake(tmp: Path, module: str, *args: str, ready: str = "/docs") -> Proc
     port = free_port()
     command = [sys.executable, "-m", f"tests.fakes.{module}", "--port", str(port), *args]
     proc = Proc(command, tmp / f"{module}-{port}.log", url=f"http://127.0.0.1:{port}")
-    deadline = time.monotonic() + 30
-    while True:
+
+    def answers() -> bool:
         try:
             httpx.get(proc.url + ready, timeout=2)
-            return proc
+            return True
         except httpx.TransportError:
-            if not proc.alive() or time.monotonic() > deadline:
-                proc.stop()
-                raise AssertionError(proc.tail()) from None
-            time.sleep(0.2)
+            assert proc.alive(), proc.tail()
+            return False
+
+    try:
+        wait_until(answers, timeout=30, what=f"the fake {module} on {proc.url}")
+    except AssertionError:
+        proc.stop()
+        raise AssertionError(proc.tail()) from None
+    return proc
 
 
 def start_model_server(
@@ -205,12 +214,16 @@ def start_worker(tmp: Path, name: str, env_extra: dict[str, Any], *args: str) ->
     }
     command = [str(Path(sys.executable).parent / "seekgraph"), "worker", *args]
     proc = Proc(command, tmp / f"worker-{name}.log", env=env)
-    deadline = time.monotonic() + 60
-    while "runs at once" not in proc.log_path.read_text():
-        if not proc.alive() or time.monotonic() > deadline:
-            proc.stop()
-            raise AssertionError(proc.tail())
-        time.sleep(0.1)
+
+    def taking_runs() -> bool:
+        assert proc.alive(), proc.tail()
+        return "runs at once" in proc.log_path.read_text()
+
+    try:
+        wait_until(taking_runs, timeout=60, what="the worker to take runs")
+    except AssertionError:
+        proc.stop()
+        raise AssertionError(proc.tail()) from None
     proc.url = f"worker:{socket.gethostname()}:{proc.popen.pid}"  # its name, in its records
     assert proc.url in proc.log_path.read_text(), proc.tail()
     return proc

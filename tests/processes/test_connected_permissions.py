@@ -5,7 +5,7 @@ anything with — and by someone they do, to show the probe can find what it loo
 
 from __future__ import annotations
 
-import asyncio
+from typing import Any
 
 import httpx
 
@@ -20,6 +20,7 @@ from tests.processes.test_drive_connector import WORLD as DRIVE
 from tests.processes.test_feishu_connector import WORLD as FEISHU
 from tests.service.test_api_inprocess import frames
 from tests.support.connected import fake_system, script, world
+from tests.support.waiting import await_until
 
 slack = fake_system("slack_server")
 confluence = fake_system("confluence_server")
@@ -95,10 +96,13 @@ async def test_no_door_shows_a_connected_document_to_someone_it_is_not_shared_wi
     async with app.router.lifespan_context(app):
         connectors = app.state.seekgraph.services.registry.connectors
         for connector, index in connectors:  # all synced before the probe starts
-            done = sync_connector(index, connector)
-            while done.busy:  # the server's own first sync holds it: wait for it, then again
-                await asyncio.sleep(0.2)
+
+            async def synced(connector: Any = connector, index: Any = index) -> Any:
                 done = sync_connector(index, connector)
+                return None if done.busy else done
+
+            # the server's own first sync may hold it: wait for it, then sync again
+            done = await await_until(synced, timeout=60, what=f"a sync of {connector.name}")
             assert done.error is None and done.indexed + done.unchanged > 0, done
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=300) as c:
