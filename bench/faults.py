@@ -83,12 +83,17 @@ KILL_POINTS = [
 ]
 
 
+def spread(items: list[str], count: int | None) -> list[str]:
+    """``count`` of ``items`` spread evenly over the list (all of them when None)."""
+    if count is None or count >= len(items):
+        return list(items)
+    step = len(items) / count
+    return [items[int(i * step)] for i in range(count)]
+
+
 def kill_points(rounds: int, kills: int | None) -> list[str]:
     """``rounds`` times through the kill points, or ``kills`` of them spread over the list."""
-    if kills is None:
-        return KILL_POINTS * rounds
-    step = len(KILL_POINTS) / kills
-    return [KILL_POINTS[int(i * step)] for i in range(kills)]
+    return KILL_POINTS * rounds if kills is None else spread(KILL_POINTS, kills)
 
 
 def everything(c: httpx.Client, base: str, key: str, thread: str, stream: Stream) -> str:
@@ -99,12 +104,12 @@ def everything(c: httpx.Client, base: str, key: str, thread: str, stream: Stream
     return "\n".join([frames, state, history])
 
 
-def canaries(w: dict[str, Any], rounds: int) -> dict[str, Any]:
+def canaries(w: dict[str, Any], rounds: int, questions: list[str]) -> dict[str, Any]:
     a, bob, alice = w["a"].url, w["bob"], w["alice"]
     leaked_text, leaked_ids, runs, alice_found = [], [], 0, 0
     with httpx.Client(timeout=120) as c:
         for mode in ("llm", "extractive")[:rounds]:
-            for question in BOB_QUESTIONS:
+            for question in questions:
                 script_model(w["model"])
                 thread = new_thread(c, a, bob)
                 body = {"question": question, "mode": mode}
@@ -353,6 +358,9 @@ def main() -> None:
     parser.add_argument("--pauses", type=int, default=4)
     parser.add_argument("--load-runs", type=int, default=50)
     parser.add_argument(
+        "--questions", type=int, help="permission canaries: this many of the questions, spread"
+    )
+    parser.add_argument(
         "--kills", type=int, help="SIGKILL trials: this many kill points, spread over the list"
     )
     parser.add_argument("--only", nargs="*", help="run only these parts (no summary)")
@@ -393,7 +401,7 @@ def main() -> None:
         procs += [w["a"], w["b"]]
         out: dict[str, Any] = {"command": command_line("bench.faults", args)}
         parts = {
-            "permissions": lambda: canaries(w, args.modes),
+            "permissions": lambda: canaries(w, args.modes, spread(BOB_QUESTIONS, args.questions)),
             "sigkill": lambda: kill_trials(w, tmp, kill_points(args.kill_rounds, args.kills)),
             "pause": lambda: pause_trials(
                 w, tmp, (["evaluate", "token:1"] * args.pauses)[: args.pauses]

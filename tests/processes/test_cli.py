@@ -27,7 +27,7 @@ def test_the_first_ask_says_it_indexes_the_demo_before_it_does_and_the_next_one_
     tmp_path: Path,
 ) -> None:
     question = ("ask", "How do I connect to the VPN from a new laptop?", "--user", "bob")
-    first = cli(*question, data_dir=tmp_path)
+    first = cli(*question, data_dir=tmp_path, fresh=True)
     assert first.returncode == 0, first.stderr
     lines = first.stderr.splitlines()
     assert lines[0] == "[index] indexing the demo workspace (first run only)…"

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
-import pytest
 import redis.asyncio as aioredis
 
 from server.auth import ApiKeyStore, add_key_to_file, add_key_to_redis, hash_key
-from tests.support.processes import start_redis
 
 
 async def test_file_keys_are_stored_hashed_and_resolve_to_their_user(tmp_path: Path) -> None:
@@ -21,19 +18,6 @@ async def test_file_keys_are_stored_hashed_and_resolve_to_their_user(tmp_path: P
     store = ApiKeyStore(path)
     assert await store.user_for(key) == "bob"
     assert await store.user_for(key + "x") is None
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path):
-    url = os.environ.get("SEEKGRAPH_TEST_REDIS_URL")
-    if url:
-        yield url
-        return
-    proc, url = start_redis(tmp_path)
-    try:
-        yield url
-    finally:
-        proc.stop()
 
 
 async def test_redis_keys_resolve_to_their_user(redis_url: str) -> None:

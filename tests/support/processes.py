@@ -3,11 +3,14 @@ the CLI."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +27,23 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def cli(*args: str, data_dir: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``seekgraph ARGS`` as a user runs it, with its own data directory and no LLM."""
+def cli(
+    *args: str, data_dir: Path, timeout: float = 120, fresh: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``seekgraph ARGS`` as a user runs it, with its own data directory and no LLM.
+
+    A new data directory starts with the demo workspace's index already built (what every
+    run after a user's first finds), unless ``fresh``: the first run's indexing is the point.
+    """
+    if not fresh and not (data_dir / "indexes").exists():
+        (data_dir / "indexes").mkdir(parents=True)
+        shutil.copy(_demo_index(), data_dir / "indexes" / "demo.sqlite")
+    return _seekgraph(args, data_dir, timeout)
+
+
+def _seekgraph(
+    args: tuple[str, ...], data_dir: Path, timeout: float
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "SEEKGRAPH_DATA_DIR": str(data_dir)}
     env.pop("SEEKGRAPH_LLM_MODEL", None)
     return subprocess.run(
@@ -36,6 +54,21 @@ def cli(*args: str, data_dir: Path, timeout: float = 120) -> subprocess.Complete
         timeout=timeout,
         cwd=REPO,
     )
+
+
+_demo_index_path: list[Path] = []
+
+
+def _demo_index() -> Path:
+    """The demo workspace's index as the CLI's first run builds it, built once per session."""
+    if not _demo_index_path:
+        seed = Path(tempfile.mkdtemp(prefix="seekgraph-demo-index-"))
+        atexit.register(shutil.rmtree, seed, True)
+        done = _seekgraph(("ask", "How do I connect to the VPN?", "--user", "bob"), seed, 300)
+        path = seed / "indexes" / "demo.sqlite"
+        assert done.returncode == 0 and path.exists(), done.stderr
+        _demo_index_path.append(path)
+    return _demo_index_path[0]
 
 
 def redis_binaries() -> tuple[str, list[str]]:
