@@ -16,7 +16,8 @@ def test_ask_prints_progress_then_the_answer_with_citations(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
     nodes = [line.split("]")[0][1:] for line in progress]
-    assert nodes[:1] == ["index"] and "prepare" in nodes and nodes[-1] == "check_answer"
+    # the first run's indexing has its own test: here the index is there, as on every later run
+    assert nodes[0] == "prepare" and nodes[-1] == "check_answer"
     assert any("queries" in line for line in progress if line.startswith("[expand_query]"))
     assert "Answer (extractive mode):" in done.stdout
     assert "[src:kb/sso-setup-okta#" in done.stdout
