@@ -74,8 +74,8 @@ def test_a_thread_past_its_retention_leaves_no_key_of_any_family(world) -> None:
         families = {family_of(k) for k in keys_of(world["redis"], thread)}
         made = {"checkpoints", "checkpoint_latest", "passages", "threads", "run_records"}
         assert made | {"run_lists"} <= families, families
-        wait_until(lambda: not keys_of(world["redis"], thread), 4 * RETENTION_S + 10,
-                   "every key of the thread expired")  # fmt: skip
+        wait_until(lambda: not keys_of(world["redis"], thread), timeout=4 * RETENTION_S + 10,
+                   what="every key of the thread expired")  # fmt: skip
         listed = c.get(f"{world['url']}/threads", headers=auth(world["key"])).json()
         gone = c.get(f"{world['url']}/threads/{thread}/state", headers=auth(world["key"]))
     assert thread not in [t["thread_id"] for t in listed]
@@ -99,8 +99,8 @@ def test_a_thread_that_is_read_or_continued_is_kept(world) -> None:
         last_use = time.monotonic()
     assert len(state.json()["values"]["turns"]) == 2
     # left alone, it goes one retention after its last use, not before
-    wait_until(lambda: not keys_of(world["redis"], thread), 4 * RETENTION_S + 10,
-               "the thread expired once left alone")  # fmt: skip
+    wait_until(lambda: not keys_of(world["redis"], thread), timeout=4 * RETENTION_S + 10,
+               what="the thread expired once left alone")  # fmt: skip
     assert time.monotonic() - last_use >= RETENTION_S - 0.5
 
 
@@ -112,8 +112,8 @@ def test_a_run_longer_than_the_retention_keeps_its_thread_whole(world) -> None:
         took = time.monotonic() - started
         history = c.get(f"{world['url']}/threads/{thread}/history", headers=auth(world["key"]))
     assert took > 1.5 * RETENTION_S, took  # the run did outlast the retention
-    wait_until(lambda: not keys_of(world["redis"], thread), 4 * RETENTION_S + 10,
-               "the thread expired once the run was over and nobody read it")  # fmt: skip
+    wait_until(lambda: not keys_of(world["redis"], thread), timeout=4 * RETENTION_S + 10,
+               what="the thread expired once the run was over and nobody read it")  # fmt: skip
     steps = [n for h in history.json() for n in h["wrote"]]
     assert {"prepare", "expand_query", "integrate", "check_answer", "remember"} <= set(steps)
     assert unforked(history.json())
@@ -155,7 +155,7 @@ def test_deleting_a_thread_natively_removes_it_and_refuses_while_it_runs(world) 
         wait_until(
             lambda: c.get(f"{world['url']}/threads/{thread}/runs",
                           headers=auth(world["key"])).json()[0]["status"] == "success",
-            60, "the run ended",
+            timeout=60, what="the run ended",
         )  # fmt: skip
         done = c.delete(f"{world['url']}/threads/{thread}", headers=auth(world["key"]))
         again = c.get(f"{world['url']}/threads/{thread}/state", headers=auth(world["key"]))
@@ -197,7 +197,7 @@ def test_a_run_waiting_in_the_queue_longer_than_the_retention_finds_its_thread_w
             worker = start_worker(world["tmp"], "late", {**world["env"], **queue})
             runs = f"{api.url}/threads/{thread}/runs"
             wait_until(lambda: c.get(runs, headers=auth(world["key"])).json()[0]["status"]
-                       == "success", 60, "the queued run ran")  # fmt: skip
+                       == "success", timeout=60, what="the queued run ran")  # fmt: skip
             state = c.get(f"{api.url}/threads/{thread}/state", headers=auth(world["key"]))
         assert state.json()["values"]["answer"]
     finally:
