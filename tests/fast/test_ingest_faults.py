@@ -99,3 +99,25 @@ def test_a_text_without_blank_lines_is_cut_into_bounded_chunks(tmp_path) -> None
     sizes = [len(c["text"]) for c in doc.chunks]
     assert max(sizes) <= HARD_CHUNK_CHARS and len(doc.chunks) > 100
     assert doc.chunks[0]["text"].startswith(sentence.strip())  # cut at sentence ends
+
+
+def test_the_summary_counts_unsupported_files_and_embedding_reports_progress(
+    tmp_path, embedder
+) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "log.txt").write_text(  # one file, hundreds of different chunks
+        "".join(f"Relay {i} on line {i % 7} tripped after restart {i * 3}. " for i in range(6000))
+    )
+    (folder / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (folder / "a.zip").write_bytes(b"PK")
+    (folder / "b.zip").write_bytes(b"PK")
+    calls: list[tuple[int, int]] = []
+    index = EmbeddedIndex(tmp_path / "i.sqlite", embedder)
+    report = sync_source(
+        index, folder, "logs", "docs", ["group:everyone"],
+        embed_progress=lambda done, total: calls.append((done, total)),
+    )  # fmt: skip
+    index.close()
+    assert sorted(report.unsupported) == ["a.zip", "b.zip", "photo.png"]
+    assert len(calls) > 1 and calls[-1][0] == calls[-1][1] == report.chunks > 64
