@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 
 from bench.fault_inputs import CANARIES
-from tests.integration.processes import auth, new_thread, script_model
-from tests.integration.sse_client import read
+from tests.support.processes import auth, new_thread, script_model
+from tests.support.sse_client import read
 
 NIGHTJAR = {"question": "What did the Nightjar penetration test find?"}
 BAD_IDS = ["..", "a%2F..%2Fb", "x" * 129, "a%0d%0ab", "a%00b", "caf%C3%A9"]

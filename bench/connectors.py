@@ -40,7 +40,7 @@ from sources.embedded import EmbeddedIndex
 from sources.index_source import EmbeddedSource
 from sources.registry import SourceRegistry
 from sources.slack_connector import SlackConnector
-from tests.integration.processes import start_fake
+from tests.support.processes import start_fake
 
 
 def slack_world(texts: list[str], groups: int) -> dict[str, Any]:

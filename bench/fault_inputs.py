@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sources.workspace import demo_workspace
-from tests.integration.conftest import RESTRICTED_MARKERS
+from tests.support import RESTRICTED_MARKERS
 
 #: Text bob may never see (the demo's security and engineering material, the finance draft).
 CANARIES = [

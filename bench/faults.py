@@ -52,10 +52,10 @@ from bench.fault_inputs import (
 )
 from bench.report import command_line, write
 from server.auth import add_key_to_file
-from tests.integration.conftest import free_port
-from tests.integration.processes import (
+from tests.support.processes import (
     Proc,
     auth,
+    free_port,
     new_thread,
     script_model,
     start_app,
@@ -63,7 +63,7 @@ from tests.integration.processes import (
     start_redis,
     unforked,
 )
-from tests.integration.sse_client import Stream, parse, read
+from tests.support.sse_client import Stream, parse, read
 
 QUESTION = {"question": "How do I connect to the VPN from a new laptop?"}
 #: Where the origin is killed: after a node's summary, the first search results, or N tokens.
@@ -83,6 +83,19 @@ KILL_POINTS = [
 ]
 
 
+def spread(items: list[str], count: int | None) -> list[str]:
+    """``count`` of ``items`` spread evenly over the list (all of them when None)."""
+    if count is None or count >= len(items):
+        return list(items)
+    step = len(items) / count
+    return [items[int(i * step)] for i in range(count)]
+
+
+def kill_points(rounds: int, kills: int | None) -> list[str]:
+    """``rounds`` times through the kill points, or ``kills`` of them spread over the list."""
+    return KILL_POINTS * rounds if kills is None else spread(KILL_POINTS, kills)
+
+
 def everything(c: httpx.Client, base: str, key: str, thread: str, stream: Stream) -> str:
     """All a user can see of a run: its events, the thread's state and history."""
     state = c.get(f"{base}/threads/{thread}/state", headers=auth(key)).text
@@ -91,12 +104,12 @@ def everything(c: httpx.Client, base: str, key: str, thread: str, stream: Stream
     return "\n".join([frames, state, history])
 
 
-def canaries(w: dict[str, Any], rounds: int) -> dict[str, Any]:
+def canaries(w: dict[str, Any], rounds: int, questions: list[str]) -> dict[str, Any]:
     a, bob, alice = w["a"].url, w["bob"], w["alice"]
     leaked_text, leaked_ids, runs, alice_found = [], [], 0, 0
     with httpx.Client(timeout=120) as c:
         for mode in ("llm", "extractive")[:rounds]:
-            for question in BOB_QUESTIONS:
+            for question in questions:
                 script_model(w["model"])
                 thread = new_thread(c, a, bob)
                 body = {"question": question, "mode": mode}
@@ -309,19 +322,32 @@ def load(w: dict[str, Any], tmp: Path, runs: int) -> dict[str, Any]:
 
 
 def summary(out: dict[str, Any]) -> dict[str, Any]:
-    """The campaign's headline numbers, as the issue asks for them."""
-    kill, pause, bad, files = out["sigkill"], out["pause"], out["bad_input"], out["bad_files"]
-    return {
-        "permission canaries leaked": out["permissions"]["canaries_leaked"],
-        "restricted ids leaked": out["permissions"]["restricted_ids_leaked"],
-        "SIGKILL trials clean": f"{kill['completed_cleanly']}/{kill['trials']}",
-        "pause trials clean": f"{pause['state_never_backwards']}/{pause['trials']}",
-        "Redis restart recovered": out["redis_restart"]["recovered"],
-        "5xx in the bad-input corpus": f"{bad['five_hundreds']}/{bad['requests']}",
-        "bad files reported, good indexed": f"{files['bad_files_reported']}/{files['bad_files']}",
-        "runs lost under load": f"{out['load']['lost']}/{out['load']['runs']}",
-        "ownership attacks refused without a leak": out["ownership"]["held"],
-    }
+    """The campaign's headline numbers, as the issue asks for them (of the parts that ran)."""
+    lines: dict[str, Any] = {}
+    if "permissions" in out:
+        lines["permission canaries leaked"] = out["permissions"]["canaries_leaked"]
+        lines["restricted ids leaked"] = out["permissions"]["restricted_ids_leaked"]
+    if "sigkill" in out:
+        kill = out["sigkill"]
+        lines["SIGKILL trials clean"] = f"{kill['completed_cleanly']}/{kill['trials']}"
+    if "pause" in out:
+        pause = out["pause"]
+        lines["pause trials clean"] = f"{pause['state_never_backwards']}/{pause['trials']}"
+    if "redis_restart" in out:
+        lines["Redis restart recovered"] = out["redis_restart"]["recovered"]
+    if "bad_input" in out:
+        bad = out["bad_input"]
+        lines["5xx in the bad-input corpus"] = f"{bad['five_hundreds']}/{bad['requests']}"
+    if "bad_files" in out:
+        files = out["bad_files"]
+        lines["bad files reported, good indexed"] = (
+            f"{files['bad_files_reported']}/{files['bad_files']}"
+        )
+    if "load" in out:
+        lines["runs lost under load"] = f"{out['load']['lost']}/{out['load']['runs']}"
+    if "ownership" in out:
+        lines["ownership attacks refused without a leak"] = out["ownership"]["held"]
+    return lines
 
 
 def main() -> None:
@@ -331,7 +357,14 @@ def main() -> None:
     parser.add_argument("--kill-rounds", type=int, default=1, help="times through the kill points")
     parser.add_argument("--pauses", type=int, default=4)
     parser.add_argument("--load-runs", type=int, default=50)
+    parser.add_argument(
+        "--questions", type=int, help="permission canaries: this many of the questions, spread"
+    )
+    parser.add_argument(
+        "--kills", type=int, help="SIGKILL trials: this many kill points, spread over the list"
+    )
     parser.add_argument("--only", nargs="*", help="run only these parts (no summary)")
+    parser.add_argument("--skip", nargs="*", default=[], help="leave out these parts")
     args = parser.parse_args()
     started = time.time()
     tmp = Path(tempfile.mkdtemp(prefix="seekgraph-faults-"))
@@ -368,8 +401,8 @@ def main() -> None:
         procs += [w["a"], w["b"]]
         out: dict[str, Any] = {"command": command_line("bench.faults", args)}
         parts = {
-            "permissions": lambda: canaries(w, args.modes),
-            "sigkill": lambda: kill_trials(w, tmp, KILL_POINTS * args.kill_rounds),
+            "permissions": lambda: canaries(w, args.modes, spread(BOB_QUESTIONS, args.questions)),
+            "sigkill": lambda: kill_trials(w, tmp, kill_points(args.kill_rounds, args.kills)),
             "pause": lambda: pause_trials(
                 w, tmp, (["evaluate", "token:1"] * args.pauses)[: args.pauses]
             ),
@@ -380,7 +413,7 @@ def main() -> None:
             "redis_restart": lambda: redis_restart(w, tmp),
         }
         for name, part in parts.items():
-            if not args.only or name in args.only:
+            if (not args.only or name in args.only) and name not in args.skip:
                 out[name] = part()
         if not args.only:
             out["summary"] = summary(out)

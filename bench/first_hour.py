@@ -35,7 +35,7 @@ from pathlib import Path
 import httpx
 
 from sources.workspace import demo_workspace
-from tests.integration.test_nobody_locked_out import slack_zip
+from tests.processes.test_nobody_locked_out import slack_zip
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[1]

@@ -68,7 +68,7 @@ def main() -> None:
         "--embedding-threads", type=int, help="SEEKGRAPH_EMBEDDING_THREADS of every process"
     )
     args = parser.parse_args()
-    from tests.integration.processes import Proc, start_redis, start_worker
+    from tests.support.processes import Proc, start_redis, start_worker
 
     started = time.time()
     tmp = Path(tempfile.mkdtemp(prefix="bench-ingest-"))

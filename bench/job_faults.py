@@ -48,7 +48,7 @@ def faults(
     run ends ``done`` on another worker with every event exactly once and one unforked
     history.
     """
-    from tests.integration.processes import unforked
+    from tests.support.processes import unforked
 
     headers = {"Authorization": f"Bearer {key}"}
     body = {"question": "VPN, SSO and meals", "flow": "research", "plan": PLAN}
@@ -125,7 +125,7 @@ def redis_restart(
     once, and every background run ends ``success`` with one unforked history. Returns the
     new Redis process.
     """
-    from tests.integration.processes import start_redis, unforked
+    from tests.support.processes import start_redis, unforked
 
     headers = {"Authorization": f"Bearer {key}"}
     body = {"question": "VPN, SSO and meals", "flow": "research", "plan": PLAN}

@@ -251,7 +251,7 @@ async def queue_overhead(url: str, n: int) -> dict[str, Any]:
 
 def spawn_worker(url: str, queue: str, concurrency: int, log: Path, *timing: float) -> Any:
     """A bench worker process (``timing``: source sleep, drain grace), once it is ready."""
-    from tests.integration.processes import Proc
+    from tests.support.processes import Proc
 
     args = ["worker", url, queue, str(concurrency), *map(str, timing)]
     proc = Proc([sys.executable, "-m", "bench.jobs", *args], log)
@@ -268,8 +268,7 @@ def main() -> None:
         asyncio.run(serve_worker(url, queue, concurrency, *timing))
         return
     from server.auth import add_key_to_file
-    from tests.integration.conftest import free_port
-    from tests.integration.processes import Proc, start_app, start_redis
+    from tests.support.processes import Proc, free_port, start_app, start_redis
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, default=Path("bench/results/jobs.json"))

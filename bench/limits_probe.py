@@ -45,7 +45,9 @@ import redis
 from bench.probe_watch import Watch, repeated
 from bench.report import command_line, write
 from server.auth import add_key_to_file
-from tests.integration.processes import (
+from tests.processes.test_limits import png
+from tests.processes.test_server import QUESTION
+from tests.support.processes import (
     Proc,
     auth,
     llm_server_env,
@@ -54,9 +56,7 @@ from tests.integration.processes import (
     start_model_server,
     start_redis,
 )
-from tests.integration.sse_client import read
-from tests.integration.test_limits import png
-from tests.integration.test_server import QUESTION
+from tests.support.sse_client import read
 
 BACKGROUND = {**QUESTION, "stream": False}
 

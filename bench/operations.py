@@ -45,7 +45,7 @@ from server.observe import Metrics, RunObserver
 from server.runs.coordination import RedisCoordinator
 from server.runs.handle import RunHandle
 from server.runs.manager import RunManager
-from tests.integration.processes import start_app, start_redis
+from tests.support.processes import start_app, start_redis
 
 
 async def drive(runs: RunManager, flow: Any, n: int, ctx: Context) -> list[float]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from tests.integration.processes import Proc
+from tests.support.processes import Proc
 
 
 def rss_mb(pid: int) -> float:

@@ -33,8 +33,7 @@ from bench.report import command_line, write
 
 def start_cluster(tmp: Path, shards: int = 3) -> tuple[list[Any], list[int]]:
     """``shards`` cluster-enabled servers, the slots split between them, once the state is ok."""
-    from tests.integration.conftest import free_port
-    from tests.integration.processes import Proc, redis_binaries
+    from tests.support.processes import Proc, free_port, redis_binaries
 
     server, modules = redis_binaries()
     ports = [free_port() for _ in range(shards)]

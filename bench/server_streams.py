@@ -26,7 +26,7 @@ import httpx
 
 from bench.report import write
 from server.auth import add_key_to_file
-from tests.integration.processes import Proc, start_app, start_model_server, start_redis
+from tests.support.processes import Proc, start_app, start_model_server, start_redis
 
 
 def rss_mb(pid: int) -> float:

@@ -39,14 +39,14 @@ from bench.report import command_line, write
 from server.auth import add_key_to_file
 from server.runs.compact import unpack
 from server.runs.storage import family_of
-from tests.integration.processes import (
+from tests.support.processes import (
     Proc,
     auth,
     new_thread,
     start_app,
     start_redis,
 )
-from tests.integration.sse_client import read
+from tests.support.sse_client import read
 
 QUESTIONS = [
     "How do I connect to the VPN from a new laptop?",

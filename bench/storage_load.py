@@ -19,7 +19,7 @@ import redis
 
 from bench.storage import QUESTIONS, _wait_unlocked, env_of, snapshot, stream_run
 from server.auth import add_key_to_file
-from tests.integration.processes import Proc, auth, start_app, start_redis, start_worker, unforked
+from tests.support.processes import Proc, auth, start_app, start_redis, start_worker, unforked
 
 
 def background_run(base: str, key: str, question: str) -> dict[str, Any]:

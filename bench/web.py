@@ -43,7 +43,7 @@ from bench.runner import GraphRunner, doc_ranking, index_runner
 from sources.registry import SourceRegistry
 from sources.web import web_source
 from sources.web_fetch import FetchPolicy, PageFetcher
-from tests.integration.processes import Proc, start_fake
+from tests.support.processes import Proc, start_fake
 
 SETTINGS = ("private", "web", "both")
 

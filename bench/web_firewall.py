@@ -44,7 +44,7 @@ from bench.runner import GraphRunner
 from providers.terms import STOPWORDS
 from server.bootstrap import build_services, index_path
 from server.settings import Settings
-from tests.integration.processes import start_fake
+from tests.support.processes import start_fake
 
 PAGES = [
     {

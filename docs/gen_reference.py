@@ -2,7 +2,7 @@
 
 Run ``python docs/gen_reference.py`` after changing ``server/settings.py`` or
 ``nodes/context.py``; ``--check`` exits 1 when the page is not what the code says
-(``tests/unit/test_docs.py`` checks the same).
+(``tests/fast/test_docs.py`` checks the same).
 """
 
 from __future__ import annotations

@@ -1,8 +1,17 @@
-"""Shared fixtures: the real offline embedder, in-memory sources, services, and graph runs."""
+"""Shared fixtures of every tier: the tier markers, the embedders, in-memory sources, services,
+graph runs, the demo workspace and Redis.
+
+A test's tier is its folder (``tests/fast``, ``tests/service``, ``tests/processes``,
+``tests/browser``, ``tests/soak``) and carries that folder's marker: ``pytest -m fast`` or
+``pytest tests/fast`` runs one tier.
+"""
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -22,14 +31,36 @@ from sources.base import User
 from sources.memory import InMemorySource, MemoryDocument
 from sources.registry import SourceRegistry
 
+#: The tiers, cheapest first: each is a folder under tests/ and a marker of the same name.
+TIERS = ("fast", "service", "processes", "browser", "soak")
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test with its folder's tier; a test outside every tier's folder is an error."""
+    for item in items:
+        folder = item.path.resolve().relative_to(TESTS).parts[0]
+        if folder not in TIERS:
+            raise pytest.UsageError(f"{item.nodeid}: tests live in a tier's folder: {TIERS}")
+        item.add_marker(getattr(pytest.mark, folder))
+
+
 ALICE = User("alice", frozenset({"everyone", "security"}))
 BOB = User("bob", frozenset({"everyone"}))
 
 
 @pytest.fixture(scope="session")
-def embedder() -> Embedder:
+def real_embedder() -> Embedder:
     """The default embedding model (what a user gets without configuring one)."""
     return load_embedder()
+
+
+@pytest.fixture(scope="session")
+def embedder(real_embedder: Embedder) -> Embedder:
+    """The embedder of tests that need one: the real model, except in the fast tier, where
+    it is a hashing embedder (``tests/fast/conftest.py``); a fast test whose point is
+    retrieval quality asks for ``real_embedder``."""
+    return real_embedder
 
 
 @pytest.fixture(scope="session")
@@ -140,6 +171,12 @@ def services(embedder: Embedder) -> Services:
     return make_services(embedder)
 
 
+@pytest.fixture
+def real_services(real_embedder: Embedder) -> Services:
+    """``services`` with the real embedding model, where what is found is the point."""
+    return make_services(real_embedder)
+
+
 class Run:
     """A finished graph run: its output, its custom events and its checkpoint history."""
 
@@ -190,3 +227,36 @@ async def close_chat_clients() -> Any:
     from providers.chat import aclose_chat_clients
 
     await aclose_chat_clients()
+
+
+@pytest.fixture(scope="session")
+def demo_services(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Services:
+    """The bundled demo workspace in a real embedded index, with the real model."""
+    from sources.workspace import demo_workspace, open_workspace
+
+    index = tmp_path_factory.mktemp("index") / "demo.sqlite"
+    registry, _ = open_workspace(demo_workspace(), index, real_embedder)
+    return Services(
+        registry=registry, embedder=real_embedder, reranker=LocalReranker(real_embedder)
+    )
+
+
+@pytest.fixture
+def demo(demo_services: Services) -> Services:
+    return demo_services
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Redis with the search and JSON modules: CI's (SEEKGRAPH_TEST_REDIS_URL) or our own."""
+    url = os.environ.get("SEEKGRAPH_TEST_REDIS_URL")
+    if url:
+        yield url
+        return
+    from tests.support.processes import start_redis
+
+    proc, url = start_redis(tmp_path_factory.mktemp("redis-index"))
+    try:
+        yield url
+    finally:
+        proc.stop()

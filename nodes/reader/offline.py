@@ -45,7 +45,7 @@ def sure(scored: list[Quote], nothing: bool) -> bool:
 
     A near miss shares the topic's words but not what was asked: its best quote is not drawn
     toward the words of the question it lacks (``words_pull``). Golden case:
-    ``tests/integration/test_reader_golden.py::test_a_near_miss_gets_passages_not_an_answer``.
+    ``tests/fast/test_reader_golden.py::test_a_near_miss_gets_passages_not_an_answer``.
     A chat message says things in passing and is judged by its conversation (``answerable``).
     """
     best = scored[0] if scored else None
@@ -67,7 +67,7 @@ def offline_reply(
     anchor. Sure means: the quotes answer every need of the question, and the anchor's best
     quote is drawn toward the words of the question it does not share (``words_pull``) — a
     near miss shares the topic's words but not what was asked (golden case
-    ``tests/integration/test_reader_golden.py::test_a_near_miss_gets_passages_not_an_answer``).
+    ``tests/fast/test_reader_golden.py::test_a_near_miss_gets_passages_not_an_answer``).
     A chat message says things in passing and is judged by the conversation (``answerable``).
     Sources that disagree on what was asked (``disputed``) are the answer, quoted line by line.
     "Found nothing" only when nothing was kept: a passage that passed the filters is shown,
@@ -81,7 +81,7 @@ def offline_reply(
     chosen = closest(ranked_passages(scored, pool, relevant or []))
     if best is not None and "\n" in best.sentence.strip():
         # a procedure's steps, quoted as one unit because the question asks how: their
-        # passage answers (golden case: ``tests/integration/test_demo_workspace.py::
+        # passage answers (golden case: ``tests/fast/test_demo_workspace.py::
         # test_a_how_question_gets_the_steps_in_order``)
         chosen = [(best.evidence, best.sentence)] + [
             c for c in chosen if c[0]["source_id"] != best.evidence["source_id"]

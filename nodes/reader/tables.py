@@ -1,7 +1,7 @@
 """The offline reader's tables: what documentation holds that is never a finding.
 
 Data, not rules scattered through nodes: each entry names the golden case it serves
-(``tests/unit/test_reader.py``).
+(``tests/fast/test_reader.py``).
 """
 
 from __future__ import annotations
