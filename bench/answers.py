@@ -2,8 +2,8 @@
 
     python -m bench.answers --data bench/data/answers_dev --json bench/results/answers_dev.json
 
-``--data DIR`` holds ``packages.txt`` (distributions whose README, the long description in
-their installed ``*.dist-info/METADATA``, forms the corpus: documents no one here wrote) and
+``--data DIR`` holds ``packages.txt`` (distributions whose README forms the corpus: documents
+no one here wrote, pinned as files in ``bench/data/readmes/``, ``bench.readme_corpus``) and
 ``questions.jsonl``: ``{"_id", "question", "kind", "doc", "must"}`` where ``doc`` is the
 distribution whose README answers it (``null`` for an unanswerable question) and ``must`` one
 to three short strings a correct answer quotes. The READMEs are written to a folder and read
@@ -26,10 +26,10 @@ import re
 import statistics
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from bench.readme_corpus import readme
 from bench.report import command_line, write
 from bench.runner import index_runner
 from nodes.reader.extractive import NOTHING_FOUND
@@ -53,13 +53,6 @@ _DANGLING = frozenset(
 )
 #: A quote that starts with one of these (in lower case) is the tail of a sentence.
 _CONTINUING = frozenset("and or but which that to of with by from in for as than".split())
-
-
-def readme(distribution: str) -> str:
-    """The installed distribution's long description (its README)."""
-    meta = metadata.metadata(distribution)
-    body = meta.get_payload()  # type: ignore[attr-defined]
-    return str(body or meta.get("Description") or "")
 
 
 def build(data: Path, embedding: str, workdir: Path) -> tuple[EmbeddedIndex, list[str]]:

@@ -259,8 +259,8 @@ def bad_files(tmp: Path) -> dict[str, Any]:
     env.pop("SEEKGRAPH_REDIS_URL", None)
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "server.cli.main", "index", str(folder), "--source", "mixed",
-         "--kind", "docs", "--acl", "group:everyone"],
+        [sys.executable, "-m", "server.cli.main",
+         "index", str(folder), "--source", "mixed", "--kind", "docs", "--acl", "group:everyone"],
         capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip
     output = done.stdout + done.stderr

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from bench.answers import readme
 from bench.datasets import load
 from bench.metrics import rank_auc
+from bench.readme_corpus import readme
 from bench.report import command_line, write
 from providers.embeddings import Embedder, load_embedder
 from providers.sentences import sentences

@@ -68,8 +68,8 @@ class SyncReport:
 
 
 def demo_workspace() -> Path:
-    """The folder of the bundled demo workspace."""
-    return Path(str(resources.files("sources").joinpath("demo")))
+    """The folder of the bundled demo workspace (its real path: a checkout reaches it by a link)."""
+    return Path(str(resources.files("sources").joinpath("demo"))).resolve()
 
 
 def load_config(root: Path) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""``bench.answers`` on installed packages' READMEs: it judges answers the way a reader would."""
+"""``bench.answers`` on pinned READMEs of packages: it judges answers the way a reader would."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""seekgraph: a composite retrieval agent that answers with citations it can prove."""

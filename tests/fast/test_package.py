@@ -1,0 +1,57 @@
+"""What import-linter's contracts (``[tool.importlinter]``) cannot say about the package.
+
+The contracts check the arrows between the layers, the server's rooms and cycles, inside
+``seekgraph``. These check the name the layers are imported by everywhere (the product, the
+tests, the benchmarks, the docs' scripts) and the server's loose modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+LAYERS = ("state", "providers", "sources", "nodes", "graph", "server")
+#: Folders that hold no code of ours (or only links to it).
+NOT_OURS = {"seekgraph", "build", "site"}
+
+
+def python_files() -> list[Path]:
+    out = []
+    for top in sorted(REPO.iterdir()):
+        if top.is_dir() and not top.is_symlink() and not top.name.startswith("."):
+            if top.name not in NOT_OURS and not top.name.endswith(".egg-info"):
+                out += [p for p in top.rglob("*.py") if "data" not in p.relative_to(REPO).parts]
+    return out
+
+
+def test_seekgraph_links_every_layer() -> None:
+    links = {p.name: os.readlink(p) for p in (REPO / "seekgraph").iterdir() if p.is_symlink()}
+    assert links == {layer: f"../{layer}" for layer in LAYERS}
+
+
+def test_every_layer_is_imported_by_its_package_name() -> None:
+    """``import nodes.x`` works from a checkout too, and loads a second copy of the module."""
+    wrong = []
+    for path in python_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            wrong += [
+                f"{path.relative_to(REPO)}:{node.lineno}: {name}"
+                for name in names
+                if name.split(".")[0] in LAYERS
+            ]
+    assert not wrong, "import these as seekgraph.<layer>:\n" + "\n".join(wrong)
+
+
+def test_the_server_is_split_into_rooms() -> None:
+    """No run machinery, door or command left loose at the top of ``server/``."""
+    loose = {p.stem for p in (REPO / "server").glob("*.py")} - {"__init__"}
+    shared = {"app_state", "audit", "auth", "bootstrap", "caller", "images", "limits", "observe"}
+    shared |= {"settings", "studio", "thread_ids"}
+    assert loose <= shared, f"modules to place in a room: {sorted(loose - shared)}"
