@@ -32,12 +32,12 @@ from typing import Any
 from bench.readme_corpus import readme
 from bench.report import command_line, write
 from bench.runner import index_runner
-from nodes.reader.extractive import NOTHING_FOUND
-from providers.embeddings import EMBEDDING_MODELS, load_embedder
-from sources.base import User
-from sources.embedded import EmbeddedIndex
-from sources.index_source import EmbeddedSource
-from sources.workspace import sync_source
+from seekgraph.nodes.reader.extractive import NOTHING_FOUND
+from seekgraph.providers.embeddings import EMBEDDING_MODELS, load_embedder
+from seekgraph.sources.base import User
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.workspace import sync_source
 
 SOURCE = "docs"
 CITATION = re.compile(r"\[src:([^\]]+)\]")

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from providers.embeddings import load_embedder
-from sources.base import User
-from sources.embedded import EmbeddedIndex
-from sources.index_source import EmbeddedSource, IndexedDocument
-from sources.ingest import chunk_markdown, with_context
+from seekgraph.providers.embeddings import load_embedder
+from seekgraph.sources.base import User
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.index_source import EmbeddedSource, IndexedDocument
+from seekgraph.sources.ingest import chunk_markdown, with_context
 
 CACHE = Path(__file__).parent / ".cache"
 #: Bump when what gets indexed changes (cached indexes are keyed by it).

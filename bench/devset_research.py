@@ -27,15 +27,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from bench.devsets import SOURCE, build_index
 from bench.report import command_line, write
-from graph.context import Context
-from graph.flows import FLOWS
-from graph.run import run, run_config
-from nodes.services import Services
-from providers.rerank import LocalReranker
-from sources.base import User
-from sources.index_source import EmbeddedSource
-from sources.index_vectors import reranker_embedder
-from sources.registry import SourceRegistry
+from seekgraph.graph.context import Context
+from seekgraph.graph.flows import FLOWS
+from seekgraph.graph.run import run, run_config
+from seekgraph.nodes.services import Services
+from seekgraph.providers.rerank import LocalReranker
+from seekgraph.sources.base import User
+from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.registry import SourceRegistry
 
 _REF = re.compile(r"\[(\d+)\]")
 

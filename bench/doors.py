@@ -33,7 +33,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from bench.report import command_line, write
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.support.processes import Proc, start_app, start_model_server, start_redis
 
 QUESTION = "How do I connect to the VPN from a new laptop?"

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sources.workspace import demo_workspace
+from seekgraph.sources.workspace import demo_workspace
 from tests.support import RESTRICTED_MARKERS
 
 #: Text bob may never see (the demo's security and engineering material, the finance draft).
@@ -259,7 +259,7 @@ def bad_files(tmp: Path) -> dict[str, Any]:
     env.pop("SEEKGRAPH_REDIS_URL", None)
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "server.cli.main",
+        [sys.executable, "-m", "seekgraph.server.cli.main",
          "index", str(folder), "--source", "mixed", "--kind", "docs", "--acl", "group:everyone"],
         capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip

@@ -51,7 +51,7 @@ from bench.fault_inputs import (
     workspace,
 )
 from bench.report import command_line, write
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.support.processes import (
     Proc,
     auth,

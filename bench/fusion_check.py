@@ -24,10 +24,10 @@ import numpy as np
 from bench.datasets import build_index, load
 from bench.metrics import recall_at_k
 from bench.report import command_line, write
-from providers.embeddings import EMBEDDING_MODELS, calibrate_cosine
-from providers.terms import ENGLISH_STOPWORDS, words
-from sources.embedded import EmbeddedIndex
-from sources.scoring import fuse
+from seekgraph.providers.embeddings import EMBEDDING_MODELS, calibrate_cosine
+from seekgraph.providers.terms import ENGLISH_STOPWORDS, words
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.scoring import fuse
 
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 

@@ -31,13 +31,13 @@ from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from bench.report import command_line, write
-from graph.context import Context
-from graph.run import run, run_config
-from graph.search import build_search_graph, search_flow
-from nodes.services import Services
-from sources.base import User
-from sources.memory import InMemorySource, MemoryDocument
-from sources.registry import SourceRegistry
+from seekgraph.graph.context import Context
+from seekgraph.graph.run import run, run_config
+from seekgraph.graph.search import build_search_graph, search_flow
+from seekgraph.nodes.services import Services
+from seekgraph.sources.base import User
+from seekgraph.sources.memory import InMemorySource, MemoryDocument
+from seekgraph.sources.registry import SourceRegistry
 
 
 class HashEmbedder:

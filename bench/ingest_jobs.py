@@ -49,7 +49,7 @@ def seekgraph(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[st
 
 
 def wait_done(client: redis.Redis, queue: str, job_id: str) -> dict[str, Any]:
-    from server.runs.ingest import ingest_jobs
+    from seekgraph.server.runs.ingest import ingest_jobs
 
     jobs = ingest_jobs(client, queue)
     while True:
@@ -76,7 +76,7 @@ def main() -> None:
     workers: list[Proc] = []
     try:
         workspace = tmp / "workspace"
-        from sources.workspace import demo_workspace
+        from seekgraph.sources.workspace import demo_workspace
 
         shutil.copytree(demo_workspace(), workspace)
         queue = f"bench-ingestq-{uuid.uuid4().hex[:8]}"

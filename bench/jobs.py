@@ -50,10 +50,10 @@ PLAN = [
 def sleepy_services(sleep: float) -> Any:
     """Services whose sources sleep ``sleep`` seconds per search, and no model (extractive)."""
     from bench.graph_overhead import ConstantReranker, HashEmbedder
-    from graph.api import User
-    from nodes.services import Services
-    from sources.memory import InMemorySource, MemoryDocument
-    from sources.registry import SourceRegistry
+    from seekgraph.graph.api import User
+    from seekgraph.nodes.services import Services
+    from seekgraph.sources.memory import InMemorySource, MemoryDocument
+    from seekgraph.sources.registry import SourceRegistry
 
     docs = [
         MemoryDocument("vpn", "VPN", "Connect to the VPN with WireGuard.", acl=["group:all"]),
@@ -70,15 +70,15 @@ async def open_worker(
     url: str, queue: str, concurrency: int, name: str, sleep: float = SLEEP_S
 ) -> Any:
     """A ``Worker`` on Redis over the sleepy services (and what it opened)."""
-    from server.app_state import redis_clients
-    from server.bootstrap import flow_graphs
-    from server.runs.coordination import RedisCoordinator
-    from server.runs.events import RedisEventLog
-    from server.runs.fencing import FencedRedisSaver
-    from server.runs.manager import RunManager
-    from server.runs.queue import RedisRunQueue
-    from server.runs.records import RedisRunRecords
-    from server.runs.worker import Worker
+    from seekgraph.server.app_state import redis_clients
+    from seekgraph.server.bootstrap import flow_graphs
+    from seekgraph.server.runs.coordination import RedisCoordinator
+    from seekgraph.server.runs.events import RedisEventLog
+    from seekgraph.server.runs.fencing import FencedRedisSaver
+    from seekgraph.server.runs.manager import RunManager
+    from seekgraph.server.runs.queue import RedisRunQueue
+    from seekgraph.server.runs.records import RedisRunRecords
+    from seekgraph.server.runs.worker import Worker
 
     client, sync_client = redis_clients(url)  # as the product's workers: retried connections
     saver = FencedRedisSaver(redis_client=client)
@@ -203,9 +203,9 @@ async def cancel_latency(apis: list[str], key: str, trials: int) -> dict[str, An
 async def queue_overhead(url: str, n: int) -> dict[str, Any]:
     """One process: a search run in-request vs through the queue to a worker."""
     import bench.jobs as me
-    from graph.context import Context, context_to_dict
-    from server.runs.queue import Job
-    from server.runs.records import RunRecord
+    from seekgraph.graph.context import Context, context_to_dict
+    from seekgraph.server.runs.queue import Job
+    from seekgraph.server.runs.records import RunRecord
 
     me.SLEEP_S = 0.0  # the runs themselves: as fast as the graph goes
     queue = f"bench-overhead-{uuid.uuid4().hex[:6]}"
@@ -267,7 +267,7 @@ def main() -> None:
         timing = [float(x) for x in sys.argv[5:7]]
         asyncio.run(serve_worker(url, queue, concurrency, *timing))
         return
-    from server.auth import add_key_to_file
+    from seekgraph.server.auth import add_key_to_file
     from tests.support.processes import Proc, free_port, start_app, start_redis
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -44,7 +44,7 @@ import redis
 
 from bench.probe_watch import Watch, repeated
 from bench.report import command_line, write
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.processes.test_limits import png
 from tests.processes.test_server import QUESTION
 from tests.support.processes import (
@@ -284,7 +284,7 @@ async def savers_together(url: str) -> int:
     """Three savers set up at once on a Redis without their indexes: how many failed."""
     import redis.asyncio as aioredis
 
-    from server.runs.fencing import FencedRedisSaver
+    from seekgraph.server.runs.fencing import FencedRedisSaver
 
     drop_checkpoint_indexes(url)
     clients = [aioredis.from_url(url) for _ in range(3)]

@@ -53,15 +53,15 @@ from bench import paraphrase as paraphrase_bench
 from bench.answers import CITATION, SOURCE, build
 from bench.report import command_line, write
 from bench.runner import GraphRunner, index_runner
-from nodes.reader.extractive import NOTHING_FOUND
-from nodes.reader.grounding import ungrounded
-from nodes.reader.guard import ATTACHED, KEPT_HELD, RECITED
-from nodes.reader.model import UNWRAPPED
-from providers import pace
-from server.bootstrap import configured_chat
-from server.settings import Settings
-from sources.base import User
-from sources.index_source import EmbeddedSource
+from seekgraph.nodes.reader.extractive import NOTHING_FOUND
+from seekgraph.nodes.reader.grounding import ungrounded
+from seekgraph.nodes.reader.guard import ATTACHED, KEPT_HELD, RECITED
+from seekgraph.nodes.reader.model import UNWRAPPED
+from seekgraph.providers import pace
+from seekgraph.server.bootstrap import configured_chat
+from seekgraph.server.settings import Settings
+from seekgraph.sources.base import User
+from seekgraph.sources.index_source import EmbeddedSource
 
 SETS = {
     "answers_dev": "bench/data/answers_dev",

@@ -33,8 +33,8 @@ from bench.metrics import (
 )
 from bench.report import command_line, write
 from bench.runner import doc_ranking, install, stage_latency
-from nodes.reader.extractive import NOTHING_FOUND
-from providers.embeddings import EMBEDDING_MODELS
+from seekgraph.nodes.reader.extractive import NOTHING_FOUND
+from seekgraph.providers.embeddings import EMBEDDING_MODELS
 
 KS = (5, 10)
 

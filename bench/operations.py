@@ -37,14 +37,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from bench.graph_overhead import QUESTION, fake_services
 from bench.report import command_line, write
-from graph.context import Context
-from graph.search import search_flow
-from server.audit import AuditEntry, RedisAuditLog, SqliteAuditLog
-from server.auth import add_key_to_file
-from server.observe import Metrics, RunObserver
-from server.runs.coordination import RedisCoordinator
-from server.runs.handle import RunHandle
-from server.runs.manager import RunManager
+from seekgraph.graph.context import Context
+from seekgraph.graph.search import search_flow
+from seekgraph.server.audit import AuditEntry, RedisAuditLog, SqliteAuditLog
+from seekgraph.server.auth import add_key_to_file
+from seekgraph.server.observe import Metrics, RunObserver
+from seekgraph.server.runs.coordination import RedisCoordinator
+from seekgraph.server.runs.handle import RunHandle
+from seekgraph.server.runs.manager import RunManager
 from tests.support.processes import start_app, start_redis
 
 

@@ -37,8 +37,8 @@ from bench.datasets import load
 from bench.metrics import rank_auc
 from bench.readme_corpus import readme
 from bench.report import command_line, write
-from providers.embeddings import Embedder, load_embedder
-from providers.sentences import sentences
+from seekgraph.providers.embeddings import Embedder, load_embedder
+from seekgraph.providers.sentences import sentences
 
 DATA = Path(__file__).parent / "data"
 DEMO = Path(__file__).parents[1] / "sources" / "demo"

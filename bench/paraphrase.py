@@ -31,11 +31,11 @@ from typing import Any
 from bench.answers import CITATION, SOURCE, build, normal
 from bench.report import command_line, write
 from bench.runner import GraphRunner, index_runner
-from nodes.reader.extractive import NOTHING_FOUND
-from server.bootstrap import build_services
-from server.settings import Settings
-from sources.base import User
-from sources.index_source import EmbeddedSource
+from seekgraph.nodes.reader.extractive import NOTHING_FOUND
+from seekgraph.server.bootstrap import build_services
+from seekgraph.server.settings import Settings
+from seekgraph.sources.base import User
+from seekgraph.sources.index_source import EmbeddedSource
 
 
 def judge(q: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:

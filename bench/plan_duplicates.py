@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-import nodes.plan_research as planning
+import seekgraph.nodes.plan_research as planning
 from bench.report import command_line, write
 from bench.research import report_services, report_tasks
-from graph.context import Context
-from providers.embeddings import aembed_queries
+from seekgraph.graph.context import Context
+from seekgraph.providers.embeddings import aembed_queries
 
 THRESHOLDS = (0.8, 0.85, 0.9, 0.95)
 

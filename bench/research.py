@@ -27,14 +27,14 @@ from bench.datasets import Dataset, build_index, load
 from bench.metrics import all_supporting_at_k, contains_answer
 from bench.report import command_line, write
 from bench.runner import doc_ranking, install
-from graph.context import Context
-from graph.flows import FLOWS
-from graph.run import run, run_config
-from nodes.evidence import relevance
-from nodes.services import Services
-from providers.rerank import LocalReranker
-from sources.index_vectors import reranker_embedder
-from sources.registry import SourceRegistry
+from seekgraph.graph.context import Context
+from seekgraph.graph.flows import FLOWS
+from seekgraph.graph.run import run, run_config
+from seekgraph.nodes.evidence import relevance
+from seekgraph.nodes.services import Services
+from seekgraph.providers.rerank import LocalReranker
+from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.registry import SourceRegistry
 
 _REF = re.compile(r"\[(\d+)\]")
 _SRC = re.compile(r"\[src:([^\]\s]+)\]")

@@ -24,9 +24,9 @@ from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from bench.graph_overhead import fake_services, overhead_main
-from graph.context import Context
-from graph.research import build_research_graph
-from graph.run import run, run_config
+from seekgraph.graph.context import Context
+from seekgraph.graph.research import build_research_graph
+from seekgraph.graph.run import run, run_config
 
 
 class FakeSearch(TypedDict, total=False):

@@ -19,7 +19,7 @@ from bench.datasets import build_index, load
 from bench.metrics import halves, ndcg_at_k, recall_at_k
 from bench.report import command_line, write
 from bench.runner import doc_ranking, install, stage_latency
-from providers.embeddings import EMBEDDING_MODELS
+from seekgraph.providers.embeddings import EMBEDDING_MODELS
 
 
 def docs(index: Any, rows: list[tuple[int, float]]) -> list[str]:

@@ -34,13 +34,13 @@ from bench.answers import normal
 from bench.devsets import SOURCE, build_index, doc_ids
 from bench.report import command_line, write
 from bench.runner import GraphRunner
-from nodes.services import Services
-from providers.rerank import LocalReranker
-from providers.sentences import blocks, sentences
-from sources.base import User
-from sources.index_source import EmbeddedSource
-from sources.index_vectors import reranker_embedder
-from sources.registry import SourceRegistry
+from seekgraph.nodes.services import Services
+from seekgraph.providers.rerank import LocalReranker
+from seekgraph.providers.sentences import blocks, sentences
+from seekgraph.sources.base import User
+from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.registry import SourceRegistry
 from tests.fakes.model_server import reply_for
 
 #: Prompts a perfect model answers as the well-behaved test model does.

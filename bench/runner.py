@@ -9,19 +9,19 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from bench.datasets import Dataset
-from graph.context import Context
-from graph.run import RunResult, run_config, stream_run
-from graph.search import build_search_graph
-from nodes.evidence import relevance
-from nodes.services import Services
-from providers.rerank import LocalReranker
-from server.bootstrap import configured_reranker
-from server.settings import Settings
-from sources.base import User
-from sources.embedded import EmbeddedIndex
-from sources.index_source import EmbeddedSource
-from sources.index_vectors import reranker_embedder
-from sources.registry import SourceRegistry
+from seekgraph.graph.context import Context
+from seekgraph.graph.run import RunResult, run_config, stream_run
+from seekgraph.graph.search import build_search_graph
+from seekgraph.nodes.evidence import relevance
+from seekgraph.nodes.services import Services
+from seekgraph.providers.rerank import LocalReranker
+from seekgraph.server.bootstrap import configured_reranker
+from seekgraph.server.settings import Settings
+from seekgraph.sources.base import User
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.registry import SourceRegistry
 
 #: Wall seconds per graph stage, across every ``run_graph`` call (see ``stage_latency``).
 STAGES: dict[str, list[float]] = {}

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from bench.report import write
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.support.processes import Proc, start_app, start_model_server, start_redis
 
 

@@ -36,9 +36,9 @@ import httpx
 import redis
 
 from bench.report import command_line, write
-from server.auth import add_key_to_file
-from server.runs.compact import unpack
-from server.runs.storage import family_of
+from seekgraph.server.auth import add_key_to_file
+from seekgraph.server.runs.compact import unpack
+from seekgraph.server.runs.storage import family_of
 from tests.support.processes import (
     Proc,
     auth,

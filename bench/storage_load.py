@@ -18,7 +18,7 @@ import httpx
 import redis
 
 from bench.storage import QUESTIONS, _wait_unlocked, env_of, snapshot, stream_run
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.support.processes import Proc, auth, start_app, start_redis, start_worker, unforked
 
 

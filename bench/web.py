@@ -40,9 +40,9 @@ from bench.datasets import Dataset, build_index, load
 from bench.metrics import all_supporting_at_k, contains_answer, recall_at_k, strip_citations
 from bench.report import command_line, write
 from bench.runner import GraphRunner, doc_ranking, index_runner
-from sources.registry import SourceRegistry
-from sources.web import web_source
-from sources.web_fetch import FetchPolicy, PageFetcher
+from seekgraph.sources.registry import SourceRegistry
+from seekgraph.sources.web import web_source
+from seekgraph.sources.web_fetch import FetchPolicy, PageFetcher
 from tests.support.processes import Proc, start_fake
 
 SETTINGS = ("private", "web", "both")
@@ -103,7 +103,7 @@ def runner_for(setting: str, data: Dataset, engine: str, embedding: str) -> Grap
         index, _, _ = build_index(part, embedding)
     runner = index_runner(index, sources[0], [user])  # type: ignore[arg-type]
     runner.services.registry = SourceRegistry(sources, users=[user])
-    from graph.search import build_search_graph
+    from seekgraph.graph.search import build_search_graph
 
     runner.graph = build_search_graph(runner.services).compile(checkpointer=runner.saver)
     return runner

@@ -41,9 +41,9 @@ import httpx
 from bench.fault_inputs import BOB_QUESTIONS, workspace
 from bench.report import command_line, write
 from bench.runner import GraphRunner
-from providers.terms import STOPWORDS
-from server.bootstrap import build_services, index_path
-from server.settings import Settings
+from seekgraph.providers.terms import STOPWORDS
+from seekgraph.server.bootstrap import build_services, index_path
+from seekgraph.server.settings import Settings
 from tests.support.processes import start_fake
 
 PAGES = [

@@ -17,9 +17,9 @@ from typing import Any, Literal
 
 from pydantic.fields import FieldInfo
 
-from graph.context import Context
-from nodes import prompts
-from server.settings import Settings
+from seekgraph.graph.context import Context
+from seekgraph.nodes import prompts
+from seekgraph.server.settings import Settings
 
 PAGE = Path(__file__).resolve().parent / "reference.md"
 

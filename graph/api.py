@@ -7,14 +7,14 @@ their fold. Importing this module is cheap (no models, no LangGraph), so the CLI
 input before loading them.
 """
 
-from nodes.admission import Admission, AdmissionError, admit, check_question
-from nodes.plan_checks import PlanError, checked_plan
-from sources.base import User
-from sources.connector import ConnectorError, connector_state, sync_connector
-from sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
-from sources.registry import MAX_SOURCES
-from state.events import ANSWER_KEYS, checkpoint_events, empty_fold, fold_event
-from state.models import KIND_LABELS, ImageRef
+from seekgraph.nodes.admission import Admission, AdmissionError, admit, check_question
+from seekgraph.nodes.plan_checks import PlanError, checked_plan
+from seekgraph.sources.base import User
+from seekgraph.sources.connector import ConnectorError, connector_state, sync_connector
+from seekgraph.sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
+from seekgraph.sources.registry import MAX_SOURCES
+from seekgraph.state.events import ANSWER_KEYS, checkpoint_events, empty_fold, fold_event
+from seekgraph.state.models import KIND_LABELS, ImageRef
 
 __all__ = [
     "MAX_SOURCES",

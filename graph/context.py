@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from nodes.context import Context
-from providers.pace import fitted_seconds
+from seekgraph.nodes.context import Context
+from seekgraph.providers.pace import fitted_seconds
 
 REQUEST_KNOBS = tuple(f.name for f in fields(Context) if f.metadata.get("request"))
 """Context fields a run request may set."""

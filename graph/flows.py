@@ -10,12 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from graph.quick import quick_flow
-from graph.research import research_flow
-from graph.reviewed import reviewed_flow
-from graph.search import search_flow
-from nodes.context import Context
-from nodes.services import Services
+from seekgraph.graph.quick import quick_flow
+from seekgraph.graph.research import research_flow
+from seekgraph.graph.reviewed import reviewed_flow
+from seekgraph.graph.search import search_flow
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.services import Services
 
 
 @dataclass(frozen=True)

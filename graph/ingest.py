@@ -4,8 +4,8 @@ Kept apart from ``graph.api`` so that importing the doors' API stays light (this
 numpy and the Redis index).
 """
 
-from providers.embeddings import Embedder
-from sources.ingest_jobs import IngestError, IngestJobs, IngestTask, WorkerEmbedding
-from sources.redis_index import RedisIndex
+from seekgraph.providers.embeddings import Embedder
+from seekgraph.sources.ingest_jobs import IngestError, IngestJobs, IngestTask, WorkerEmbedding
+from seekgraph.sources.redis_index import RedisIndex
 
 __all__ = ["Embedder", "IngestError", "IngestJobs", "IngestTask", "RedisIndex", "WorkerEmbedding"]

@@ -11,17 +11,17 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.routing import fan_out_expand_query
-from graph.search import add_search_source, build_search_flow
-from nodes.check_answer import check_answer
-from nodes.context import Context
-from nodes.evaluate import evaluate
-from nodes.expand_query import expand_query
-from nodes.filter_results import filter_results
-from nodes.integrate import integrate
-from nodes.prepare import prepare
-from nodes.services import Services, bind
-from state.schemas import OutputState, SearchInput, SearchState
+from seekgraph.graph.routing import fan_out_expand_query
+from seekgraph.graph.search import add_search_source, build_search_flow
+from seekgraph.nodes.check_answer import check_answer
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evaluate import evaluate
+from seekgraph.nodes.expand_query import expand_query
+from seekgraph.nodes.filter_results import filter_results
+from seekgraph.nodes.integrate import integrate
+from seekgraph.nodes.prepare import prepare
+from seekgraph.nodes.services import Services, bind
+from seekgraph.state.schemas import OutputState, SearchInput, SearchState
 
 
 def build_quick_graph(services: Services | None, context_schema: type[Context] = Context) -> Any:

@@ -13,18 +13,18 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
-from graph.routing import after_check, after_review, next_batch
-from graph.search import build_search_graph
-from nodes.check_report import check_report
-from nodes.context import Context
-from nodes.plan_gaps import plan_gaps
-from nodes.plan_research import plan_research
-from nodes.research_one import record_subquestion_failure, research_one
-from nodes.review_plan import review_plan
-from nodes.schedule import schedule
-from nodes.services import Services, bind
-from nodes.write_report import write_report
-from state.research import ReportState, ResearchInput, ResearchState
+from seekgraph.graph.routing import after_check, after_review, next_batch
+from seekgraph.graph.search import build_search_graph
+from seekgraph.nodes.check_report import check_report
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.plan_gaps import plan_gaps
+from seekgraph.nodes.plan_research import plan_research
+from seekgraph.nodes.research_one import record_subquestion_failure, research_one
+from seekgraph.nodes.review_plan import review_plan
+from seekgraph.nodes.schedule import schedule
+from seekgraph.nodes.services import Services, bind
+from seekgraph.nodes.write_report import write_report
+from seekgraph.state.research import ReportState, ResearchInput, ResearchState
 
 
 def build_research_graph(

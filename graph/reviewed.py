@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.search import build_search_flow, build_search_graph
-from nodes.context import Context
-from nodes.services import Services
+from seekgraph.graph.search import build_search_flow, build_search_graph
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.services import Services
 
 
 def reviewed_flow(

@@ -10,9 +10,9 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from nodes.context import Context
-from state.budget import exhausted
-from state.schemas import SearchBranch, SearchState
+from seekgraph.nodes.context import Context
+from seekgraph.state.budget import exhausted
+from seekgraph.state.schemas import SearchBranch, SearchState
 
 
 def fan_out_expand_query(state: SearchState) -> list[Send] | Literal["filter_results"]:

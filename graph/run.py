@@ -17,8 +17,8 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from providers.chat import AnswerInterruptedError, ModelClientError
-from state.events import EVENT_TYPES, StreamEvent, answer_event
+from seekgraph.providers.chat import AnswerInterruptedError, ModelClientError
+from seekgraph.state.events import EVENT_TYPES, StreamEvent, answer_event
 
 RUN_ERRORS = (ValueError, ModelClientError, AnswerInterruptedError)
 """Errors a run stops with whose message tells the person what to fix (bad input, a refused

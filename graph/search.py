@@ -14,20 +14,24 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
-from graph.routing import fan_out_expand_query, route_after_check_answer, route_after_evaluate
-from nodes.check_answer import check_answer
-from nodes.context import Context
-from nodes.evaluate import evaluate
-from nodes.expand_query import expand_query
-from nodes.filter_results import filter_results
-from nodes.integrate import integrate
-from nodes.prepare import prepare
-from nodes.read_documents import read_documents
-from nodes.remember import remember
-from nodes.review_evidence import review_evidence
-from nodes.search_source import record_source_failure, search_source
-from nodes.services import Services, bind
-from state.schemas import (
+from seekgraph.graph.routing import (
+    fan_out_expand_query,
+    route_after_check_answer,
+    route_after_evaluate,
+)
+from seekgraph.nodes.check_answer import check_answer
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evaluate import evaluate
+from seekgraph.nodes.expand_query import expand_query
+from seekgraph.nodes.filter_results import filter_results
+from seekgraph.nodes.integrate import integrate
+from seekgraph.nodes.prepare import prepare
+from seekgraph.nodes.read_documents import read_documents
+from seekgraph.nodes.remember import remember
+from seekgraph.nodes.review_evidence import review_evidence
+from seekgraph.nodes.search_source import record_source_failure, search_source
+from seekgraph.nodes.services import Services, bind
+from seekgraph.state.schemas import (
     AnswerState,
     InputState,
     OutputState,

@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any, cast
 
-from graph.inspect import Graph
-from nodes.visibility import WITHHELD, revoked, visible_values, without
-from sources.registry import SourceRegistry
+from seekgraph.graph.inspect import Graph
+from seekgraph.nodes.visibility import WITHHELD, revoked, visible_values, without
+from seekgraph.sources.registry import SourceRegistry
 
 
 class VisibleGraph:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sources.errors import UnknownSourceError
+from seekgraph.sources.errors import UnknownSourceError
 
 if TYPE_CHECKING:  # importing this module stays cheap: the CLI checks input before loading
-    from nodes.context import Context
-    from nodes.services import Services
+    from seekgraph.nodes.context import Context
+    from seekgraph.nodes.services import Services
 
 
 class AdmissionError(ValueError):

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 
-from providers.language import alternation, words
-from providers.rerank import Reranker
-from providers.sentences import sentences
-from state.models import Evidence
+from seekgraph.providers.language import alternation, words
+from seekgraph.providers.rerank import Reranker
+from seekgraph.providers.sentences import sentences
+from seekgraph.state.models import Evidence
 
 _AUTHOR = re.compile(r"^([^:\n]{1,60}):\s")
 _FIRST = re.compile(rf"\b(?:{alternation(words('first_person'))})\b", re.I)

@@ -12,15 +12,15 @@ from urllib.parse import quote
 
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.evidence import kept
-from nodes.prompting import CITATION, cited_ids
-from nodes.reader import reader_for
-from nodes.services import Services, node_name, now
-from state.budget import exhausted, spend
-from state.events import node_event
-from state.models import Citation, Evidence, ModelCall
-from state.schemas import AnswerCheck, SearchState
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import kept
+from seekgraph.nodes.prompting import CITATION, cited_ids
+from seekgraph.nodes.reader import reader_for
+from seekgraph.nodes.services import Services, node_name, now
+from seekgraph.state.budget import exhausted, spend
+from seekgraph.state.events import node_event
+from seekgraph.state.models import Citation, Evidence, ModelCall
+from seekgraph.state.schemas import AnswerCheck, SearchState
 
 
 def citation_of(ev: Evidence) -> Citation:

@@ -17,14 +17,14 @@ from urllib.parse import urlsplit
 
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.plan_gaps import budget_left, gaps_of
-from nodes.plan_research import named_parts, part_title
-from nodes.report_text import attribution, parsed_date, short_date, subject_of
-from nodes.research_events import tell
-from nodes.write_report import normal
-from state.models import KIND_LABELS, Evidence
-from state.research import ResearchState
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.plan_gaps import budget_left, gaps_of
+from seekgraph.nodes.plan_research import named_parts, part_title
+from seekgraph.nodes.report_text import attribution, parsed_date, short_date, subject_of
+from seekgraph.nodes.research_events import tell
+from seekgraph.nodes.write_report import normal
+from seekgraph.state.models import KIND_LABELS, Evidence
+from seekgraph.state.research import ResearchState
 
 _MARK = re.compile(r"^\((?:out of date|upcoming)\)\s*")
 _SPEAKER = re.compile(r"^[^:\n]{1,40}:\s+")

@@ -9,10 +9,10 @@ import datetime as dt
 import re
 from itertools import combinations
 
-from nodes.evidence import newer
-from nodes.freshness import effective_words, verdict
-from providers.terms import term_set
-from state.models import KIND_LABELS, Conflict, Evidence
+from seekgraph.nodes.evidence import newer
+from seekgraph.nodes.freshness import effective_words, verdict
+from seekgraph.providers.terms import term_set
+from seekgraph.state.models import KIND_LABELS, Conflict, Evidence
 
 _MONEY = re.compile(
     r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?)\b", re.I

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nodes import prompts
-from sources.registry import MAX_SOURCES
+from seekgraph.nodes import prompts
+from seekgraph.sources.registry import MAX_SOURCES
 
 
 def _d(description: str, request: bool = False, **bounds: float) -> dict[str, object]:

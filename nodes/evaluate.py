@@ -12,15 +12,15 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.evidence import kept, relevance
-from nodes.read_documents import typed_urls
-from nodes.reader import reader_for
-from nodes.services import Services, node_name, now
-from state.budget import exhausted, spend
-from state.events import node_event
-from state.models import is_pointer
-from state.schemas import SearchState, Verdict
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import kept, relevance
+from seekgraph.nodes.read_documents import typed_urls
+from seekgraph.nodes.reader import reader_for
+from seekgraph.nodes.services import Services, node_name, now
+from seekgraph.state.budget import exhausted, spend
+from seekgraph.state.events import node_event
+from seekgraph.state.models import is_pointer
+from seekgraph.state.schemas import SearchState, Verdict
 
 
 def unread_pointers(state: SearchState) -> list[str]:

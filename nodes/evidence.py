@@ -6,9 +6,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from providers.terms import term_set
-from state.models import Evidence
-from state.schemas import SearchState
+from seekgraph.providers.terms import term_set
+from seekgraph.state.models import Evidence
+from seekgraph.state.schemas import SearchState
 
 
 def kept(evidence: Iterable[Evidence]) -> list[Evidence]:

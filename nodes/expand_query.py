@@ -12,20 +12,20 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.decisions import QueryVariants
-from nodes.evidence import kept, relevance
-from nodes.llm import decide
-from nodes.prompting import conversation_of
-from nodes.reader.coverage import bridge_questions
-from nodes.services import Services, chat_model_for, node_name, now
-from providers.embeddings import Embedder, aembed_queries
-from providers.terms import STOPWORDS, display_words, stem, term_set
-from sources.web import outside_words
-from state.budget import spend
-from state.events import node_event
-from state.models import ModelCall
-from state.schemas import SearchState
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.decisions import QueryVariants
+from seekgraph.nodes.evidence import kept, relevance
+from seekgraph.nodes.llm import decide
+from seekgraph.nodes.prompting import conversation_of
+from seekgraph.nodes.reader.coverage import bridge_questions
+from seekgraph.nodes.services import Services, chat_model_for, node_name, now
+from seekgraph.providers.embeddings import Embedder, aembed_queries
+from seekgraph.providers.terms import STOPWORDS, display_words, stem, term_set
+from seekgraph.sources.web import outside_words
+from seekgraph.state.budget import spend
+from seekgraph.state.events import node_event
+from seekgraph.state.models import ModelCall
+from seekgraph.state.schemas import SearchState
 
 
 def feedback_terms(state: SearchState, limit: int = 3) -> list[str]:

@@ -11,8 +11,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.filter_stages import (
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.filter_stages import (
     STAGES,
     Round,
     Stage,
@@ -23,13 +23,13 @@ from nodes.filter_stages import (
     to_evidence,
     unique_hits,
 )
-from nodes.search_source import failure_event
-from nodes.services import Services, node_name, now
-from state.budget import spend
-from state.events import node_event
-from state.models import Evidence
-from state.reducers import replace
-from state.schemas import SearchState
+from seekgraph.nodes.search_source import failure_event
+from seekgraph.nodes.services import Services, node_name, now
+from seekgraph.state.budget import spend
+from seekgraph.state.events import node_event
+from seekgraph.state.models import Evidence
+from seekgraph.state.reducers import replace
+from seekgraph.state.schemas import SearchState
 
 
 async def filter_results(

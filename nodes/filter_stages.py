@@ -11,15 +11,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nodes.context import Context
-from nodes.evidence import hop_queries, lifted
-from nodes.reader import reader_for
-from nodes.services import Services, node_name
-from providers import pace
-from providers.rerank import Reranker, rerank_with_meaning
-from providers.terms import term_set
-from state.models import Evidence, Hit, ModelCall
-from state.schemas import SearchState
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import hop_queries, lifted
+from seekgraph.nodes.reader import reader_for
+from seekgraph.nodes.services import Services, node_name
+from seekgraph.providers import pace
+from seekgraph.providers.rerank import Reranker, rerank_with_meaning
+from seekgraph.providers.terms import term_set
+from seekgraph.state.models import Evidence, Hit, ModelCall
+from seekgraph.state.schemas import SearchState
 
 
 @dataclass

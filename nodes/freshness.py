@@ -14,7 +14,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from providers.language import MONTHS, alternation, date_in, words
+from seekgraph.providers.language import MONTHS, alternation, date_in, words
 
 _MONTH = alternation(MONTHS)
 #: Words that announce a change (a new fact replacing an old one).

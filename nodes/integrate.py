@@ -12,16 +12,16 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.evidence import by_authority, kept, only_changed
-from nodes.prompts import TOKENS_SPENT
-from nodes.reader import reader_for
-from nodes.services import Services, node_name, now
-from nodes.writing import resolve_versions, unanswered_of
-from state.budget import exhausted, spend
-from state.events import node_event
-from state.models import is_pointer
-from state.schemas import SearchState
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import by_authority, kept, only_changed
+from seekgraph.nodes.prompts import TOKENS_SPENT
+from seekgraph.nodes.reader import reader_for
+from seekgraph.nodes.services import Services, node_name, now
+from seekgraph.nodes.writing import resolve_versions, unanswered_of
+from seekgraph.state.budget import exhausted, spend
+from seekgraph.state.events import node_event
+from seekgraph.state.models import is_pointer
+from seekgraph.state.schemas import SearchState
 
 
 async def integrate(

@@ -13,9 +13,15 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
-from providers import pace
-from providers.chat import ChatModel, ModelClientError, ModelError, ainvoke_structured, serving_of
-from state.models import ModelCall
+from seekgraph.providers import pace
+from seekgraph.providers.chat import (
+    ChatModel,
+    ModelClientError,
+    ModelError,
+    ainvoke_structured,
+    serving_of,
+)
+from seekgraph.state.models import ModelCall
 
 M = TypeVar("M", bound=BaseModel)
 

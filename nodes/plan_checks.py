@@ -10,7 +10,7 @@ import re
 from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
-from state.research import SubQuestion
+from seekgraph.state.research import SubQuestion
 
 MAX_SUBQUESTIONS = 20
 MAX_DEPTH = 5

@@ -15,15 +15,15 @@ from typing import Any
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from nodes import prompts
-from nodes.context import Context
-from nodes.llm import decide
-from nodes.report_text import subject_of
-from nodes.research_events import tell
-from nodes.schedule import budget_spent
-from nodes.services import Services, chat_model_for, node_name
-from providers.terms import display_words
-from state.research import ResearchState, SubQuestion
+from seekgraph.nodes import prompts
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.llm import decide
+from seekgraph.nodes.report_text import subject_of
+from seekgraph.nodes.research_events import tell
+from seekgraph.nodes.schedule import budget_spent
+from seekgraph.nodes.services import Services, chat_model_for, node_name
+from seekgraph.providers.terms import display_words
+from seekgraph.state.research import ResearchState, SubQuestion
 
 #: Most sub-questions the gap round adds.
 MAX_GAPS = 3

@@ -20,22 +20,22 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from nodes.admission import admit
-from nodes.context import Context
-from nodes.filter_stages import to_evidence
-from nodes.plan_checks import checked_plan
-from nodes.reader.tables import boilerplate
-from nodes.report_text import REQUEST_FRAME, subject_of
-from nodes.research_events import tell
-from nodes.research_llm import llm_plan
-from nodes.services import Services, chat_model_for, now, user_of
-from providers.embeddings import aembed_passages, aembed_queries
-from providers.pace import fitted_seconds
-from providers.terms import STOPWORDS, display_words
-from sources.base import Source, User
-from sources.web import outgoing_from, outside_words
-from state.models import Hit, heading_of
-from state.research import ResearchState, SubQuestion
+from seekgraph.nodes.admission import admit
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.filter_stages import to_evidence
+from seekgraph.nodes.plan_checks import checked_plan
+from seekgraph.nodes.reader.tables import boilerplate
+from seekgraph.nodes.report_text import REQUEST_FRAME, subject_of
+from seekgraph.nodes.research_events import tell
+from seekgraph.nodes.research_llm import llm_plan
+from seekgraph.nodes.services import Services, chat_model_for, now, user_of
+from seekgraph.providers.embeddings import aembed_passages, aembed_queries
+from seekgraph.providers.pace import fitted_seconds
+from seekgraph.providers.terms import STOPWORDS, display_words
+from seekgraph.sources.base import Source, User
+from seekgraph.sources.web import outgoing_from, outside_words
+from seekgraph.state.models import Hit, heading_of
+from seekgraph.state.research import ResearchState, SubQuestion
 
 #: Passages the broad search gathers per source to find the topics.
 PLAN_POOL = 200

@@ -6,14 +6,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.admission import admit
-from nodes.context import Context
-from nodes.services import Services, node_name, now, user_of
-from nodes.visibility import revoked, without
-from providers.pace import fitted_seconds, seconds_per_call
-from state.budget import new_budget
-from state.events import node_event
-from state.schemas import SearchState
+from seekgraph.nodes.admission import admit
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.services import Services, node_name, now, user_of
+from seekgraph.nodes.visibility import revoked, without
+from seekgraph.providers.pace import fitted_seconds, seconds_per_call
+from seekgraph.state.budget import new_budget
+from seekgraph.state.events import node_event
+from seekgraph.state.schemas import SearchState
 
 
 async def prepare(

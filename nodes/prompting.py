@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from state.models import AUTHORITY_LABELS, Evidence
-from state.schemas import SearchState
+from seekgraph.state.models import AUTHORITY_LABELS, Evidence
+from seekgraph.state.schemas import SearchState
 
 CITATION = re.compile(r"\[src:([^\]\s]+)\]")
 

@@ -12,13 +12,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.services import Services, node_name, user_of
-from providers.terms import STOPWORDS, display_words, term_set
-from sources.web_fetch import canonical_url
-from state.events import node_event
-from state.models import Document, Evidence, hit_of
-from state.schemas import SearchState
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.services import Services, node_name, user_of
+from seekgraph.providers.terms import STOPWORDS, display_words, term_set
+from seekgraph.sources.web_fetch import canonical_url
+from seekgraph.state.events import node_event
+from seekgraph.state.models import Document, Evidence, hit_of
+from seekgraph.state.schemas import SearchState
 
 PASSAGES_PER_DOCUMENT = 3
 #: A long document's chunks are pre-selected by the question's words before reranking.

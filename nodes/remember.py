@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from state.models import Turn
-from state.schemas import ThreadState
+from seekgraph.state.models import Turn
+from seekgraph.state.schemas import ThreadState
 
 
 async def remember(state: ThreadState) -> dict[str, Any]:

@@ -20,12 +20,12 @@ from datetime import datetime
 
 from dateutil import parser as dates
 
-from nodes.attribution import about, author_of, spoken
-from nodes.evidence import relevance
-from providers.language import MONTH_NAMES, WEEKDAY_NAMES, alternation, words
-from providers.sentences import sentences
-from providers.terms import STOPWORDS, numbers, term_set
-from state.models import Evidence
+from seekgraph.nodes.attribution import about, author_of, spoken
+from seekgraph.nodes.evidence import relevance
+from seekgraph.providers.language import MONTH_NAMES, WEEKDAY_NAMES, alternation, words
+from seekgraph.providers.sentences import sentences
+from seekgraph.providers.terms import STOPWORDS, numbers, term_set
+from seekgraph.state.models import Evidence
 
 _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")
 #: Words of a request's frame ("write a report on …"), never its subject.

@@ -6,9 +6,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.services import node_name
-from state.events import node_event
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.services import node_name
+from seekgraph.state.events import node_event
 
 
 def tell(runtime: Runtime[Context], state: Any, node: str, summary: str, **detail: Any) -> None:

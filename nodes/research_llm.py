@@ -14,14 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from nodes import prompts
-from nodes.evidence import relevance
-from nodes.llm import Decision, decide
-from nodes.plan_checks import MAX_SUBQUESTIONS, checked_plan
-from providers.chat import ChatModel
-from providers.terms import term_set
-from state.models import Evidence, ModelCall
-from state.research import SubQuestion
+from seekgraph.nodes import prompts
+from seekgraph.nodes.evidence import relevance
+from seekgraph.nodes.llm import Decision, decide
+from seekgraph.nodes.plan_checks import MAX_SUBQUESTIONS, checked_plan
+from seekgraph.providers.chat import ChatModel
+from seekgraph.providers.terms import term_set
+from seekgraph.state.models import Evidence, ModelCall
+from seekgraph.state.research import SubQuestion
 
 #: Passages a section's writer is shown (its slice, most relevant first).
 SECTION_PASSAGES = 12

@@ -17,16 +17,16 @@ from langgraph.config import get_config
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.evidence import relevance
-from nodes.plan_checks import filled
-from nodes.research_events import tell
-from nodes.write_report import quoted_lines
-from providers.language import MONTH_NAMES, WEEKDAY_NAMES
-from providers.pace import fitted_seconds
-from providers.terms import STOPWORDS
-from state.models import Turn
-from state.research import SubResult, SubRun, not_answered
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import relevance
+from seekgraph.nodes.plan_checks import filled
+from seekgraph.nodes.research_events import tell
+from seekgraph.nodes.write_report import quoted_lines
+from seekgraph.providers.language import MONTH_NAMES, WEEKDAY_NAMES
+from seekgraph.providers.pace import fitted_seconds
+from seekgraph.providers.terms import STOPWORDS
+from seekgraph.state.models import Turn
+from seekgraph.state.research import SubResult, SubRun, not_answered
 
 #: Quotes a sub-question's search gives its section (a report has room a chat answer has not).
 REPORT_SENTENCES = 8

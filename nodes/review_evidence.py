@@ -13,13 +13,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from nodes.context import Context
-from nodes.evidence import kept
-from nodes.services import node_name
-from state.events import node_event
-from state.models import Evidence
-from state.reducers import replace
-from state.schemas import SearchState
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import kept
+from seekgraph.nodes.services import node_name
+from seekgraph.state.events import node_event
+from seekgraph.state.models import Evidence
+from seekgraph.state.reducers import replace
+from seekgraph.state.schemas import SearchState
 
 
 async def review_evidence(state: SearchState, runtime: Runtime[Context]) -> dict[str, Any]:

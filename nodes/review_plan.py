@@ -13,11 +13,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from nodes.context import Context
-from nodes.plan_checks import PlanError, checked_plan
-from nodes.research_events import tell
-from providers.pace import report_seconds
-from state.research import ResearchState
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.plan_checks import PlanError, checked_plan
+from seekgraph.nodes.research_events import tell
+from seekgraph.providers.pace import report_seconds
+from seekgraph.state.research import ResearchState
 
 #: Seconds one sub-question takes in extractive mode on this machine (MuSiQue p50 ~0.7 s).
 SECONDS_PER_SUBQUESTION = 1.0

@@ -13,10 +13,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.research_events import tell
-from nodes.services import now
-from state.research import ResearchState, SubResult, not_answered
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.research_events import tell
+from seekgraph.nodes.services import now
+from seekgraph.state.research import ResearchState, SubResult, not_answered
 
 
 def budget_spent(state: ResearchState, ctx: Context) -> str:

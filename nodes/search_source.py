@@ -12,12 +12,12 @@ from typing import Any
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.services import Services, node_name, user_of
-from sources.web import outgoing_from
-from state.events import ErrorEvent, SourcesEvent
-from state.models import SourceFailure
-from state.schemas import SearchBranch
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.services import Services, node_name, user_of
+from seekgraph.sources.web import outgoing_from
+from seekgraph.state.events import ErrorEvent, SourcesEvent
+from seekgraph.state.models import SourceFailure
+from seekgraph.state.schemas import SearchBranch
 
 
 async def search_source(

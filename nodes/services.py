@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.config import get_config
 
-from providers.chat import ChatModel
-from providers.embeddings import Embedder
-from providers.rerank import Reranker
-from sources.base import User
-from sources.registry import SourceRegistry
-from state.models import ImageRef
-from state.schemas import SearchState
+from seekgraph.providers.chat import ChatModel
+from seekgraph.providers.embeddings import Embedder
+from seekgraph.providers.rerank import Reranker
+from seekgraph.sources.base import User
+from seekgraph.sources.registry import SourceRegistry
+from seekgraph.state.models import ImageRef
+from seekgraph.state.schemas import SearchState
 
 if TYPE_CHECKING:
-    from nodes.context import Context
+    from seekgraph.nodes.context import Context
 
 
 @dataclass

@@ -22,9 +22,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from sources.base import User
-from sources.index_source import EmbeddedSource
-from sources.registry import SourceRegistry
+from seekgraph.sources.base import User
+from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.registry import SourceRegistry
 
 WITHHELD = "(withheld: this drew on a source you can no longer access)"
 #: A revoked document's title at least this long is recognised in other text.

@@ -17,14 +17,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.attribution import author_of
-from nodes.conflicts import find_conflicts
-from nodes.context import Context
-from nodes.evidence import relevance
-from nodes.reader.extractive import CHAT_KINDS
-from nodes.reader.passages import excerpt, where
-from nodes.reader.tables import boilerplate
-from nodes.report_text import (
+from seekgraph.nodes.attribution import author_of
+from seekgraph.nodes.conflicts import find_conflicts
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import relevance
+from seekgraph.nodes.reader.extractive import CHAT_KINDS
+from seekgraph.nodes.reader.passages import excerpt, where
+from seekgraph.nodes.reader.tables import boilerplate
+from seekgraph.nodes.report_text import (
     Quote,
     choose,
     fit,
@@ -33,15 +33,15 @@ from nodes.report_text import (
     quotes_of,
     subject_of,
 )
-from nodes.research_events import tell
-from nodes.research_llm import llm_coherence, llm_sections, slice_for_writer
-from nodes.services import Services, chat_model_for
-from nodes.services import today as today_utc
-from providers.chat import ChatModel
-from providers.sentences import sentences as sentences_of
-from providers.terms import term_set
-from state.models import ModelCall
-from state.research import ResearchState, Section, SubResult
+from seekgraph.nodes.research_events import tell
+from seekgraph.nodes.research_llm import llm_coherence, llm_sections, slice_for_writer
+from seekgraph.nodes.services import Services, chat_model_for
+from seekgraph.nodes.services import today as today_utc
+from seekgraph.providers.chat import ChatModel
+from seekgraph.providers.sentences import sentences as sentences_of
+from seekgraph.providers.terms import term_set
+from seekgraph.state.models import ModelCall
+from seekgraph.state.research import ResearchState, Section, SubResult
 
 _LINE = re.compile(r"^\s*(?:[-*]|\d+\.)\s+(.*)$")
 _CITE = re.compile(r"\s*\[src:([^\]\s]+)\]")

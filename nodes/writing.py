@@ -17,11 +17,11 @@ from typing import Any
 from langchain_core.messages import BaseMessageChunk, HumanMessage
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.evidence import by_authority
-from nodes.services import Services
-from providers import pace
-from providers.chat import (
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import by_authority
+from seekgraph.nodes.services import Services
+from seekgraph.providers import pace
+from seekgraph.providers.chat import (
     AnswerInterruptedError,
     ChatModel,
     ModelError,
@@ -32,9 +32,9 @@ from providers.chat import (
     serving_of,
     usage_tokens,
 )
-from state.events import TokenEvent
-from state.models import Evidence, ImageRef
-from state.schemas import SearchState
+from seekgraph.state.events import TokenEvent
+from seekgraph.state.models import Evidence, ImageRef
+from seekgraph.state.schemas import SearchState
 
 #: In chat, people paraphrase: one question word missing from every message found is not
 #: reported; two or more are.

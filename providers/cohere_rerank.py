@@ -8,7 +8,7 @@ import logging
 import cohere
 import httpx
 
-from providers.rerank import Reranked, Reranker
+from seekgraph.providers.rerank import Reranked, Reranker
 
 log = logging.getLogger("seekgraph.rerank")
 

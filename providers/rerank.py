@@ -7,14 +7,14 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from providers.embeddings import (
+from seekgraph.providers.embeddings import (
     Embedder,
     Vectors,
     aembed_passages,
     aembed_queries,
     calibrate_cosine,
 )
-from providers.terms import coverage, display_words, term_set, terms
+from seekgraph.providers.terms import coverage, display_words, term_set, terms
 
 
 class Reranker(Protocol):

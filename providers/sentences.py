@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from providers.terms import CJK
+from seekgraph.providers.terms import CJK
 
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _ORDERED = re.compile(r"^\s*\d+[.)]\s+")

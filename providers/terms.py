@@ -12,7 +12,7 @@ from typing import Any
 
 import snowballstemmer
 
-from providers.language import words as words_of
+from seekgraph.providers.language import words as words_of
 
 #: English words no answer needs to contain (``providers/language/en.toml``).
 ENGLISH_STOPWORDS = words_of("stopwords", "en")

@@ -24,36 +24,36 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from graph.flows import DEFAULT_FLOW
-from graph.ingest import WorkerEmbedding
-from server.audit import AuditLog, RedisAuditLog, SqliteAuditLog
-from server.auth import ApiKeyStore
-from server.bootstrap import build_services, close_services, flow_graphs
-from server.images import PixelBudget
-from server.limits import Limits, LocalLimits, RedisLimits
-from server.observe import Metrics, RunObserver, Telemetry, prices_of
-from server.runs.coordination import Coordinator, RedisCoordinator
-from server.runs.events import RedisEventLog
-from server.runs.fencing import FencedRedisSaver, FencedSqliteSaver
-from server.runs.handle import RunHandle
-from server.runs.ingest import IngestWorker, ingest_jobs, ingest_queue
-from server.runs.local_coordination import LocalCoordinator
-from server.runs.manager import RunManager
-from server.runs.queue import LocalRunQueue, RedisRunQueue, RunQueue
-from server.runs.records import LocalRunRecords, RedisRunRecords, RunRecords
-from server.runs.retention import (
+from seekgraph.graph.flows import DEFAULT_FLOW
+from seekgraph.graph.ingest import WorkerEmbedding
+from seekgraph.server.audit import AuditLog, RedisAuditLog, SqliteAuditLog
+from seekgraph.server.auth import ApiKeyStore
+from seekgraph.server.bootstrap import build_services, close_services, flow_graphs
+from seekgraph.server.images import PixelBudget
+from seekgraph.server.limits import Limits, LocalLimits, RedisLimits
+from seekgraph.server.observe import Metrics, RunObserver, Telemetry, prices_of
+from seekgraph.server.runs.coordination import Coordinator, RedisCoordinator
+from seekgraph.server.runs.events import RedisEventLog
+from seekgraph.server.runs.fencing import FencedRedisSaver, FencedSqliteSaver
+from seekgraph.server.runs.handle import RunHandle
+from seekgraph.server.runs.ingest import IngestWorker, ingest_jobs, ingest_queue
+from seekgraph.server.runs.local_coordination import LocalCoordinator
+from seekgraph.server.runs.manager import RunManager
+from seekgraph.server.runs.queue import LocalRunQueue, RedisRunQueue, RunQueue
+from seekgraph.server.runs.records import LocalRunRecords, RedisRunRecords, RunRecords
+from seekgraph.server.runs.retention import (
     EVENTS_MAX_S,
     LocalRetention,
     RedisRetention,
     Retention,
     seconds_of,
 )
-from server.runs.webhooks import Webhooks
-from server.runs.worker import Worker, worker_name
-from server.settings import Settings
+from seekgraph.server.runs.webhooks import Webhooks
+from seekgraph.server.runs.worker import Worker, worker_name
+from seekgraph.server.settings import Settings
 
 if TYPE_CHECKING:
-    from nodes.services import Services
+    from seekgraph.nodes.services import Services
 
 log = logging.getLogger("seekgraph.server")
 
@@ -116,7 +116,7 @@ class AppState:
 
     async def shown_graph_of(self, thread_id: str) -> CompiledStateGraph[Any, Any, Any, Any]:
         """The thread's flow for reading it: its state as its person may see it now."""
-        from graph.visibility import visible_graph
+        from seekgraph.graph.visibility import visible_graph
 
         owner = await self.coordinator.owner(thread_id)
         return visible_graph(await self.graph_of(thread_id), self.services.registry, owner or "")
@@ -314,7 +314,7 @@ async def sync_loop(
     in a source takes effect within one interval plus one sync. A connector's name leaves
     ``unsynced`` when its first sync ends, however it ended (``/readyz`` waits for them all).
     """
-    from graph.api import sync_connector
+    from seekgraph.graph.api import sync_connector
 
     while True:
         started = time.monotonic()

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
-from server.caller import CALLER
+from seekgraph.server.caller import CALLER
 
 
 @dataclass(frozen=True)

@@ -12,27 +12,32 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from graph.flows import FLOWS
-from nodes.services import Services
-from providers import pace
-from providers.chat import ChatModel, ChatModelConfig, aclose_chat_clients, load_chat_model
-from providers.cohere_rerank import CohereReranker
-from providers.embeddings import Embedder, load_embedder
-from providers.rerank import LocalReranker, Reranker
-from server.images import load_image
-from server.settings import Settings
-from sources import archives
-from sources.connector import Connector, member_groups
-from sources.embedded import EmbeddedIndex
-from sources.index_source import EmbeddedSource
-from sources.index_vectors import reranker_embedder
-from sources.registry import SourceRegistry
-from sources.web import WebSource, web_source
-from sources.web_fetch import FetchPolicy, PageFetcher
+from seekgraph.graph.flows import FLOWS
+from seekgraph.nodes.services import Services
+from seekgraph.providers import pace
+from seekgraph.providers.chat import (
+    ChatModel,
+    ChatModelConfig,
+    aclose_chat_clients,
+    load_chat_model,
+)
+from seekgraph.providers.cohere_rerank import CohereReranker
+from seekgraph.providers.embeddings import Embedder, load_embedder
+from seekgraph.providers.rerank import LocalReranker, Reranker
+from seekgraph.server.images import load_image
+from seekgraph.server.settings import Settings
+from seekgraph.sources import archives
+from seekgraph.sources.connector import Connector, member_groups
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.registry import SourceRegistry
+from seekgraph.sources.web import WebSource, web_source
+from seekgraph.sources.web_fetch import FetchPolicy, PageFetcher
 
 if TYPE_CHECKING:
-    from sources.redis_index import RedisIndex
-from sources.workspace import (
+    from seekgraph.sources.redis_index import RedisIndex
+from seekgraph.sources.workspace import (
     SyncReport,
     WorkspaceError,
     demo_workspace,
@@ -134,12 +139,12 @@ def configured_connectors(settings: Settings, workspace: Path) -> list[Connector
     out: list[Connector] = []
     people = people_of(load_config(workspace))
     if settings.slack_token is not None:
-        from sources.slack_connector import SlackConnector
+        from seekgraph.sources.slack_connector import SlackConnector
 
         token = settings.slack_token.get_secret_value()
         out.append(SlackConnector(token, people, base_url=settings.slack_base_url))
     if settings.confluence_url:
-        from sources.confluence_connector import ConfluenceConnector
+        from seekgraph.sources.confluence_connector import ConfluenceConnector
 
         if not settings.confluence_user or settings.confluence_token is None:
             raise WorkspaceError(
@@ -156,8 +161,8 @@ def configured_connectors(settings: Settings, workspace: Path) -> list[Connector
             )
         )
     if settings.gdrive_credentials or settings.gdrive_token is not None:
-        from sources.connector import ConnectorError
-        from sources.drive_connector import DriveConnector, drive_credentials
+        from seekgraph.sources.connector import ConnectorError
+        from seekgraph.sources.drive_connector import DriveConnector, drive_credentials
 
         access = settings.gdrive_token.get_secret_value() if settings.gdrive_token else None
         try:
@@ -167,7 +172,7 @@ def configured_connectors(settings: Settings, workspace: Path) -> list[Connector
         lists = list_members(load_config(workspace))  # a list's address: its members read
         out.append(DriveConnector(creds, people, base_url=settings.gdrive_base_url, lists=lists))
     if settings.feishu_app_id:
-        from sources.feishu_connector import feishu_connectors
+        from seekgraph.sources.feishu_connector import feishu_connectors
 
         if settings.feishu_app_secret is None:
             raise WorkspaceError("SEEKGRAPH_FEISHU_APP_ID needs SEEKGRAPH_FEISHU_APP_SECRET")
@@ -199,7 +204,7 @@ def shared_index(settings: Settings, workspace: Path, embedder: Embedder) -> Red
         return None
     if not settings.redis_url:
         raise WorkspaceError("SEEKGRAPH_INDEX_BACKEND=redis needs SEEKGRAPH_REDIS_URL")
-    from sources.redis_index import RedisIndex
+    from seekgraph.sources.redis_index import RedisIndex
 
     scope = hashlib.sha256(str(workspace).encode()).hexdigest()[:12]
     return RedisIndex(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from server.auth import hash_key
+from seekgraph.server.auth import hash_key
 
 
 @dataclass(frozen=True)

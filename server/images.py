@@ -11,7 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graph.api import ImageRef
+from seekgraph.graph.api import ImageRef
 
 
 class ImageError(ValueError):

@@ -17,11 +17,11 @@ from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 
-from graph.context import Context
-from graph.flows import FLOWS
-from nodes.services import Services
-from server.bootstrap import build_services
-from server.settings import Settings
+from seekgraph.graph.context import Context
+from seekgraph.graph.flows import FLOWS
+from seekgraph.nodes.services import Services
+from seekgraph.server.bootstrap import build_services
+from seekgraph.server.settings import Settings
 
 
 @functools.cache

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from sources.chunking import IngestError
+from seekgraph.sources.chunking import IngestError
 
 MB = 2**20
 

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, runtime_checkable
 
-from state.models import Document, Hit
+from seekgraph.state.models import Document, Hit
 
 EVERYONE = "group:everyone"
 

@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from providers.sentences import blocks
-from sources.index_source import IndexedDocument
-from state.models import Chunk
+from seekgraph.providers.sentences import blocks
+from seekgraph.sources.index_source import IndexedDocument
+from seekgraph.state.models import Chunk
 
 MAX_CHUNK_CHARS = 900
 #: Between the headings of a chunk's section path.

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from sources.connector import (
+from seekgraph.sources.connector import (
     ConnectorError,
     Snapshot,
     Versions,
@@ -32,7 +32,7 @@ from sources.connector import (
     file_documents,
     named,
 )
-from sources.index_source import IndexedDocument
+from seekgraph.sources.index_source import IndexedDocument
 
 #: Pages read per space at most, so one huge space cannot stall a sync.
 MAX_PAGES = 20_000
@@ -224,7 +224,7 @@ class ConfluenceConnector:
     ) -> IndexedDocument:
         from bs4 import BeautifulSoup
 
-        from sources.ingest import html_markdown
+        from seekgraph.sources.ingest import html_markdown
 
         storage = ((page.get("body") or {}).get("storage") or {}).get("value") or ""
         trail = [titles.get(str(a["id"]), "") for a in page.get("ancestors") or []]

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from sources.base import link_url
-from sources.chunking import IngestError, chunk_markdown, rename
-from sources.index_source import IndexedDocument, apply_documents, id_prefixes
+from seekgraph.sources.base import link_url
+from seekgraph.sources.chunking import IngestError, chunk_markdown, rename
+from seekgraph.sources.index_source import IndexedDocument, apply_documents, id_prefixes
 
 
 class ConnectorError(RuntimeError):
@@ -240,7 +240,7 @@ def file_documents(
     may read the page, not by its recipients. A type no reader handles gives nothing; a file
     that cannot be read is one problem line.
     """
-    from sources.ingest import read_file
+    from seekgraph.sources.ingest import read_file
 
     stem = re.sub(r"[^\w. -]+", "-", Path(name).stem).strip(" .-") or "file"
     with tempfile.TemporaryDirectory() as tmp:

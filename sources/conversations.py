@@ -10,10 +10,10 @@ import json
 import re
 from pathlib import Path
 
-from sources.base import link_url
-from sources.chunking import HARD_CHUNK_CHARS, IngestError, doc_id_of, mtime, parse_acl
-from sources.index_source import IndexedDocument
-from state.models import Chunk
+from seekgraph.sources.base import link_url
+from seekgraph.sources.chunking import HARD_CHUNK_CHARS, IngestError, doc_id_of, mtime, parse_acl
+from seekgraph.sources.index_source import IndexedDocument
+from seekgraph.state.models import Chunk
 
 #: The name of the optional channel list inside a chat export folder.
 CHANNELS_FILE = "channels.json"

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sources.connector import (
+from seekgraph.sources.connector import (
     ConnectorError,
     Snapshot,
     Versions,
     connector_document,
     file_documents,
 )
-from sources.index_source import IndexedDocument
+from seekgraph.sources.index_source import IndexedDocument
 
 #: Files read at most, so one huge drive cannot stall a sync.
 MAX_FILES = 20_000
@@ -238,7 +238,7 @@ class DriveConnector:
     def _doc(self, file: dict[str, Any], data: bytes, acl: list[str]) -> IndexedDocument:
         from bs4 import BeautifulSoup
 
-        from sources.ingest import html_markdown
+        from seekgraph.sources.ingest import html_markdown
 
         title = str(file.get("name") or file["id"])
         body = html_markdown(BeautifulSoup(data, "html.parser"))

@@ -13,23 +13,23 @@ from pathlib import Path
 
 import numpy as np
 
-from providers.embeddings import Embedder, calibrate_cosine, text_hash
-from providers.terms import segmented
-from sources.base import User
-from sources.embedded_schema import claim_lease, migrate, release_lease
-from sources.index_source import (
+from seekgraph.providers.embeddings import Embedder, calibrate_cosine, text_hash
+from seekgraph.providers.terms import segmented
+from seekgraph.sources.base import User
+from seekgraph.sources.embedded_schema import claim_lease, migrate, release_lease
+from seekgraph.sources.index_source import (
     IndexedDocument,
     context_chunks,
     passage_texts,
     with_message_context,
 )
-from sources.scoring import (
+from seekgraph.sources.scoring import (
     FIELD_WEIGHTS,
     chunk_embed_text,
     fuse,
     lexical_terms,
 )
-from state.models import Chunk, Document, Hit, hit_of
+from seekgraph.state.models import Chunk, Document, Hit, hit_of
 
 
 def _fts_query(query: str) -> str | None:

@@ -3,8 +3,8 @@
 import sqlite3
 import time
 
-from providers.terms import segmented
-from sources.scoring import FIELD_WEIGHTS
+from seekgraph.providers.terms import segmented
+from seekgraph.sources.scoring import FIELD_WEIGHTS
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (

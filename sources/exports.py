@@ -17,8 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sources.chunking import rename
-from sources.index_source import IndexedDocument
+from seekgraph.sources.chunking import rename
+from seekgraph.sources.index_source import IndexedDocument
 
 NOTION_ID = re.compile(r"\s[0-9a-f]{32}(?=(_all)?$)")
 

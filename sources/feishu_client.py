@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any
 
-from sources.connector import ConnectorError, named
+from seekgraph.sources.connector import ConnectorError, named
 
 #: Items read per listing at most, so one huge chat or folder cannot stall a sync.
 MAX_ITEMS = 20_000

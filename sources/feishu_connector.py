@@ -26,16 +26,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sources.connector import (
+from seekgraph.sources.connector import (
     Connector,
     Snapshot,
     Versions,
     connector_document,
 )
-from sources.conversations import with_context
-from sources.feishu_client import FeishuClient
-from sources.index_source import IndexedDocument
-from sources.slack_export import slack_message
+from seekgraph.sources.conversations import with_context
+from seekgraph.sources.feishu_client import FeishuClient
+from seekgraph.sources.index_source import IndexedDocument
+from seekgraph.sources.slack_export import slack_message
 
 
 class FeishuDocs:

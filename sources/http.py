@@ -16,11 +16,11 @@ from typing import Any
 
 import httpx
 
-from sources.base import User, hide_unseen_links, link_url
-from sources.resilient import ResilientClient
-from sources.resilient import SourceRequestError as SourceRequestError
-from sources.resilient import SourceUnavailableError as SourceUnavailableError
-from state.models import AUTHORITY_BY_KIND, Document, Hit
+from seekgraph.sources.base import User, hide_unseen_links, link_url
+from seekgraph.sources.resilient import ResilientClient
+from seekgraph.sources.resilient import SourceRequestError as SourceRequestError
+from seekgraph.sources.resilient import SourceUnavailableError as SourceUnavailableError
+from seekgraph.state.models import AUTHORITY_BY_KIND, Document, Hit
 
 
 class HttpSource:

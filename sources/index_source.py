@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sources.base import User, hide_unseen_links
-from sources.scoring import chunk_embed_text, plain_embed_texts
-from state.models import AUTHORITY_BY_KIND, Chunk, Document, Hit
+from seekgraph.sources.base import User, hide_unseen_links
+from seekgraph.sources.scoring import chunk_embed_text, plain_embed_texts
+from seekgraph.state.models import AUTHORITY_BY_KIND, Chunk, Document, Hit
 
 
 @dataclass

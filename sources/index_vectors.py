@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from providers.embeddings import Embedder, RememberingEmbedder
+from seekgraph.providers.embeddings import Embedder, RememberingEmbedder
 
 if TYPE_CHECKING:
-    from sources.embedded import EmbeddedIndex
+    from seekgraph.sources.embedded import EmbeddedIndex
 
 
 class IndexCachedEmbedder:

@@ -18,8 +18,8 @@ from typing import Any
 import frontmatter
 import yaml
 
-from sources.base import link_url
-from sources.chunking import (
+from seekgraph.sources.base import link_url
+from seekgraph.sources.chunking import (
     HARD_CHUNK_CHARS,
     MAX_CHUNK_CHARS,
     MAX_DOCUMENT_CHARS,
@@ -32,18 +32,18 @@ from sources.chunking import (
     rename,
     split_long,
 )
-from sources.conversations import (
+from seekgraph.sources.conversations import (
     CHANNELS_FILE,
     chat_documents,
     export_channels,
     transcript_document,
     with_context,
 )
-from sources.exports import confluence_page, is_notion_export, notion_tidy
-from sources.index_source import IndexedDocument
-from sources.mail import MAIL, mail_documents
-from sources.markdown_text import first_heading, readable_markdown
-from sources.slack_export import is_slack_export, slack_documents
+from seekgraph.sources.exports import confluence_page, is_notion_export, notion_tidy
+from seekgraph.sources.index_source import IndexedDocument
+from seekgraph.sources.mail import MAIL, mail_documents
+from seekgraph.sources.markdown_text import first_heading, readable_markdown
+from seekgraph.sources.slack_export import is_slack_export, slack_documents
 
 __all__ = [
     "HARD_CHUNK_CHARS",
@@ -227,8 +227,8 @@ def office_document(
     root: Path, path: Path, source: str, kind: str, default_acl: list[str], problems: list[str]
 ) -> list[IndexedDocument]:
     """A Word, PowerPoint, Excel or CSV file (``sources.office``), under the source's ACL."""
-    from sources import office
-    from sources.archives import check_office_zip
+    from seekgraph.sources import office
+    from seekgraph.sources.archives import check_office_zip
 
     suffix = path.suffix.lower()
     if suffix in (".docx", ".pptx", ".xlsx"):

@@ -25,10 +25,10 @@ from typing import Any
 
 import redis
 
-from sources.index_source import IndexedDocument, apply_documents, passage_texts
-from sources.redis_index import RedisIndex
-from sources.workspace import register_source
-from state.models import Chunk
+from seekgraph.sources.index_source import IndexedDocument, apply_documents, passage_texts
+from seekgraph.sources.redis_index import RedisIndex
+from seekgraph.sources.workspace import register_source
+from seekgraph.state.models import Chunk
 
 #: Passages per batch: one ``embed_passages`` call of the index.
 BATCH = 64

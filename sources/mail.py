@@ -24,9 +24,9 @@ from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
 from pathlib import Path
 
-from sources.chunking import IngestError, chunk_markdown, doc_id_of, mtime, rename
-from sources.conversations import with_context
-from sources.index_source import IndexedDocument
+from seekgraph.sources.chunking import IngestError, chunk_markdown, doc_id_of, mtime, rename
+from seekgraph.sources.conversations import with_context
+from seekgraph.sources.index_source import IndexedDocument
 
 MAIL = {".eml", ".mbox", ".msg"}
 #: An Outlook recipient's type (MAPI ``PidTagRecipientType``): 1 To, 2 Cc, 3 Bcc.

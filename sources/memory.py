@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from providers.terms import coverage, term_set, terms
-from sources.base import User, hide_unseen_links
-from state.models import AUTHORITY_BY_KIND, Document, Hit
+from seekgraph.providers.terms import coverage, term_set, terms
+from seekgraph.sources.base import User, hide_unseen_links
+from seekgraph.state.models import AUTHORITY_BY_KIND, Document, Hit
 
 
 @dataclass

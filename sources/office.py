@@ -21,7 +21,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from sources.chunking import IngestError
+from seekgraph.sources.chunking import IngestError
 
 #: Rows of one sheet indexed at most; the rest is reported, not silently dropped.
 MAX_ROWS = 5000

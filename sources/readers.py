@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sources.base import User
-from sources.errors import WorkspaceError
-from sources.index_source import IndexedDocument
+from seekgraph.sources.base import User
+from seekgraph.sources.errors import WorkspaceError
+from seekgraph.sources.index_source import IndexedDocument
 
 
 def checked_acl(acl: list[str], where: str, users: dict[str, Any] | None = None) -> list[str]:

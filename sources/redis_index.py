@@ -22,21 +22,21 @@ from redis.commands.search.field import Field, NumericField, TagField, TextField
 from redis.commands.search.index_definition import IndexDefinition, IndexType
 from redis.commands.search.query import Query
 
-from providers.embeddings import Embedder, calibrate_cosine
-from providers.terms import segmented
-from sources.base import User
-from sources.index_source import (
+from seekgraph.providers.embeddings import Embedder, calibrate_cosine
+from seekgraph.providers.terms import segmented
+from seekgraph.sources.base import User
+from seekgraph.sources.index_source import (
     IndexedDocument,
     context_chunks,
     passage_texts,
     with_message_context,
 )
-from sources.scoring import (
+from seekgraph.sources.scoring import (
     FIELD_WEIGHTS,
     fuse,
     lexical_terms,
 )
-from state.models import Chunk, Document, Hit, hit_of
+from seekgraph.state.models import Chunk, Document, Hit, hit_of
 
 log = logging.getLogger(__name__)
 _TAG_SPECIAL = re.compile(r"([,.<>{}\[\]\"':;!@#$%^&*()\-+=~|/\\ ])")

@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from sources.base import Source, User
-from sources.errors import UnknownSourceError as UnknownSourceError
-from sources.errors import UnknownUserError as UnknownUserError
+from seekgraph.sources.base import Source, User
+from seekgraph.sources.errors import UnknownSourceError as UnknownSourceError
+from seekgraph.sources.errors import UnknownUserError as UnknownUserError
 
 #: Most source names one run or search may list (after removing repeats, a list can name
 #: each registered source once; the bound refuses a huge list before anything is done).

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from providers.terms import STOPWORDS, words
-from state.models import Chunk
+from seekgraph.providers.terms import STOPWORDS, words
+from seekgraph.state.models import Chunk
 
 #: Weight of the dense score in the fused score; 0.5 was best on SciFact (see MEASURED.md).
 DENSE_WEIGHT = 0.5

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sources.connector import ConnectorError, Snapshot
-from sources.conversations import with_context
-from sources.index_source import IndexedDocument
-from sources.slack_export import slack_message
+from seekgraph.sources.connector import ConnectorError, Snapshot
+from seekgraph.sources.conversations import with_context
+from seekgraph.sources.index_source import IndexedDocument
+from seekgraph.sources.slack_export import slack_message
 
 #: Messages read per channel at most (newest first), so one huge channel cannot stall a sync.
 MAX_MESSAGES = 20_000

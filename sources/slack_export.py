@@ -22,9 +22,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sources.chunking import HARD_CHUNK_CHARS, IngestError
-from sources.conversations import with_context
-from sources.index_source import IndexedDocument
+from seekgraph.sources.chunking import HARD_CHUNK_CHARS, IngestError
+from seekgraph.sources.conversations import with_context
+from seekgraph.sources.index_source import IndexedDocument
 
 CONVERSATION_FILES = {
     "channels.json": "public channel",

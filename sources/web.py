@@ -27,12 +27,17 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from sources.base import User, link_url
-from sources.chunking import chunk_markdown
-from sources.resilient import ResilientClient
-from sources.web_engines import BraveEngine, SearchEngine, SearxngEngine, WebResult
-from sources.web_fetch import FetchFailedError, FetchRefusedError, PageFetcher, canonical_url
-from state.models import AUTHORITY_BY_KIND, RESULT_SUFFIX, Document, Hit
+from seekgraph.sources.base import User, link_url
+from seekgraph.sources.chunking import chunk_markdown
+from seekgraph.sources.resilient import ResilientClient
+from seekgraph.sources.web_engines import BraveEngine, SearchEngine, SearxngEngine, WebResult
+from seekgraph.sources.web_fetch import (
+    FetchFailedError,
+    FetchRefusedError,
+    PageFetcher,
+    canonical_url,
+)
+from seekgraph.state.models import AUTHORITY_BY_KIND, RESULT_SUFFIX, Document, Hit
 
 __all__ = [
     "BraveEngine",
@@ -237,7 +242,7 @@ def _date(value: Any) -> str | None:
     """An ISO date from an engine's or a page's date, or ``None``."""
     if not isinstance(value, str) or not value.strip():
         return None
-    from sources.chunking import iso
+    from seekgraph.sources.chunking import iso
 
     return iso(value)
 

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from sources.base import link_url
-from sources.resilient import ResilientClient, SourceRequestError
+from seekgraph.sources.base import link_url
+from seekgraph.sources.resilient import ResilientClient, SourceRequestError
 
 
 @dataclass

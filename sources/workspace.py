@@ -15,16 +15,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from providers.embeddings import Embedder
-from sources.archives import unzipped
-from sources.base import User
-from sources.chunking import IngestError
-from sources.embedded import EmbeddedIndex
-from sources.errors import WorkspaceError as WorkspaceError
-from sources.index_source import EmbeddedSource, apply_documents
-from sources.ingest import Ingested, files_under, read_folder
-from sources.readers import checked_acl, unreadable, unreadable_lines
-from sources.registry import SourceRegistry
+from seekgraph.providers.embeddings import Embedder
+from seekgraph.sources.archives import unzipped
+from seekgraph.sources.base import User
+from seekgraph.sources.chunking import IngestError
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.errors import WorkspaceError as WorkspaceError
+from seekgraph.sources.index_source import EmbeddedSource, apply_documents
+from seekgraph.sources.ingest import Ingested, files_under, read_folder
+from seekgraph.sources.readers import checked_acl, unreadable, unreadable_lines
+from seekgraph.sources.registry import SourceRegistry
 
 
 @dataclass
@@ -69,7 +69,7 @@ class SyncReport:
 
 def demo_workspace() -> Path:
     """The folder of the bundled demo workspace (its real path: a checkout reaches it by a link)."""
-    return Path(str(resources.files("sources").joinpath("demo"))).resolve()
+    return Path(str(resources.files("seekgraph.sources").joinpath("demo"))).resolve()
 
 
 def load_config(root: Path) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict
 
-from state.models import Citation, Conflict
+from seekgraph.state.models import Citation, Conflict
 
 
 class NodeStartEvent(TypedDict):

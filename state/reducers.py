@@ -6,7 +6,7 @@ from typing import Any, TypeVar, cast
 
 from typing_extensions import TypedDict
 
-from state.models import Evidence, Hit, ModelCall, SourceFailure
+from seekgraph.state.models import Evidence, Hit, ModelCall, SourceFailure
 
 T = TypeVar("T")
 

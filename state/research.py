@@ -10,8 +10,8 @@ from typing import Annotated, Any, NotRequired
 
 from typing_extensions import TypedDict
 
-from state.models import Citation, Conflict, Evidence, ModelCall
-from state.reducers import add_model_calls
+from seekgraph.state.models import Citation, Conflict, Evidence, ModelCall
+from seekgraph.state.reducers import add_model_calls
 
 
 class SubQuestion(TypedDict):

@@ -12,8 +12,8 @@ from typing import Annotated, Any, NotRequired
 
 from typing_extensions import TypedDict
 
-from state.budget import Budget
-from state.models import (
+from seekgraph.state.budget import Budget
+from seekgraph.state.models import (
     Citation,
     Conflict,
     Evidence,
@@ -23,7 +23,7 @@ from state.models import (
     SourceFailure,
     Turn,
 )
-from state.reducers import (
+from seekgraph.state.reducers import (
     add_failures,
     add_hits,
     add_model_calls,

@@ -20,16 +20,16 @@ from langchain_core.language_models import BaseChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph.context import Context
-from graph.inspect import question_state, steps_of
-from graph.run import run, run_config
-from graph.search import search_flow
-from nodes.services import Services
-from providers.embeddings import E5Embedder, Embedder, load_embedder
-from providers.rerank import LocalReranker
-from sources.base import User
-from sources.memory import InMemorySource, MemoryDocument
-from sources.registry import SourceRegistry
+from seekgraph.graph.context import Context
+from seekgraph.graph.inspect import question_state, steps_of
+from seekgraph.graph.run import run, run_config
+from seekgraph.graph.search import search_flow
+from seekgraph.nodes.services import Services
+from seekgraph.providers.embeddings import E5Embedder, Embedder, load_embedder
+from seekgraph.providers.rerank import LocalReranker
+from seekgraph.sources.base import User
+from seekgraph.sources.memory import InMemorySource, MemoryDocument
+from seekgraph.sources.registry import SourceRegistry
 
 #: The tiers, cheapest first: each is a folder under tests/ and a marker of the same name.
 TIERS = ("fast", "service", "processes", "browser", "soak")
@@ -224,7 +224,7 @@ async def run_graph(
 async def close_chat_clients() -> Any:
     """Chat models' connection pools are closed when the tests end (no leaked sockets)."""
     yield
-    from providers.chat import aclose_chat_clients
+    from seekgraph.providers.chat import aclose_chat_clients
 
     await aclose_chat_clients()
 
@@ -232,7 +232,7 @@ async def close_chat_clients() -> Any:
 @pytest.fixture(scope="session")
 def demo_services(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Services:
     """The bundled demo workspace in a real embedded index, with the real model."""
-    from sources.workspace import demo_workspace, open_workspace
+    from seekgraph.sources.workspace import demo_workspace, open_workspace
 
     index = tmp_path_factory.mktemp("index") / "demo.sqlite"
     registry, _ = open_workspace(demo_workspace(), index, real_embedder)

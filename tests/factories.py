@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sources.memory import InMemorySource, MemoryDocument
-from state.budget import new_budget
+from seekgraph.sources.memory import InMemorySource, MemoryDocument
+from seekgraph.state.budget import new_budget
 
 
 def make_hit(source_id: str, score: float = 0.5, snippet: str = "s", **over: Any) -> Any:

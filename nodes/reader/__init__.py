@@ -24,12 +24,12 @@ answers, write the answer, check it); ``reader_for`` picks its implementation fo
 
 from __future__ import annotations
 
-from nodes.context import Context
-from nodes.reader.base import STATUSES, Reader, Reply
-from nodes.reader.model import ModelReader
-from nodes.reader.offline import OfflineReader
-from nodes.services import Services, chat_model_for
-from state.schemas import SearchState
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.reader.base import STATUSES, Reader, Reply
+from seekgraph.nodes.reader.model import ModelReader
+from seekgraph.nodes.reader.offline import OfflineReader
+from seekgraph.nodes.services import Services, chat_model_for
+from seekgraph.state.schemas import SearchState
 
 
 def reader_for(services: Services, state: SearchState, ctx: Context) -> Reader:

@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from nodes.reader.extractive import CHAT_KINDS, Quote
-from nodes.reader.needs import NEED_NAMES, Need, needs_of
-from providers.language import words
-from providers.terms import display_words, stem, term_set
-from state.models import Evidence, heading_of
+from seekgraph.nodes.reader.extractive import CHAT_KINDS, Quote
+from seekgraph.nodes.reader.needs import NEED_NAMES, Need, needs_of
+from seekgraph.providers.language import words
+from seekgraph.providers.terms import display_words, stem, term_set
+from seekgraph.state.models import Evidence, heading_of
 
 #: Words that name the kind of answer wanted, not what it is about.
 FRAME_WORDS = frozenset(stem(w) for w in words("frame_words"))

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from state.models import Conflict, Evidence, ModelCall
-from state.schemas import SearchState, Verdict
+from seekgraph.state.models import Conflict, Evidence, ModelCall
+from seekgraph.state.schemas import SearchState, Verdict
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
-    from nodes.context import Context
+    from seekgraph.nodes.context import Context
 
 Status = Literal["answered", "passages", "partial", "not_found"]
 #: Every status a reply may have (``nodes.reader``'s docstring says what each means).

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 
-from nodes.context import Context
-from nodes.evidence import hop_queries, kept, relevance
-from nodes.reader.answerable import mentions, required_words, subject_part
-from providers.terms import STOPWORDS, coverage, display_words, term_set, terms
-from state.models import READ_WHOLE_KINDS, Evidence
-from state.schemas import SearchState, Verdict
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import hop_queries, kept, relevance
+from seekgraph.nodes.reader.answerable import mentions, required_words, subject_part
+from seekgraph.providers.terms import STOPWORDS, coverage, display_words, term_set, terms
+from seekgraph.state.models import READ_WHOLE_KINDS, Evidence
+from seekgraph.state.schemas import SearchState, Verdict
 
 
 def missing_words(question: str, evidence: list[Evidence]) -> list[str]:

@@ -11,17 +11,17 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from nodes.attribution import author_of
-from nodes.context import Context
-from nodes.evidence import lifted
-from nodes.reader.needs import Need, needs_of
-from nodes.reader.question_kind import extra_units, kind_bonus
-from nodes.services import Services
-from providers.rerank import meaning_beyond_subject, words_pull
-from providers.sentences import sentences
-from providers.terms import coverage, term_set, terms
-from state.models import Evidence, heading_of
-from state.schemas import SearchState
+from seekgraph.nodes.attribution import author_of
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import lifted
+from seekgraph.nodes.reader.needs import Need, needs_of
+from seekgraph.nodes.reader.question_kind import extra_units, kind_bonus
+from seekgraph.nodes.services import Services
+from seekgraph.providers.rerank import meaning_beyond_subject, words_pull
+from seekgraph.providers.sentences import sentences
+from seekgraph.providers.terms import coverage, term_set, terms
+from seekgraph.state.models import Evidence, heading_of
+from seekgraph.state.schemas import SearchState
 
 EXTRACTIVE_HEADER = (
     "Extractive answer (no language model was used; each line is quoted from a source):"

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
-from nodes.prompting import CITATION
-from providers.terms import term_set
+from seekgraph.nodes.prompting import CITATION
+from seekgraph.providers.terms import term_set
 
 #: a number as a person reads it, not the digits inside a word ("w0", "e5", "v2")
 _NUMBER = re.compile(r"(?<![A-Za-z_\d])\d+(?:[.,:/-]\d+)*")

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 
-from nodes.prompting import CITATION, cited_ids
-from nodes.reader.base import Reply
-from nodes.reader.grounding import attach_citations, claims_of, keep_held, recite
-from nodes.reader.needs import REFUSAL
+from seekgraph.nodes.prompting import CITATION, cited_ids
+from seekgraph.nodes.reader.base import Reply
+from seekgraph.nodes.reader.grounding import attach_citations, claims_of, keep_held, recite
+from seekgraph.nodes.reader.needs import REFUSAL
 
 #: a letter or a digit: a reply that has none besides its citations says nothing
 #: (golden cases: test_reader.py::test_a_bare_value_cited_is_an_answer, …_only_citations…)

@@ -13,29 +13,29 @@ import re
 
 from langgraph.runtime import Runtime
 
-from nodes.conflicts import conflict_lines
-from nodes.context import Context
-from nodes.decisions import AnswerReview, EvaluateDecision, Grades
-from nodes.evidence import by_authority, kept
-from nodes.llm import Decision, decide
-from nodes.prompting import (
+from seekgraph.nodes.conflicts import conflict_lines
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.decisions import AnswerReview, EvaluateDecision, Grades
+from seekgraph.nodes.evidence import by_authority, kept
+from seekgraph.nodes.llm import Decision, decide
+from seekgraph.nodes.prompting import (
     CITATION,
     conversation_of,
     render_evidence,
     repair_citations,
     strip_echo,
 )
-from nodes.prompts import FORCED_NOTE, INTEGRATE_PROMPT
-from nodes.reader.base import Grading, Judged, Reply, Review, Written
-from nodes.reader.guard import guard_reply
-from nodes.reader.needs import describe_needs
-from nodes.reader.offline import OfflineReader
-from nodes.services import Services, node_name
-from nodes.writing import images_in_budget, stream_reply, with_images
-from providers import pace
-from providers.chat import AnswerInterruptedError, ChatModel, ModelClientError, ModelError
-from state.models import Evidence, ModelCall
-from state.schemas import SearchState
+from seekgraph.nodes.prompts import FORCED_NOTE, INTEGRATE_PROMPT
+from seekgraph.nodes.reader.base import Grading, Judged, Reply, Review, Written
+from seekgraph.nodes.reader.guard import guard_reply
+from seekgraph.nodes.reader.needs import describe_needs
+from seekgraph.nodes.reader.offline import OfflineReader
+from seekgraph.nodes.services import Services, node_name
+from seekgraph.nodes.writing import images_in_budget, stream_reply, with_images
+from seekgraph.providers import pace
+from seekgraph.providers.chat import AnswerInterruptedError, ChatModel, ModelClientError, ModelError
+from seekgraph.state.models import Evidence, ModelCall
+from seekgraph.state.schemas import SearchState
 
 #: The answer prompt's section names: a model heading its reply "Sources:" or "Needs:"
 #: repeats the prompt's layout, it states no fact.

@@ -29,8 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from providers.language import MONTHS, WEEKDAY_NAMES, alternation, words
-from providers.terms import term_set
+from seekgraph.providers.language import MONTHS, WEEKDAY_NAMES, alternation, words
+from seekgraph.providers.terms import term_set
 
 #: What each type of need is called when the answer says it is missing.
 NEED_NAMES = {

@@ -12,14 +12,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nodes.attribution import wrong_person
-from nodes.conflicts import current_first, find_conflicts
-from nodes.context import Context
-from nodes.evidence import relevance
-from nodes.reader.answerable import Judgement, judge_quotes, mentions, required_words, subject_part
-from nodes.reader.base import Judged, Reply, Review, Written
-from nodes.reader.coverage import coverage_verdict
-from nodes.reader.extractive import (
+from seekgraph.nodes.attribution import wrong_person
+from seekgraph.nodes.conflicts import current_first, find_conflicts
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import relevance
+from seekgraph.nodes.reader.answerable import (
+    Judgement,
+    judge_quotes,
+    mentions,
+    required_words,
+    subject_part,
+)
+from seekgraph.nodes.reader.base import Judged, Reply, Review, Written
+from seekgraph.nodes.reader.coverage import coverage_verdict
+from seekgraph.nodes.reader.extractive import (
     CHAT_KINDS,
     EXTRACTIVE_HEADER,
     NOTHING_FOUND,
@@ -27,14 +33,14 @@ from nodes.reader.extractive import (
     extractive_answer,
     extractive_body,
 )
-from nodes.reader.needs import needs_of
-from nodes.reader.passages import MAX_REPLY_CHARS, answer_reply, closest, passages_reply
-from nodes.reader.quote_verdict import judged_verdict
-from nodes.services import Services
-from nodes.services import today as today_utc
-from providers.terms import term_set
-from state.models import Conflict, Evidence
-from state.schemas import SearchState, Verdict
+from seekgraph.nodes.reader.needs import needs_of
+from seekgraph.nodes.reader.passages import MAX_REPLY_CHARS, answer_reply, closest, passages_reply
+from seekgraph.nodes.reader.quote_verdict import judged_verdict
+from seekgraph.nodes.services import Services
+from seekgraph.nodes.services import today as today_utc
+from seekgraph.providers.terms import term_set
+from seekgraph.state.models import Conflict, Evidence
+from seekgraph.state.schemas import SearchState, Verdict
 
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from providers.sentences import blocks, split_sentences
-from state.models import Evidence, heading_of
+from seekgraph.providers.sentences import blocks, split_sentences
+from seekgraph.state.models import Evidence, heading_of
 
 #: The first line of a ``passages`` reply.
 PASSAGES_HEADER = "I could not confirm a direct answer; the closest passages are:"

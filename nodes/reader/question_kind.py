@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from providers.sentences import sentences
-from providers.terms import term_set
-from state.models import Evidence, heading_of
+from seekgraph.providers.sentences import sentences
+from seekgraph.providers.terms import term_set
+from seekgraph.state.models import Evidence, heading_of
 
 _HOW = re.compile(
     r"^\s*(?:how\s+(?:do|can|should|would|to|does\s+one)\b|what\s+are\s+the\s+steps\b)|"

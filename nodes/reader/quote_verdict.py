@@ -8,17 +8,23 @@ that no newer source changes a quoted amount or date.
 
 from __future__ import annotations
 
-from nodes.context import Context
-from nodes.evidence import by_authority, kept, relevance
-from nodes.reader.answerable import WORD_KINDS, Judgement, is_overview, judge_quotes, need_query
-from nodes.reader.extractive import Quote, extractive_answer
-from nodes.reader.needs import NEED_NAMES, Need, needs_of
-from nodes.services import Services
-from nodes.writing import resolve_versions
-from providers.sentences import sentences
-from providers.terms import STOPWORDS, display_words
-from state.models import READ_WHOLE_KINDS
-from state.schemas import SearchState, Verdict
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.evidence import by_authority, kept, relevance
+from seekgraph.nodes.reader.answerable import (
+    WORD_KINDS,
+    Judgement,
+    is_overview,
+    judge_quotes,
+    need_query,
+)
+from seekgraph.nodes.reader.extractive import Quote, extractive_answer
+from seekgraph.nodes.reader.needs import NEED_NAMES, Need, needs_of
+from seekgraph.nodes.services import Services
+from seekgraph.nodes.writing import resolve_versions
+from seekgraph.providers.sentences import sentences
+from seekgraph.providers.terms import STOPWORDS, display_words
+from seekgraph.state.models import READ_WHOLE_KINDS
+from seekgraph.state.schemas import SearchState, Verdict
 
 
 async def quotes_judged(

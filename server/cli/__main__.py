@@ -1,7 +1,7 @@
-"""``python -m server.cli``: the ``seekgraph`` command."""
+"""``python -m seekgraph.server.cli``: the ``seekgraph`` command."""
 
 import sys
 
-from server.cli.main import main
+from seekgraph.server.cli.main import main
 
 sys.exit(main())

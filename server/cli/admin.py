@@ -11,21 +11,27 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from server.cli.common import CliError, settings_of
-from server.settings import Settings
-from sources.base import User
-from sources.errors import WorkspaceError
+from seekgraph.server.cli.common import CliError, settings_of
+from seekgraph.server.settings import Settings
+from seekgraph.sources.base import User
+from seekgraph.sources.errors import WorkspaceError
 
 
 def index_folder(args: argparse.Namespace) -> int:
     """Index a folder as a named source, re-indexing only what changed; print a summary."""
     from tqdm import tqdm
 
-    from providers.embeddings import load_embedder
-    from server.bootstrap import open_index, workspace_of
-    from sources.readers import checked_acl, unreadable_lines
-    from sources.slack_export import is_slack_export
-    from sources.workspace import load_config, people_of, register_source, sync_source, users_of
+    from seekgraph.providers.embeddings import load_embedder
+    from seekgraph.server.bootstrap import open_index, workspace_of
+    from seekgraph.sources.readers import checked_acl, unreadable_lines
+    from seekgraph.sources.slack_export import is_slack_export
+    from seekgraph.sources.workspace import (
+        load_config,
+        people_of,
+        register_source,
+        sync_source,
+        users_of,
+    )
 
     settings = settings_of(args)
     folder = Path(args.path).expanduser().resolve()
@@ -113,11 +119,11 @@ def _index_detached(
     users: list[User],
 ) -> int:
     """Read and chunk here; queue the embedding as batches for the workers; print the job."""
-    from providers.embeddings import load_embedder
-    from server.bootstrap import shared_index, workspace_of
-    from server.runs.ingest import ingest_jobs
-    from sources.readers import unreadable, unreadable_lines
-    from sources.workspace import read_source
+    from seekgraph.providers.embeddings import load_embedder
+    from seekgraph.server.bootstrap import shared_index, workspace_of
+    from seekgraph.server.runs.ingest import ingest_jobs
+    from seekgraph.sources.readers import unreadable, unreadable_lines
+    from seekgraph.sources.workspace import read_source
 
     if not settings.redis_url or settings.index_backend != "redis":
         raise CliError(
@@ -161,7 +167,7 @@ def ingest_command(args: argparse.Namespace) -> int:
 
     import redis
 
-    from server.runs.ingest import ingest_jobs
+    from seekgraph.server.runs.ingest import ingest_jobs
 
     settings = settings_of(args)
     if not settings.redis_url:
@@ -185,10 +191,15 @@ def ingest_command(args: argparse.Namespace) -> int:
 
 def manage_sources(args: argparse.Namespace) -> int:
     """List the workspace's and the added sources, or remove an added one."""
-    from providers.embeddings import load_embedder
-    from server.bootstrap import open_index, workspace_of
-    from sources.readers import readable_counts
-    from sources.workspace import load_config, registered_sources, unregister_source, users_of
+    from seekgraph.providers.embeddings import load_embedder
+    from seekgraph.server.bootstrap import open_index, workspace_of
+    from seekgraph.sources.readers import readable_counts
+    from seekgraph.sources.workspace import (
+        load_config,
+        registered_sources,
+        unregister_source,
+        users_of,
+    )
 
     settings = settings_of(args)
     workspace = workspace_of(settings)
@@ -233,9 +244,9 @@ def manage_sources(args: argparse.Namespace) -> int:
 
 def add_key(args: argparse.Namespace) -> int:
     """Create an API key, store its hash, print the key once."""
-    from server.auth import add_key_to_file
-    from server.bootstrap import workspace_of
-    from sources.workspace import load_config
+    from seekgraph.server.auth import add_key_to_file
+    from seekgraph.server.bootstrap import workspace_of
+    from seekgraph.sources.workspace import load_config
 
     settings = settings_of(args)
     try:
@@ -247,7 +258,7 @@ def add_key(args: argparse.Namespace) -> int:
     if args.redis:
         if not settings.redis_url:
             raise CliError("--redis needs SEEKGRAPH_REDIS_URL")
-        from server.auth import add_key_to_redis
+        from seekgraph.server.auth import add_key_to_redis
 
         print(asyncio.run(add_key_to_redis(settings.redis_url, args.user)))
         return 0
@@ -265,8 +276,8 @@ def add_key(args: argparse.Namespace) -> int:
 
 def sync_connectors(args: argparse.Namespace) -> int:
     """Sync every configured connector once; print what each did (exit 1 when one failed)."""
-    from graph.api import sync_connector
-    from server.bootstrap import build_services
+    from seekgraph.graph.api import sync_connector
+    from seekgraph.server.bootstrap import build_services
 
     services, _ = build_services(settings_of(args))
     connectors = services.registry.connectors
@@ -313,8 +324,8 @@ def check_connectors(args: argparse.Namespace) -> int:
     """
     import time
 
-    from graph.api import ConnectorError, connector_state
-    from server.bootstrap import build_services
+    from seekgraph.graph.api import ConnectorError, connector_state
+    from seekgraph.server.bootstrap import build_services
 
     services, _ = build_services(settings_of(args))
     connectors = [(c, i) for c, i in services.registry.connectors if args.name in (None, c.name)]

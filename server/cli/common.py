@@ -9,12 +9,12 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from graph.api import UnknownUserError
-from graph.context import REQUEST_KNOBS, Context
-from server.settings import Settings
+from seekgraph.graph.api import UnknownUserError
+from seekgraph.graph.context import REQUEST_KNOBS, Context
+from seekgraph.server.settings import Settings
 
 if TYPE_CHECKING:
-    from nodes.services import Services
+    from seekgraph.nodes.services import Services
 
 
 class CliError(Exception):
@@ -79,8 +79,8 @@ def services_and_user(args: argparse.Namespace, settings: Settings) -> tuple[Any
 
     A workspace that cannot be used, or an unknown user, is a ``CliError`` saying what to fix.
     """
-    from graph.api import WorkspaceError
-    from server.bootstrap import build_services, workspace_user_names
+    from seekgraph.graph.api import WorkspaceError
+    from seekgraph.server.bootstrap import build_services, workspace_user_names
 
     try:  # an unknown user is told so before anything is indexed
         users = workspace_user_names(settings)

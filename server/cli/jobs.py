@@ -14,22 +14,22 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from graph.context import Context, context_to_dict
-from server.cli.common import CliError
-from server.http.submit import queued_token
-from server.runs.coordination import RedisCoordinator
-from server.runs.manager import RunManager
-from server.runs.queue import Job, RedisRunQueue
-from server.runs.records import (
+from seekgraph.graph.context import Context, context_to_dict
+from seekgraph.server.cli.common import CliError
+from seekgraph.server.http.submit import queued_token
+from seekgraph.server.runs.coordination import RedisCoordinator
+from seekgraph.server.runs.manager import RunManager
+from seekgraph.server.runs.queue import Job, RedisRunQueue
+from seekgraph.server.runs.records import (
     CancelAction,
     RedisRunRecords,
     RunEndedError,
     RunRecord,
     ask_to_cancel,
 )
-from server.runs.retention import seconds_of
-from server.settings import Settings
-from server.thread_ids import new_thread_id
+from seekgraph.server.runs.retention import seconds_of
+from seekgraph.server.settings import Settings
+from seekgraph.server.thread_ids import new_thread_id
 
 
 def redis_of(settings: Settings, what: str) -> aioredis.Redis:

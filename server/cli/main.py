@@ -10,20 +10,20 @@ from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from server.cli.common import (
+from seekgraph.server.cli.common import (
     CliError,
     add_knobs,
     knobs_of,
     services_and_user,
     settings_of,
 )
-from server.settings import Settings
-from server.thread_ids import BadThreadIdError, canonical_thread_id, new_thread_id
+from seekgraph.server.settings import Settings
+from seekgraph.server.thread_ids import BadThreadIdError, canonical_thread_id, new_thread_id
 
 if TYPE_CHECKING:  # the heavy imports happen where they are used: --help answers at once
     from langgraph.graph.state import CompiledStateGraph
 
-    from nodes.services import Services
+    from seekgraph.nodes.services import Services
 
 
 def thread_arg(value: str) -> str:
@@ -150,7 +150,7 @@ def _parser() -> argparse.ArgumentParser:
     show = runs_sub.add_parser("show", help="a run's user, door, status, documents and cost")
     show.add_argument("run_id")
     show.add_argument("--json", action="store_true")
-    from server.cli.storage import add_admin_parser
+    from seekgraph.server.cli.storage import add_admin_parser
 
     add_admin_parser(sub)
     keys = sub.add_parser("keys", help="manage API keys")
@@ -167,7 +167,7 @@ def _parser() -> argparse.ArgumentParser:
 async def _compiled(settings: Settings, services: Services) -> Any:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    from graph.search import search_flow
+    from seekgraph.graph.search import search_flow
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
@@ -195,15 +195,15 @@ def _print_event(event: Mapping[str, Any]) -> None:
 
 async def ask(args: argparse.Namespace) -> int:
     """Run the search graph for one question and print the answer."""
-    from graph.api import AdmissionError, admit, check_question
+    from seekgraph.graph.api import AdmissionError, admit, check_question
 
     settings = settings_of(args)
     try:
         check_question(args.question, settings.max_question_chars)
     except AdmissionError as exc:
         raise CliError(f'{exc}, e.g. seekgraph ask "How do I…?"') from None
-    from graph.context import Context
-    from graph.run import RUN_ERRORS, RunResult, run_config, stream_run
+    from seekgraph.graph.context import Context
+    from seekgraph.graph.run import RUN_ERRORS, RunResult, run_config, stream_run
 
     services, report, user = services_and_user(args, settings)
     context = Context(user=user, **knobs_of(args))
@@ -238,7 +238,7 @@ async def ask(args: argparse.Namespace) -> int:
 
 
 def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
-    from graph.api import ANSWER_KEYS, KIND_LABELS
+    from seekgraph.graph.api import ANSWER_KEYS, KIND_LABELS
 
     citations = values.get("citations", [])
     if as_json:  # the answer event's keys (state/events.py), citations without their snippets
@@ -275,8 +275,8 @@ def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
 
 async def history(args: argparse.Namespace) -> int:
     """Print the checkpointed state after every node of a thread, oldest first."""
-    from graph.inspect import steps_of
-    from graph.visibility import visible_graph
+    from seekgraph.graph.inspect import steps_of
+    from seekgraph.graph.visibility import visible_graph
 
     settings = settings_of(args)
     services, _, user = services_and_user(args, settings)
@@ -329,14 +329,14 @@ def _summarise(values: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``seekgraph`` console script."""
-    from server.cli.admin import add_key, index_folder, manage_sources
+    from seekgraph.server.cli.admin import add_key, index_folder, manage_sources
 
     args = _parser().parse_args(argv)
     try:
         if args.command == "ask":
             return asyncio.run(ask(args))
         if args.command == "research":
-            from server.cli.research import research_command
+            from seekgraph.server.cli.research import research_command
 
             return asyncio.run(research_command(args))
         if args.command == "history":
@@ -346,45 +346,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "sources":
             return manage_sources(args)
         if args.command == "ingest":
-            from server.cli.admin import ingest_command
+            from seekgraph.server.cli.admin import ingest_command
 
             return ingest_command(args)
         if args.command == "serve":
-            from server.cli.serve import serve
+            from seekgraph.server.cli.serve import serve
 
             return serve(args)
         if args.command == "worker":
-            from server.cli.worker import worker_command
+            from seekgraph.server.cli.worker import worker_command
 
             return asyncio.run(worker_command(args))
         if args.command == "keys":
             return add_key(args)
         if args.command == "sync":
-            from server.cli.admin import sync_connectors
+            from seekgraph.server.cli.admin import sync_connectors
 
             return sync_connectors(args)
         if args.command == "connect":
-            from server.cli.admin import check_connectors
+            from seekgraph.server.cli.admin import check_connectors
 
             return check_connectors(args)
         if args.command == "runs" and args.runs_command in ("list", "cancel"):
-            from server.cli.jobs import runs_cancel, runs_list
+            from seekgraph.server.cli.jobs import runs_cancel, runs_list
 
             command = runs_list if args.runs_command == "list" else runs_cancel
             return asyncio.run(command(args, Settings()))
         if args.command in ("audit", "runs"):
-            from server.cli.ops import audit_command, runs_show
+            from seekgraph.server.cli.ops import audit_command, runs_show
 
             return asyncio.run(audit_command(args) if args.command == "audit" else runs_show(args))
         if args.command == "admin":
-            from server.cli.storage import storage_command
+            from seekgraph.server.cli.storage import storage_command
 
             return asyncio.run(storage_command(args, Settings()))
         if args.command == "mcp":
-            from server.cli.serve import serve_mcp_stdio
+            from seekgraph.server.cli.serve import serve_mcp_stdio
 
             return asyncio.run(serve_mcp_stdio(args))
-        from graph.search import build_search_graph
+        from seekgraph.graph.search import build_search_graph
 
         print(build_search_graph(None).compile().get_graph().draw_mermaid())
         return 0

@@ -14,9 +14,9 @@ import re
 import time
 from typing import Any
 
-from server.audit import AuditEntry, AuditLog, RedisAuditLog, SqliteAuditLog
-from server.cli.common import CliError, settings_of
-from server.settings import Settings
+from seekgraph.server.audit import AuditEntry, AuditLog, RedisAuditLog, SqliteAuditLog
+from seekgraph.server.cli.common import CliError, settings_of
+from seekgraph.server.settings import Settings
 
 _AGO = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
 

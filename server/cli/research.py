@@ -9,12 +9,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from server.cli.common import CliError, knobs_of, services_and_user, settings_of
+from seekgraph.server.cli.common import CliError, knobs_of, services_and_user, settings_of
 
 
 async def research_command(args: argparse.Namespace) -> int:
     """Plan (or take ``--plan``), optionally review, research, write the report."""
-    from graph.api import AdmissionError, check_question
+    from seekgraph.graph.api import AdmissionError, check_question
 
     settings = settings_of(args)
     try:
@@ -23,7 +23,7 @@ async def research_command(args: argparse.Namespace) -> int:
         raise CliError(f'{exc}, e.g. seekgraph research "Everything about the VPN"') from None
     graph_input: dict[str, Any] = {"question": request}
     if args.plan:
-        from graph.api import PlanError, checked_plan
+        from seekgraph.graph.api import PlanError, checked_plan
 
         try:
             graph_input["plan"] = checked_plan(json.loads(Path(args.plan).read_text()))
@@ -32,16 +32,16 @@ async def research_command(args: argparse.Namespace) -> int:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from langgraph.types import Command
 
-    from graph.context import Context
-    from graph.flows import FLOWS
-    from graph.run import RUN_ERRORS, RunResult, run_config, stream_run
+    from seekgraph.graph.context import Context
+    from seekgraph.graph.flows import FLOWS
+    from seekgraph.graph.run import RUN_ERRORS, RunResult, run_config, stream_run
 
     services, _, user = services_and_user(args, settings)
     context = Context(user=user, review_before_answer=args.review, **knobs_of(args))
     if args.detach:
         if args.review:
             raise CliError("--review waits for you at the terminal; it cannot be --detach'ed")
-        from server.cli.jobs import detach
+        from seekgraph.server.cli.jobs import detach
 
         return await detach(settings, user, graph_input, context, args.json)
     thread = str(uuid.uuid4())

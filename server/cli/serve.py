@@ -6,17 +6,17 @@ import argparse
 import sys
 from typing import Any
 
-from graph.api import UnknownUserError
-from server.cli.common import CliError, settings_of, user_of_args
-from server.settings import Settings
+from seekgraph.graph.api import UnknownUserError
+from seekgraph.server.cli.common import CliError, settings_of, user_of_args
+from seekgraph.server.settings import Settings
 
 
 def serve(args: argparse.Namespace) -> int:
     """Run the HTTP server with uvicorn."""
     import uvicorn
 
-    from server.http.app import create_app
-    from server.http.http_guard import guarded_protocol
+    from seekgraph.server.http.app import create_app
+    from seekgraph.server.http.http_guard import guarded_protocol
 
     settings = Settings(**({"worker": False} if args.no_worker else {}))  # type: ignore[arg-type]
     if not settings.redis_url:
@@ -39,9 +39,9 @@ def serve(args: argparse.Namespace) -> int:
 
 async def serve_mcp_stdio(args: argparse.Namespace) -> int:
     """Serve the MCP tools on stdin/stdout as one user (desktop assistants launch this)."""
-    from server.caller import CALLER, Caller, key_id
-    from server.http.app import create_app
-    from server.http.mcp_door import build_mcp_server
+    from seekgraph.server.caller import CALLER, Caller, key_id
+    from seekgraph.server.http.app import create_app
+    from seekgraph.server.http.mcp_door import build_mcp_server
 
     settings = settings_of(args)
     app = create_app(settings)

@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from server.settings import Settings
+from seekgraph.server.settings import Settings
 
 
 def add_admin_parser(sub: Any) -> None:
@@ -27,9 +27,9 @@ async def storage_command(args: argparse.Namespace, settings: Settings) -> int:
     """Print sizes by key family and the threads past half their retention; prune if asked."""
     from langgraph.checkpoint.redis.aio import AsyncRedisSaver
 
-    from server.cli.jobs import redis_of
-    from server.runs.retention import RedisRetention, prune, seconds_of, threads_past_half
-    from server.runs.storage import family_sizes
+    from seekgraph.server.cli.jobs import redis_of
+    from seekgraph.server.runs.retention import RedisRetention, prune, seconds_of, threads_past_half
+    from seekgraph.server.runs.storage import family_sizes
 
     client = redis_of(settings, "admin storage")
     keep_s = seconds_of(settings.retention_minutes)

@@ -9,9 +9,9 @@ import signal
 import sys
 from contextlib import AsyncExitStack
 
-from server.app_state import close_app_state, open_app_state
-from server.cli.common import CliError
-from server.settings import Settings
+from seekgraph.server.app_state import close_app_state, open_app_state
+from seekgraph.server.cli.common import CliError
+from seekgraph.server.settings import Settings
 
 
 async def worker_command(args: argparse.Namespace) -> int:

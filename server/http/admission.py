@@ -13,13 +13,13 @@ from typing import Any
 
 from fastapi import HTTPException
 
-from graph.api import User
-from graph.context import Context
-from server.app_state import AppState
-from server.caller import CALLER
-from server.http.deps import STORE_DOWN
-from server.images import ImageError, check_images, store_images, stored_bytes
-from server.limits import seconds_to_midnight
+from seekgraph.graph.api import User
+from seekgraph.graph.context import Context
+from seekgraph.server.app_state import AppState
+from seekgraph.server.caller import CALLER
+from seekgraph.server.http.deps import STORE_DOWN
+from seekgraph.server.images import ImageError, check_images, store_images, stored_bytes
+from seekgraph.server.limits import seconds_to_midnight
 
 
 async def claim_live(app: AppState, limit_key: str, thread_id: str, token: str) -> None:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin, get_type_h
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from graph.api import MAX_SOURCES
-from graph.context import REQUEST_KNOBS, Context
+from seekgraph.graph.api import MAX_SOURCES
+from seekgraph.graph.context import REQUEST_KNOBS, Context
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 

@@ -18,11 +18,11 @@ from redisvl.exceptions import RedisVLError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
-from server.app_state import close_app_state, open_app_state
-from server.http.chat_completions import openai_error
-from server.http.http_guard import JsonShapeGuard, KeyGate, RequestGuard
-from server.http.mcp_door import RequireApiKey, build_mcp_server, http_user
-from server.http.routes import (
+from seekgraph.server.app_state import close_app_state, open_app_state
+from seekgraph.server.http.chat_completions import openai_error
+from seekgraph.server.http.http_guard import JsonShapeGuard, KeyGate, RequestGuard
+from seekgraph.server.http.mcp_door import RequireApiKey, build_mcp_server, http_user
+from seekgraph.server.http.routes import (
     health,
     internal,
     langgraph_api,
@@ -33,10 +33,10 @@ from server.http.routes import (
     threads,
     v1,
 )
-from server.http.submit import RunConflictError
-from server.http.telemetry import instrument_http
-from server.observe import Telemetry
-from server.settings import Settings
+from seekgraph.server.http.submit import RunConflictError
+from seekgraph.server.http.telemetry import instrument_http
+from seekgraph.server.observe import Telemetry
+from seekgraph.server.settings import Settings
 
 log = logging.getLogger("seekgraph.server")
 

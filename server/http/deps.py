@@ -8,10 +8,10 @@ from fastapi import Depends, HTTPException, Path, Request
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from graph.api import UnknownUserError, User
-from server.app_state import AppState
-from server.caller import CALLER, Caller, door_of, key_id
-from server.thread_ids import BadThreadIdError, canonical_thread_id
+from seekgraph.graph.api import UnknownUserError, User
+from seekgraph.server.app_state import AppState
+from seekgraph.server.caller import CALLER, Caller, door_of, key_id
+from seekgraph.server.thread_ids import BadThreadIdError, canonical_thread_id
 
 STORE_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
 

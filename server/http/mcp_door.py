@@ -24,13 +24,13 @@ from pydantic import BaseModel, Field
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from graph.api import MAX_SOURCES, UnknownSourceError, UnknownUserError, User
-from server.app_state import AppState
-from server.audit import AuditEntry
-from server.caller import CALLER, Caller, key_id
-from server.http.api_models import RunRequest
-from server.http.streams import events, run_frames, started_frames, thread_for
-from server.http.submit import RunConflictError, cancel_run, start_run
+from seekgraph.graph.api import MAX_SOURCES, UnknownSourceError, UnknownUserError, User
+from seekgraph.server.app_state import AppState
+from seekgraph.server.audit import AuditEntry
+from seekgraph.server.caller import CALLER, Caller, key_id
+from seekgraph.server.http.api_models import RunRequest
+from seekgraph.server.http.streams import events, run_frames, started_frames, thread_for
+from seekgraph.server.http.submit import RunConflictError, cancel_run, start_run
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 #: Seconds a source may take in the ``search`` tool before it is reported as failed.

@@ -14,13 +14,19 @@ from urllib.parse import quote
 
 import httpx
 
-from graph.api import checkpoint_events, fold_event
-from graph.context import context_from_dict
-from graph.inspect import question_state, steps_of
-from graph.run import jsonable
-from server.app_state import AppState
-from server.http.sse import BadEventIdError, error_frame, frame, handle_frames, parse_last_event_id
-from server.runs.handle import Event, RunHandle
+from seekgraph.graph.api import checkpoint_events, fold_event
+from seekgraph.graph.context import context_from_dict
+from seekgraph.graph.inspect import question_state, steps_of
+from seekgraph.graph.run import jsonable
+from seekgraph.server.app_state import AppState
+from seekgraph.server.http.sse import (
+    BadEventIdError,
+    error_frame,
+    frame,
+    handle_frames,
+    parse_last_event_id,
+)
+from seekgraph.server.runs.handle import Event, RunHandle
 
 INTERNAL_HEADER = "X-Seekgraph-Internal"
 

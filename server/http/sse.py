@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
-from graph.run import jsonable
-from server.runs.handle import Event, RunHandle
+from seekgraph.graph.run import jsonable
+from seekgraph.server.runs.handle import Event, RunHandle
 
 HEARTBEAT = b": heartbeat\n\n"
 

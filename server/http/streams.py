@@ -16,12 +16,12 @@ from typing import Any
 from fastapi import HTTPException
 from fastapi.responses import StreamingResponse
 
-from graph.api import User
-from server.app_state import AppState
-from server.http.api_models import RunRequest
-from server.http.deps import STORE_DOWN, own_thread
-from server.http.resume import forward_frames, open_forward, takeover_frames
-from server.http.sse import (
+from seekgraph.graph.api import User
+from seekgraph.server.app_state import AppState
+from seekgraph.server.http.api_models import RunRequest
+from seekgraph.server.http.deps import STORE_DOWN, own_thread
+from seekgraph.server.http.resume import forward_frames, open_forward, takeover_frames
+from seekgraph.server.http.sse import (
     BadEventIdError,
     event_data,
     frame,
@@ -29,10 +29,10 @@ from server.http.sse import (
     parse_last_event_id,
     with_heartbeats,
 )
-from server.http.submit import RunConflictError, Started, start_run
-from server.runs.events import replica_frames, seed
-from server.runs.handle import Event, RunHandle
-from server.thread_ids import new_thread_id
+from seekgraph.server.http.submit import RunConflictError, Started, start_run
+from seekgraph.server.runs.events import replica_frames, seed
+from seekgraph.server.runs.handle import Event, RunHandle
+from seekgraph.server.thread_ids import new_thread_id
 
 log = logging.getLogger("seekgraph.runs")
 
@@ -111,8 +111,8 @@ async def attach_frames(
 
 async def hidden_from(app: AppState, owner: str, held: Any) -> Callable[[Any], Any] | None:
     """What takes out of an event what ``owner`` may no longer read (None: nothing to take)."""
-    from graph.run import jsonable
-    from graph.visibility import revoked, without
+    from seekgraph.graph.run import jsonable
+    from seekgraph.graph.visibility import revoked, without
 
     try:
         user = await app.services.registry.user_now(owner)

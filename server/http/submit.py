@@ -19,23 +19,23 @@ from typing import Any
 from fastapi import HTTPException
 from langgraph.types import Command
 
-from graph.api import AdmissionError, PlanError, User, admit, checked_plan
-from graph.context import REQUEST_KNOBS, context_from_dict, context_to_dict
-from server.app_state import AppState
-from server.http.admission import (
+from seekgraph.graph.api import AdmissionError, PlanError, User, admit, checked_plan
+from seekgraph.graph.context import REQUEST_KNOBS, context_from_dict, context_to_dict
+from seekgraph.server.app_state import AppState
+from seekgraph.server.http.admission import (
     accepted_images,
     claim_live,
     claim_waiting,
     limit_key_of,
     within_daily_tokens,
 )
-from server.http.api_models import RunRequest
-from server.http.deps import STORE_DOWN
-from server.http.telemetry import name_run
-from server.runs.handle import RunHandle
-from server.runs.queue import Job
-from server.runs.records import CancelAction, RunEndedError, RunRecord, ask_to_cancel
-from server.runs.webhooks import WebhookRefusedError, check_webhook
+from seekgraph.server.http.api_models import RunRequest
+from seekgraph.server.http.deps import STORE_DOWN
+from seekgraph.server.http.telemetry import name_run
+from seekgraph.server.runs.handle import RunHandle
+from seekgraph.server.runs.queue import Job
+from seekgraph.server.runs.records import CancelAction, RunEndedError, RunRecord, ask_to_cancel
+from seekgraph.server.runs.webhooks import WebhookRefusedError, check_webhook
 
 log = logging.getLogger("seekgraph.runs")
 

@@ -19,7 +19,7 @@ from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.trace import Span
 from prometheus_fastapi_instrumentator import Instrumentator, metrics
 
-from server.observe import BUCKETS, Telemetry
+from seekgraph.server.observe import BUCKETS, Telemetry
 
 #: Operator and probe endpoints: neither a span nor a series (a scrape is not traffic).
 UNOBSERVED = ("/metrics", "/healthz", "/readyz")

@@ -21,7 +21,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
-from server.runs.handle import Event, RunHandle
+from seekgraph.server.runs.handle import Event, RunHandle
 
 log = logging.getLogger("seekgraph.runs")
 

@@ -29,8 +29,13 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from redis.exceptions import RedisError, ResponseError
 from redisvl.exceptions import RedisVLError
 
-from server.runs.compact import CompactRedisSaver, stow
-from server.runs.coordination import FENCE_PRELUDE, LOST_LOCK_MARK, Coordinator, RedisCoordinator
+from seekgraph.server.runs.compact import CompactRedisSaver, stow
+from seekgraph.server.runs.coordination import (
+    FENCE_PRELUDE,
+    LOST_LOCK_MARK,
+    Coordinator,
+    RedisCoordinator,
+)
 
 log = logging.getLogger("seekgraph.runs")
 

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from graph.api import empty_fold, fold_event
+from seekgraph.graph.api import empty_fold, fold_event
 
 
 @dataclass

@@ -17,8 +17,8 @@ from typing import Any
 import redis
 import redis.asyncio as aioredis
 
-from graph.ingest import Embedder, IngestError, IngestJobs, IngestTask, RedisIndex
-from server.runs.queue import Claimed, RedisStreamQueue
+from seekgraph.graph.ingest import Embedder, IngestError, IngestJobs, IngestTask, RedisIndex
+from seekgraph.server.runs.queue import Claimed, RedisStreamQueue
 
 log = logging.getLogger("seekgraph.ingest")
 

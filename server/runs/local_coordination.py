@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from server.runs.coordination import Route
+from seekgraph.server.runs.coordination import Route
 
 
 class LocalCoordinator:

@@ -23,20 +23,20 @@ from langgraph.types import Command
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from graph.context import Context, context_to_dict, wall_seconds
-from graph.run import RESUMABLE_ERRORS, RUN_ERRORS, jsonable, run_config, stream_run
-from server.audit import AuditEntry, AuditLog, shown_by_run
-from server.limits import Limits
-from server.observe import ModelSpans, RunObserver
-from server.runs.coordination import Coordinator, Route
-from server.runs.events import EventPublisher, RedisEventLog
-from server.runs.fencing import FENCE, Fence, LostLockError
-from server.runs.handle import RunHandle
-from server.runs.lock_keeper import LockKeeper
-from server.runs.records import RunRecords, outcome
-from server.runs.retention import Retention, renew_while_running
-from server.runs.rollback import checkpoint_id, roll_back
-from server.runs.webhooks import Webhooks
+from seekgraph.graph.context import Context, context_to_dict, wall_seconds
+from seekgraph.graph.run import RESUMABLE_ERRORS, RUN_ERRORS, jsonable, run_config, stream_run
+from seekgraph.server.audit import AuditEntry, AuditLog, shown_by_run
+from seekgraph.server.limits import Limits
+from seekgraph.server.observe import ModelSpans, RunObserver
+from seekgraph.server.runs.coordination import Coordinator, Route
+from seekgraph.server.runs.events import EventPublisher, RedisEventLog
+from seekgraph.server.runs.fencing import FENCE, Fence, LostLockError
+from seekgraph.server.runs.handle import RunHandle
+from seekgraph.server.runs.lock_keeper import LockKeeper
+from seekgraph.server.runs.records import RunRecords, outcome
+from seekgraph.server.runs.retention import Retention, renew_while_running
+from seekgraph.server.runs.rollback import checkpoint_id, roll_back
+from seekgraph.server.runs.webhooks import Webhooks
 
 log = logging.getLogger("seekgraph.runs")
 

@@ -25,7 +25,7 @@ from redis.exceptions import RedisError
 from redisvl.query import FilterQuery
 from redisvl.query.filter import Tag
 
-from server.runs.compact import passages_key
+from seekgraph.server.runs.compact import passages_key
 
 log = logging.getLogger("seekgraph.retention")
 
@@ -251,7 +251,7 @@ class RedisRetention:
         """Remove the thread's entries from the run queue (nobody will run them)."""
         from redis.exceptions import ResponseError
 
-        from server.runs.queue import GROUP
+        from seekgraph.server.runs.queue import GROUP
 
         try:
             entries: Any = await self.r.xrange(self.queue_key)

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from graph.net import FetchRefusedError, GuardedTransport, forbidden_address
+from seekgraph.graph.net import FetchRefusedError, GuardedTransport, forbidden_address
 
 log = logging.getLogger("seekgraph.webhooks")
 

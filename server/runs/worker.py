@@ -29,13 +29,13 @@ from langgraph.types import Command
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from graph.context import context_from_dict
-from server.runs.events import RedisEventLog, seed
-from server.runs.handle import RunHandle
-from server.runs.manager import RunManager
-from server.runs.queue import Claimed, Job, RunQueue
-from server.runs.records import RunRecords
-from server.runs.rollback import checkpoint_id
+from seekgraph.graph.context import context_from_dict
+from seekgraph.server.runs.events import RedisEventLog, seed
+from seekgraph.server.runs.handle import RunHandle
+from seekgraph.server.runs.manager import RunManager
+from seekgraph.server.runs.queue import Claimed, Job, RunQueue
+from seekgraph.server.runs.records import RunRecords
+from seekgraph.server.runs.rollback import checkpoint_id
 
 #: Statuses of runs a worker has nothing more to do for (an interrupted one is continued).
 FINISHED = frozenset({"success", "error", "cancelled", "waiting"})

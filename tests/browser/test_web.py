@@ -19,7 +19,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
 
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.support import REPO, RESTRICTED_MARKERS
 from tests.support.processes import (
     Proc,

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from providers.embeddings import Vectors
+from seekgraph.providers.embeddings import Vectors
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from providers.embeddings import Embedder
+from seekgraph.providers.embeddings import Embedder
 from tests.fakes.hashing_embedder import HashingEmbedder
 
 NETWORK = (socket.AF_INET, socket.AF_INET6)

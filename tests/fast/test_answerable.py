@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from nodes.reader.answerable import not_answered, required_words
-from nodes.reader.needs import question_parts
-from nodes.reader.question_kind import extra_units, kind_bonus, kind_of
+from seekgraph.nodes.reader.answerable import not_answered, required_words
+from seekgraph.nodes.reader.needs import question_parts
+from seekgraph.nodes.reader.question_kind import extra_units, kind_bonus, kind_of
 from tests.factories import make_evidence
 
 ORJSON = make_evidence("docs/orjson#5", title="orjson")
@@ -131,7 +131,7 @@ def test_a_question_that_asks_for_a_version_is_answered_by_one() -> None:
 
 
 def test_a_short_word_is_no_form_of_a_long_one_it_opens() -> None:
-    from nodes.reader.answerable import mentions
+    from seekgraph.nodes.reader.answerable import mentions
 
     assert mentions("highest", {"high"})
     assert mentions("musicians", {"music"})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodes.attribution import about, misattributed, without_name
+from seekgraph.nodes.attribution import about, misattributed, without_name
 from tests.factories import make_evidence
 
 PEOPLE = {"Caroline", "Melanie"}
@@ -49,8 +49,8 @@ def test_the_name_is_taken_out_of_the_question_for_content_matching() -> None:
 
 
 async def test_a_hypothetical_question_is_a_judgement_not_a_quote(embedder) -> None:
-    from nodes.attribution import wrong_person
-    from providers.rerank import LocalReranker
+    from seekgraph.nodes.attribution import wrong_person
+    from seekgraph.providers.rerank import LocalReranker
 
     reranker = LocalReranker(embedder)
     said = [

@@ -6,8 +6,8 @@ import json
 
 from langgraph.checkpoint.redis.base import BaseRedisSaver
 
-from server.runs.compact import pack, restore, stow, unpack
-from server.runs.fencing import FencedRedisSaver
+from seekgraph.server.runs.compact import pack, restore, stow, unpack
+from seekgraph.server.runs.fencing import FencedRedisSaver
 
 
 def _hit(source_id: str, score: float) -> dict:
@@ -61,7 +61,7 @@ def test_channel_versions_stay_ordered_and_follow_the_base_savers() -> None:
 
 
 def test_prune_counts_a_key_as_a_threads_only_when_a_thread_made_it() -> None:
-    from server.runs.retention import thread_of
+    from seekgraph.server.runs.retention import thread_of
 
     made = ["seekgraph:passages:{t1}", "seekgraph:events:{t1}:r1:native", "seekgraph:thread:t1",
             "seekgraph:run:{t1}:r1", "checkpoint:t1:__empty__:c1", "write_keys_zset:t1:ns:c1",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from graph.context import Context
+from seekgraph.graph.context import Context
 from tests.conftest import run_graph
 from tests.support import RESTRICTED_MARKERS
 

@@ -5,8 +5,8 @@ import importlib.util
 from dataclasses import fields
 from pathlib import Path
 
-from nodes.context import Context
-from server.settings import Settings
+from seekgraph.nodes.context import Context
+from seekgraph.server.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from providers.embeddings import (
+from seekgraph.providers.embeddings import (
     E5Embedder,
     Embedder,
     MiniLMEmbedder,
@@ -17,11 +17,11 @@ from providers.embeddings import (
     Vectors,
     load_embedder,
 )
-from server.settings import Settings
-from sources.base import User
-from sources.embedded import EmbeddedIndex
-from sources.index_vectors import reranker_embedder
-from sources.workspace import sync_source
+from seekgraph.server.settings import Settings
+from seekgraph.sources.base import User
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.workspace import sync_source
 
 BOB = User("bob", frozenset({"everyone"}))
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from langchain_core.language_models import GenericFakeChatModel
 
-from graph.context import Context
-from nodes.admission import AdmissionError, admit
-from providers.rerank import LocalReranker, Reranked
-from sources.memory import InMemorySource, MemoryDocument
+from seekgraph.graph.context import Context
+from seekgraph.nodes.admission import AdmissionError, admit
+from seekgraph.providers.rerank import LocalReranker, Reranked
+from seekgraph.sources.memory import InMemorySource, MemoryDocument
 from tests.conftest import kb_docs, make_services, run_graph, scripted_model
 
 
@@ -68,10 +68,10 @@ async def test_a_node_registered_under_another_name_labels_its_events_with_it(se
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import END, START, StateGraph
 
-    from graph.run import run, run_config
-    from nodes.prepare import prepare
-    from nodes.services import bind
-    from state.schemas import InputState, OutputState, SearchState
+    from seekgraph.graph.run import run, run_config
+    from seekgraph.nodes.prepare import prepare
+    from seekgraph.nodes.services import bind
+    from seekgraph.state.schemas import InputState, OutputState, SearchState
 
     builder: Any = StateGraph(
         SearchState, context_schema=Context, input_schema=InputState, output_schema=OutputState

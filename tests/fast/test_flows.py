@@ -10,12 +10,12 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from graph.context import Context
-from graph.flows import FLOWS
-from graph.inspect import question_state
-from graph.run import run, run_config
-from graph.search import build_search_graph
-from sources.memory import InMemorySource, MemoryDocument
+from seekgraph.graph.context import Context
+from seekgraph.graph.flows import FLOWS
+from seekgraph.graph.inspect import question_state
+from seekgraph.graph.run import run, run_config
+from seekgraph.graph.search import build_search_graph
+from seekgraph.sources.memory import InMemorySource, MemoryDocument
 from tests.conftest import make_services
 
 HANDBOOK = MemoryDocument(

@@ -7,8 +7,8 @@ import asyncio
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from graph.context import Context
-from sources.memory import InMemorySource, MemoryDocument
+from seekgraph.graph.context import Context
+from seekgraph.sources.memory import InMemorySource, MemoryDocument
 from tests.conftest import chat_docs, kb_docs, make_services, run_graph
 from tests.factories import single_doc_source
 
@@ -309,7 +309,7 @@ async def test_token_budget_stops_an_llm_run(embedder) -> None:
 async def test_budget_and_evidence_survive_a_resume_from_the_checkpoint(services) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graph.search import build_search_graph
+    from seekgraph.graph.search import build_search_graph
 
     saver = InMemorySaver()
     config = {"configurable": {"thread_id": "resume"}}

@@ -5,9 +5,9 @@ The replies are Qwen2.5-Coder 1.5B's, from the benchmark's runs on the READMEs.
 
 from __future__ import annotations
 
-from nodes.prompting import strip_echo
-from nodes.prompts import INTEGRATE_PROMPT
-from nodes.reader.grounding import (
+from seekgraph.nodes.prompting import strip_echo
+from seekgraph.nodes.prompts import INTEGRATE_PROMPT
+from seekgraph.nodes.reader.grounding import (
     attach_citations,
     keep_held,
     recite,

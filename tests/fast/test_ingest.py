@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from graph.context import Context
-from nodes.services import Services
-from providers.embeddings import E5Embedder, Embedder
-from providers.rerank import LocalReranker
-from sources.base import User
-from sources.embedded import EmbeddedIndex
-from sources.index_source import EmbeddedSource
-from sources.ingest import read_folder
-from sources.registry import SourceRegistry
-from sources.workspace import sync_source
+from seekgraph.graph.context import Context
+from seekgraph.nodes.services import Services
+from seekgraph.providers.embeddings import E5Embedder, Embedder
+from seekgraph.providers.rerank import LocalReranker
+from seekgraph.sources.base import User
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.ingest import read_folder
+from seekgraph.sources.registry import SourceRegistry
+from seekgraph.sources.workspace import sync_source
 from tests.conftest import run_graph
 from tests.factories import write_chat_export
 

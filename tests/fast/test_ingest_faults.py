@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sources.base import User
-from sources.embedded import EmbeddedIndex
-from sources.index_source import EmbeddedSource
-from sources.ingest import HARD_CHUNK_CHARS, read_folder
-from sources.workspace import sync_source
+from seekgraph.sources.base import User
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.ingest import HARD_CHUNK_CHARS, read_folder
+from seekgraph.sources.workspace import sync_source
 
 BOB = User("bob", frozenset({"everyone"}))
 LEAD = User("lea", frozenset({"everyone", "leads"}))

@@ -12,10 +12,10 @@ import zipfile
 from email.message import EmailMessage
 from pathlib import Path
 
-from sources.base import User
-from sources.embedded import EmbeddedIndex
-from sources.ingest import read_folder
-from sources.workspace import sync_source
+from seekgraph.sources.base import User
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.ingest import read_folder
+from seekgraph.sources.workspace import sync_source
 
 PEOPLE = {"alice@fernhill.example": "alice", "bob@fernhill.example": "bob", "carol": "carol"}
 ALICE = User("alice", frozenset({"everyone"}))

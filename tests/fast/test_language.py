@@ -5,12 +5,17 @@ from __future__ import annotations
 import re
 from importlib.resources import files
 
-from providers.language import LANGUAGES, MONTHS, alternation, table
+from seekgraph.providers.language import LANGUAGES, MONTHS, alternation, table
 
 
 def test_each_list_has_words_no_repeats_and_a_comment_saying_what_it_is_for() -> None:
     for language in LANGUAGES:
-        lines = files("providers.language").joinpath(f"{language}.toml").read_text().splitlines()
+        lines = (
+            files("seekgraph.providers.language")
+            .joinpath(f"{language}.toml")
+            .read_text()
+            .splitlines()
+        )
         starts = [i for i, line in enumerate(lines) if re.match(r"^\w+ = \[", line)]
         assert len(starts) == len(table(language))
         assert all(lines[i - 1].startswith("# ") for i in starts), language

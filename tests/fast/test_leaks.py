@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graph.context import Context
-from nodes.services import Services
-from providers.rerank import LocalReranker
-from sources.base import User
-from sources.embedded import EmbeddedIndex
-from sources.index_source import EmbeddedSource
-from sources.registry import SourceRegistry
-from sources.workspace import sync_source
+from seekgraph.graph.context import Context
+from seekgraph.nodes.services import Services
+from seekgraph.providers.rerank import LocalReranker
+from seekgraph.sources.base import User
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.registry import SourceRegistry
+from seekgraph.sources.workspace import sync_source
 from tests.conftest import run_graph
 
 RESTRICTED_ID = "kb/expenses-2027"

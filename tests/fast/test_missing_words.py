@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nodes.reader.coverage import missing_words
+from seekgraph.nodes.reader.coverage import missing_words
 from tests.factories import make_evidence
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.reader.answerable import not_answered
-from nodes.reader.needs import REFUSAL, carries, need_kind, needs_of
+from seekgraph.nodes.reader.answerable import not_answered
+from seekgraph.nodes.reader.needs import REFUSAL, carries, need_kind, needs_of
 from tests.factories import make_evidence
 
 DOC = make_evidence("kb/travel#0", kind="kb", title="Travel policy")

@@ -9,21 +9,21 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from nodes.admission import AdmissionError
-from nodes.check_answer import check_answer
-from nodes.conflicts import facts
-from nodes.evaluate import evaluate
-from nodes.evidence import relevance
-from nodes.expand_query import expand_query
-from nodes.filter_results import filter_results
-from nodes.integrate import integrate
-from nodes.prepare import prepare
-from nodes.read_documents import read_documents
-from nodes.reader.coverage import bridge_questions, names_in
-from nodes.search_source import search_source
-from sources.registry import UnknownUserError
-from state.reducers import merge_evidence
+from seekgraph.graph.context import Context
+from seekgraph.nodes.admission import AdmissionError
+from seekgraph.nodes.check_answer import check_answer
+from seekgraph.nodes.conflicts import facts
+from seekgraph.nodes.evaluate import evaluate
+from seekgraph.nodes.evidence import relevance
+from seekgraph.nodes.expand_query import expand_query
+from seekgraph.nodes.filter_results import filter_results
+from seekgraph.nodes.integrate import integrate
+from seekgraph.nodes.prepare import prepare
+from seekgraph.nodes.read_documents import read_documents
+from seekgraph.nodes.reader.coverage import bridge_questions, names_in
+from seekgraph.nodes.search_source import search_source
+from seekgraph.sources.registry import UnknownUserError
+from seekgraph.state.reducers import merge_evidence
 from tests.conftest import make_services
 from tests.factories import make_evidence, make_hit, make_state
 

@@ -13,8 +13,8 @@ import pytest
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from graph.context import Context
-from nodes.reader.extractive import NOTHING_FOUND
+from seekgraph.graph.context import Context
+from seekgraph.nodes.reader.extractive import NOTHING_FOUND
 from tests.conftest import run_graph
 from tests.support import RESTRICTED_MARKERS
 
@@ -159,8 +159,8 @@ async def test_a_report_quotes_the_current_fact_of_each_part_it_names(demo) -> N
     # quotes the $75 announcement, the travel policy's $50 only as what it replaced
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graph.flows import FLOWS
-    from graph.run import run, run_config
+    from seekgraph.graph.flows import FLOWS
+    from seekgraph.graph.run import run, run_config
 
     graph = FLOWS["research"].compile(demo, InMemorySaver())
     request = (

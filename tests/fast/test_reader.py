@@ -3,10 +3,15 @@ whole, and the LLM guard leaving right replies alone."""
 
 from __future__ import annotations
 
-from nodes.reader.guard import guard_reply
-from nodes.reader.passages import MAX_REPLY_CHARS, PASSAGES_HEADER, excerpt, passages_reply
-from sources.chunking import chunk_markdown
-from sources.markdown_text import first_heading
+from seekgraph.nodes.reader.guard import guard_reply
+from seekgraph.nodes.reader.passages import (
+    MAX_REPLY_CHARS,
+    PASSAGES_HEADER,
+    excerpt,
+    passages_reply,
+)
+from seekgraph.sources.chunking import chunk_markdown
+from seekgraph.sources.markdown_text import first_heading
 from tests.factories import make_evidence
 
 VERIFY = """# SSL
@@ -142,7 +147,7 @@ def test_a_code_block_no_cited_passage_holds_is_dropped_and_said() -> None:
 
 
 def test_documentation_boilerplate_is_never_a_finding() -> None:
-    from nodes.reader.tables import boilerplate
+    from seekgraph.nodes.reader.tables import boilerplate
 
     directive = make_evidence(
         "docs/api#3", "# API\n\n::: httpx.AsyncClient\n    :docstring:\n::: httpx.Client"
@@ -156,7 +161,7 @@ def test_documentation_boilerplate_is_never_a_finding() -> None:
 
 
 def test_a_request_naming_three_parts_in_a_library_gets_three() -> None:
-    from nodes.plan_research import named_parts, part_questions
+    from seekgraph.nodes.plan_research import named_parts, part_questions
 
     request = "Write a guide on timeouts, retries and connection pooling in httpx"
     assert named_parts(request) == ["timeouts", "retries", "connection pooling"]
@@ -166,7 +171,7 @@ def test_a_request_naming_three_parts_in_a_library_gets_three() -> None:
 
 
 def test_an_overview_of_three_kinds_gets_three() -> None:
-    from nodes.plan_research import named_parts
+    from seekgraph.nodes.plan_research import named_parts
 
     request = (
         "Write an overview of native histograms, classic histograms and summaries in "
@@ -177,7 +182,7 @@ def test_an_overview_of_three_kinds_gets_three() -> None:
 
 
 def test_a_list_of_clauses_names_one_part_per_clause() -> None:
-    from nodes.plan_research import named_parts
+    from seekgraph.nodes.plan_research import named_parts
 
     request = (
         "Write a guide on protecting a Starlette app: plugging in an authentication backend "

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from graph.context import Context
-from nodes.reader.extractive import NOTHING_FOUND
-from nodes.services import Services
-from providers.rerank import LocalReranker
-from sources.base import User
-from sources.embedded import EmbeddedIndex
-from sources.index_source import EmbeddedSource
-from sources.index_vectors import reranker_embedder
-from sources.registry import SourceRegistry
-from sources.workspace import sync_source
+from seekgraph.graph.context import Context
+from seekgraph.nodes.reader.extractive import NOTHING_FOUND
+from seekgraph.nodes.services import Services
+from seekgraph.providers.rerank import LocalReranker
+from seekgraph.sources.base import User
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.registry import SourceRegistry
+from seekgraph.sources.workspace import sync_source
 from tests.conftest import run_graph
 
 CORPUS = Path(__file__).parents[2] / "bench" / "data" / "devset_api" / "corpus"
@@ -89,8 +89,8 @@ async def test_titles_come_from_the_page_never_from_code(starlette) -> None:
 async def test_a_three_part_research_request_gets_a_section_per_part(starlette) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graph.flows import FLOWS
-    from graph.run import run, run_config
+    from seekgraph.graph.flows import FLOWS
+    from seekgraph.graph.run import run, run_config
 
     graph = FLOWS["research"].compile(starlette, InMemorySaver())
     request = "Write a guide on authentication, session cookies and CORS in Starlette"
@@ -109,8 +109,8 @@ async def test_an_offline_report_over_documents_quotes_each_parts_passages_whole
 ) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graph.flows import FLOWS
-    from graph.run import run, run_config
+    from seekgraph.graph.flows import FLOWS
+    from seekgraph.graph.run import run, run_config
 
     graph = FLOWS["research"].compile(starlette, InMemorySaver())
     request = "Write a guide on authentication, session cookies and CORS in Starlette"

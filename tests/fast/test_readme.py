@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from graph.search import build_search_graph
+from seekgraph.graph.search import build_search_graph
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,5 @@
-from state.models import Evidence
-from state.reducers import add_failures, add_hits, merge_evidence, replace, union_strings
+from seekgraph.state.models import Evidence
+from seekgraph.state.reducers import add_failures, add_hits, merge_evidence, replace, union_strings
 from tests.factories import make_evidence
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 
-from sources.base import User
-from sources.registry import SourceRegistry
+from seekgraph.sources.base import User
+from seekgraph.sources.registry import SourceRegistry
 
 
 async def test_the_sources_refresh_and_connector_groups_are_read_off_the_event_loop() -> None:

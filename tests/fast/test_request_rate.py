@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.limits import LocalLimits
+from seekgraph.server.limits import LocalLimits
 
 
 async def test_a_key_past_its_rate_waits_and_another_key_does_not() -> None:

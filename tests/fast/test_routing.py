@@ -3,9 +3,13 @@ from typing import Any
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 
-from graph.context import Context
-from graph.routing import fan_out_expand_query, route_after_check_answer, route_after_evaluate
-from state.budget import exhausted, new_budget, spend
+from seekgraph.graph.context import Context
+from seekgraph.graph.routing import (
+    fan_out_expand_query,
+    route_after_check_answer,
+    route_after_evaluate,
+)
+from seekgraph.state.budget import exhausted, new_budget, spend
 from tests.factories import make_state
 
 RUNTIME = Runtime(context=Context())

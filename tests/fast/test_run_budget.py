@@ -9,9 +9,9 @@ from typing import Any, TypedDict
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
-from graph.context import Context
-from server.runs.local_coordination import LocalCoordinator
-from server.runs.manager import RunManager
+from seekgraph.graph.context import Context
+from seekgraph.server.runs.local_coordination import LocalCoordinator
+from seekgraph.server.runs.manager import RunManager
 
 
 class Waits(TypedDict, total=False):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from providers.sentences import sentences
-from sources.markdown_text import readable_markdown
+from seekgraph.providers.sentences import sentences
+from seekgraph.sources.markdown_text import readable_markdown
 
 DOC = """# Path
 

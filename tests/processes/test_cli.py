@@ -170,9 +170,9 @@ def test_an_added_source_can_be_listed_and_removed(tmp_path: Path) -> None:
 def test_the_demo_index_is_the_same_file_for_every_install(tmp_path: Path) -> None:
     import hashlib
 
-    from server.bootstrap import index_path
-    from server.settings import Settings
-    from sources.workspace import demo_workspace
+    from seekgraph.server.bootstrap import index_path
+    from seekgraph.server.settings import Settings
+    from seekgraph.sources.workspace import demo_workspace
 
     settings = Settings(data_dir=tmp_path)
     demo = demo_workspace().resolve()

@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 
-from graph.api import sync_connector
-from server.auth import add_key_to_file
-from server.http.app import create_app
-from server.settings import Settings
+from seekgraph.graph.api import sync_connector
+from seekgraph.server.auth import add_key_to_file
+from seekgraph.server.http.app import create_app
+from seekgraph.server.settings import Settings
 from tests.factories import people_workspace
 from tests.processes.test_confluence_connector import WORLD as CONFLUENCE
 from tests.processes.test_connectors import WORLD as SLACK

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from sources.connector import connector_state, sync_connector
-from sources.embedded import EmbeddedIndex
-from sources.slack_connector import SlackConnector
+from seekgraph.sources.connector import connector_state, sync_connector
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.slack_connector import SlackConnector
 from tests.factories import people_workspace
 from tests.support.connected import PEOPLE, Searcher, calls, fake_system, script, world
 from tests.support.processes import cli
@@ -183,7 +183,7 @@ def test_one_sync_of_a_connector_at_a_time_across_instances(
     script(slack, token="xoxb-test")
     world(slack, copy.deepcopy(WORLD))
     if backend == "redis":
-        from sources.redis_index import RedisIndex
+        from seekgraph.sources.redis_index import RedisIndex
 
         url, prefix = request.getfixturevalue("redis_url"), f"test:{uuid.uuid4().hex[:8]}:"
         first, second = (
@@ -234,8 +234,8 @@ async def test_an_instance_is_ready_once_its_live_sources_synced(slack, tmp_path
     balancer is told "not ready" and why, then "ready"."""
     import httpx
 
-    from server.http.app import create_app
-    from server.settings import Settings
+    from seekgraph.server.http.app import create_app
+    from seekgraph.server.settings import Settings
 
     script(slack, token="xoxb-test", fail=[429, 429, 429])  # 3 s of "come back in 1 s"
     world(slack, copy.deepcopy(WORLD))
@@ -265,9 +265,9 @@ async def test_a_person_removed_from_a_channel_no_longer_sees_it_in_earlier_answ
 
     import httpx
 
-    from server.auth import add_key_to_file
-    from server.http.app import create_app
-    from server.settings import Settings
+    from seekgraph.server.auth import add_key_to_file
+    from seekgraph.server.http.app import create_app
+    from seekgraph.server.settings import Settings
     from tests.service.test_api_inprocess import frames
 
     script(slack, token="xoxb-test")
@@ -347,11 +347,11 @@ async def test_a_follow_up_never_builds_on_an_answer_its_person_can_no_longer_re
 ) -> None:
     from langgraph.runtime import Runtime
 
-    from graph.context import Context
-    from graph.visibility import WITHHELD
-    from nodes.prepare import prepare
-    from nodes.services import Services
-    from providers.rerank import LocalReranker
+    from seekgraph.graph.context import Context
+    from seekgraph.graph.visibility import WITHHELD
+    from seekgraph.nodes.prepare import prepare
+    from seekgraph.nodes.services import Services
+    from seekgraph.providers.rerank import LocalReranker
 
     script(slack, token="xoxb-test")
     w = copy.deepcopy(WORLD)
@@ -393,8 +393,8 @@ async def test_an_operator_sees_a_failing_connector_in_the_metrics(slack, tmp_pa
 
     import httpx
 
-    from server.http.app import create_app
-    from server.settings import Settings
+    from seekgraph.server.http.app import create_app
+    from seekgraph.server.settings import Settings
 
     script(slack, token="xoxb-test")
     world(slack, copy.deepcopy(WORLD))

@@ -22,7 +22,7 @@ import httpx
 import pytest
 import redis
 
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.support.processes import (
     Proc,
     auth,

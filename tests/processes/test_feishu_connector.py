@@ -9,9 +9,9 @@ import copy
 import json
 from typing import Any
 
-from sources.connector import connector_state, sync_connector
-from sources.embedded import EmbeddedIndex
-from sources.feishu_connector import feishu_connectors
+from seekgraph.sources.connector import connector_state, sync_connector
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.feishu_connector import feishu_connectors
 from tests.support.connected import PEOPLE, Searcher, calls, fake_system, script, world
 
 

@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import pytest
 
-from graph.context import Context
-from sources.base import User
-from sources.http import HttpSource, SourceRequestError, SourceUnavailableError
-from sources.memory import InMemorySource
+from seekgraph.graph.context import Context
+from seekgraph.sources.base import User
+from seekgraph.sources.http import HttpSource, SourceRequestError, SourceUnavailableError
+from seekgraph.sources.memory import InMemorySource
 from tests.conftest import kb_docs, make_services, run_graph
 from tests.support.processes import Proc, start_search_server
 from tests.support.waiting import await_until

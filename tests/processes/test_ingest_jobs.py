@@ -19,15 +19,15 @@ from typing import Any
 
 import pytest
 
-from providers.embeddings import Embedder
-from server.runs.ingest import ingest_jobs
-from sources.base import User
-from sources.connector import Snapshot, sync_connector
-from sources.index_source import EmbeddedSource, IndexedDocument
-from sources.ingest_jobs import IngestTask, WorkerEmbedding
-from sources.redis_index import RedisIndex
-from sources.workspace import demo_workspace
-from state.models import Chunk
+from seekgraph.providers.embeddings import Embedder
+from seekgraph.server.runs.ingest import ingest_jobs
+from seekgraph.sources.base import User
+from seekgraph.sources.connector import Snapshot, sync_connector
+from seekgraph.sources.index_source import EmbeddedSource, IndexedDocument
+from seekgraph.sources.ingest_jobs import IngestTask, WorkerEmbedding
+from seekgraph.sources.redis_index import RedisIndex
+from seekgraph.sources.workspace import demo_workspace
+from seekgraph.state.models import Chunk
 from tests.support import BIN
 from tests.support.processes import Proc, start_worker
 from tests.support.waiting import WaitTimeout, wait_until
@@ -240,8 +240,13 @@ def test_ingest_task_from_a_newer_version_is_read() -> None:
 def test_a_running_registry_follows_sources_added_and_removed_elsewhere(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    from sources.embedded import EmbeddedIndex
-    from sources.workspace import open_workspace, register_source, sync_source, unregister_source
+    from seekgraph.sources.embedded import EmbeddedIndex
+    from seekgraph.sources.workspace import (
+        open_workspace,
+        register_source,
+        sync_source,
+        unregister_source,
+    )
 
     registry, _ = open_workspace(demo_workspace(), tmp_path / "idx.sqlite", embedder)
     registry.refresh_seconds = 0.0

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
-from sources.registry import SourceRegistry
+from seekgraph.sources.registry import SourceRegistry
 from tests.support import BIN, REPO, RESTRICTED_MARKERS
 from tests.support.processes import free_port
 from tests.support.waiting import wait_until

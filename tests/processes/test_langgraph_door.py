@@ -13,7 +13,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.support import RESTRICTED_MARKERS
 from tests.support.processes import (
     Proc,

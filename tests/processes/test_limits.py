@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.processes.test_server import QUESTION
 from tests.support.processes import (
     Proc,

@@ -21,7 +21,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.support import BIN, REPO, RESTRICTED_MARKERS
 from tests.support.processes import Proc, start_app
 from tests.support.waiting import await_until
@@ -67,7 +67,7 @@ def over_stdio(w: dict, *args: str) -> Client:
     env.pop("SEEKGRAPH_LLM_MODEL", None)
     env.pop("SEEKGRAPH_REDIS_URL", None)
     command = str(BIN / "seekgraph") if (BIN / "seekgraph").exists() else sys.executable
-    prefix = [] if command.endswith("seekgraph") else ["-m", "server.cli.main"]
+    prefix = [] if command.endswith("seekgraph") else ["-m", "seekgraph.server.cli.main"]
     params = StdioServerParameters(
         command=command, args=[*prefix, "mcp", *args], env=env, cwd=str(REPO)
     )

@@ -15,10 +15,10 @@ import httpx
 import pytest
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.decisions import EvaluateDecision
-from nodes.writing import stream_answer
-from providers.chat import (
+from seekgraph.nodes.context import Context
+from seekgraph.nodes.decisions import EvaluateDecision
+from seekgraph.nodes.writing import stream_answer
+from seekgraph.providers.chat import (
     AnswerInterruptedError,
     ChatModelConfig,
     ModelClientError,

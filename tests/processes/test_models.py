@@ -16,14 +16,14 @@ import httpx
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph.context import Context
-from graph.inspect import question_state
-from graph.search import search_flow
-from nodes.decisions import EvaluateDecision
-from nodes.services import Services
-from nodes.writing import stream_answer
-from providers import pace
-from providers.chat import (
+from seekgraph.graph.context import Context
+from seekgraph.graph.inspect import question_state
+from seekgraph.graph.search import search_flow
+from seekgraph.nodes.decisions import EvaluateDecision
+from seekgraph.nodes.services import Services
+from seekgraph.nodes.writing import stream_answer
+from seekgraph.providers import pace
+from seekgraph.providers.chat import (
     AnswerInterruptedError,
     ChatModelConfig,
     ModelClientError,
@@ -31,10 +31,10 @@ from providers.chat import (
     ainvoke_structured,
     load_chat_model,
 )
-from providers.cohere_rerank import CohereReranker
-from providers.rerank import LocalReranker
-from state.models import ModelCall
-from state.schemas import OutputState
+from seekgraph.providers.cohere_rerank import CohereReranker
+from seekgraph.providers.rerank import LocalReranker
+from seekgraph.state.models import ModelCall
+from seekgraph.state.schemas import OutputState
 from tests.conftest import run_graph
 from tests.support.processes import Proc, script_model, start_cohere_server, start_model_server
 
@@ -606,7 +606,7 @@ PNG = tiny_png()
 async def test_images_use_the_vision_model_even_from_history_and_stay_with_their_owner(
     servers, embedder, tmp_path: Path
 ) -> None:
-    from server.images import accept_images, load_image
+    from seekgraph.server.images import accept_images, load_image
 
     store = tmp_path / "images"
     refs = accept_images([base64.b64encode(PNG).decode()], store, "bob", 6, 1000)
@@ -646,7 +646,7 @@ async def test_images_use_the_vision_model_even_from_history_and_stay_with_their
 
 
 def test_image_size_limit(tmp_path: Path) -> None:
-    from server.images import ImageError, accept_images
+    from seekgraph.server.images import ImageError, accept_images
 
     with pytest.raises(ImageError, match=f"image 1 has {len(PNG)} bytes; the limit is 50"):
         accept_images([base64.b64encode(PNG).decode()], tmp_path, "bob", 6, 50)

@@ -15,7 +15,7 @@ import openai
 import pytest
 from langchain_openai import ChatOpenAI
 
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.support import RESTRICTED_MARKERS
 from tests.support.processes import (
     Proc,

@@ -23,7 +23,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client.parser import text_string_to_metric_families
 
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.support.mcp_client import over_mcp
 from tests.support.processes import (
     Proc,

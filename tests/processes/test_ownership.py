@@ -24,7 +24,7 @@ import httpx
 import pytest
 import redis
 
-from server.auth import add_key_to_file
+from seekgraph.server.auth import add_key_to_file
 from tests.support import RESTRICTED_MARKERS
 from tests.support.mcp_client import over_mcp
 from tests.support.processes import (
@@ -528,7 +528,7 @@ def png(size: int, seed: int = 0) -> str:
 
 
 def test_a_document_url_that_is_not_a_link_never_reaches_a_client(tmp_path: Path) -> None:
-    from sources.ingest import read_folder
+    from seekgraph.sources.ingest import read_folder
 
     (tmp_path / "evil.md").write_text(
         "---\ntitle: Evil\nurl: javascript:alert(document.cookie)\n---\nClick me.\n"
@@ -542,9 +542,9 @@ def test_a_document_url_that_is_not_a_link_never_reaches_a_client(tmp_path: Path
 
 
 def test_a_repeated_source_is_searched_once_and_a_long_list_is_refused() -> None:
-    from graph.api import MAX_SOURCES, UnknownSourceError
-    from sources.memory import InMemorySource
-    from sources.registry import SourceRegistry
+    from seekgraph.graph.api import MAX_SOURCES, UnknownSourceError
+    from seekgraph.sources.memory import InMemorySource
+    from seekgraph.sources.registry import SourceRegistry
 
     registry = SourceRegistry(
         [InMemorySource("kb", "kb", []), InMemorySource("chat", "messages", [])]

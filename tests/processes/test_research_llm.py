@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph.context import Context
-from graph.flows import FLOWS
-from graph.run import run, run_config
-from providers.chat import ChatModelConfig, load_chat_model
+from seekgraph.graph.context import Context
+from seekgraph.graph.flows import FLOWS
+from seekgraph.graph.run import run, run_config
+from seekgraph.providers.chat import ChatModelConfig, load_chat_model
 from tests.conftest import make_services
 from tests.support.processes import Proc, script_model, start_model_server
 

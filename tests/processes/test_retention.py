@@ -14,8 +14,8 @@ import httpx
 import pytest
 import redis
 
-from server.auth import add_key_to_file
-from server.runs.storage import family_of
+from seekgraph.server.auth import add_key_to_file
+from seekgraph.server.runs.storage import family_of
 from tests.support.processes import (
     Proc,
     auth,

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import redis
 
-from server.runs.fencing import FencedRedisSaver
+from seekgraph.server.runs.fencing import FencedRedisSaver
 from tests.support.processes import Proc, shared_redis, start_app
 
 

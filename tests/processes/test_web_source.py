@@ -18,12 +18,12 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph.context import Context
-from graph.flows import FLOWS
-from graph.run import run, run_config
-from sources.memory import InMemorySource
-from sources.resilient import ResilientClient, SourceRequestError, SourceUnavailableError
-from sources.web import (
+from seekgraph.graph.context import Context
+from seekgraph.graph.flows import FLOWS
+from seekgraph.graph.run import run, run_config
+from seekgraph.sources.memory import InMemorySource
+from seekgraph.sources.resilient import ResilientClient, SourceRequestError, SourceUnavailableError
+from seekgraph.sources.web import (
     FetchFailedError,
     FetchRefusedError,
     WebFirewallError,
@@ -31,8 +31,8 @@ from sources.web import (
     outgoing_from,
     web_source,
 )
-from sources.web_engines import BraveEngine, SearxngEngine
-from sources.web_fetch import FetchPolicy, PageFetcher
+from seekgraph.sources.web_engines import BraveEngine, SearxngEngine
+from seekgraph.sources.web_fetch import FetchPolicy, PageFetcher
 from tests.conftest import ALICE, BOB, kb_docs, make_services, run_graph
 from tests.support.processes import Proc, start_fake
 
@@ -261,9 +261,9 @@ async def test_research_plans_over_every_source_with_the_web_on_and_no_private_w
 
 
 def test_settings_turn_the_web_on_and_a_bad_workspace_entry_says_what_to_fix(tmp_path) -> None:
-    from server.bootstrap import configured_web
-    from server.settings import Settings
-    from sources.workspace import WorkspaceError, demo_workspace
+    from seekgraph.server.bootstrap import configured_web
+    from seekgraph.server.settings import Settings
+    from seekgraph.sources.workspace import WorkspaceError, demo_workspace
 
     assert configured_web(Settings(data_dir=tmp_path), demo_workspace()) is None
     on = configured_web(
@@ -349,7 +349,7 @@ def test_the_issues_research_request_over_http_runs_with_the_web_on(tmp_path) ->
     It ended ``error: the run failed (WebFirewallError)``; now it reports, and every query
     that left is made of the person's words.
     """
-    from server.auth import add_key_to_file
+    from seekgraph.server.auth import add_key_to_file
     from tests.support.processes import auth, start_app
 
     procs: list[Proc] = []

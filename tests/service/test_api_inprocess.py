@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
-from server.auth import add_key_to_file
-from server.http.app import create_app
-from server.settings import Settings
+from seekgraph.server.auth import add_key_to_file
+from seekgraph.server.http.app import create_app
+from seekgraph.server.settings import Settings
 from tests.support import RESTRICTED_MARKERS
 
 FLOWS_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "flows.md").read_text()

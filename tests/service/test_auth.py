@@ -7,7 +7,7 @@ from pathlib import Path
 
 import redis.asyncio as aioredis
 
-from server.auth import ApiKeyStore, add_key_to_file, add_key_to_redis, hash_key
+from seekgraph.server.auth import ApiKeyStore, add_key_to_file, add_key_to_redis, hash_key
 
 
 async def test_file_keys_are_stored_hashed_and_resolve_to_their_user(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ import pytest
 import redis.asyncio as aioredis
 from langgraph.checkpoint.base import empty_checkpoint
 
-from server.runs.coordination import RedisCoordinator
-from server.runs.fencing import FENCE, Fence, FencedRedisSaver, LostLockError
+from seekgraph.server.runs.coordination import RedisCoordinator
+from seekgraph.server.runs.fencing import FENCE, Fence, FencedRedisSaver, LostLockError
 
 TTL_MS = 5000
 

@@ -19,10 +19,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prometheus_client.parser import text_string_to_metric_families
 
-from server.auth import add_key_to_file
-from server.http.app import create_app
-from server.observe import Metrics, Telemetry, trace_id_of
-from server.settings import Settings
+from seekgraph.server.auth import add_key_to_file
+from seekgraph.server.http.app import create_app
+from seekgraph.server.observe import Metrics, Telemetry, trace_id_of
+from seekgraph.server.settings import Settings
 
 QUESTION = "How do I connect to the VPN from a new laptop?"
 OPERATOR = {"Authorization": "Bearer test-internal-secret"}

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import httpx
 
-from server.auth import add_key_to_file
-from server.http.app import create_app
-from server.settings import Settings
+from seekgraph.server.auth import add_key_to_file
+from seekgraph.server.http.app import create_app
+from seekgraph.server.settings import Settings
 
 PER_MINUTE = 3
 

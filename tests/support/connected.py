@@ -8,11 +8,11 @@ from typing import Any
 import httpx
 import pytest
 
-from sources.base import User
-from sources.connector import member_groups
-from sources.embedded import EmbeddedIndex
-from sources.index_source import EmbeddedSource
-from sources.registry import SourceRegistry
+from seekgraph.sources.base import User
+from seekgraph.sources.connector import member_groups
+from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.registry import SourceRegistry
 from tests.support.processes import Proc, start_fake
 
 #: E-mail addresses and handles of the workspace's people (``people_of`` of a workspace).

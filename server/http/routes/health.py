@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from server.http.deps import STORE_DOWN, AppDep
+from seekgraph.server.http.deps import STORE_DOWN, AppDep
 
 router = APIRouter(tags=["health"])
 

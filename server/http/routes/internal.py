@@ -8,10 +8,10 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, HTTPException, Query
 from fastapi.responses import StreamingResponse
 
-from server.http.deps import AppDep, thread_id_of
-from server.http.resume import INTERNAL_HEADER
-from server.http.sse import BadEventIdError, handle_frames, parse_last_event_id
-from server.http.streams import sse
+from seekgraph.server.http.deps import AppDep, thread_id_of
+from seekgraph.server.http.resume import INTERNAL_HEADER
+from seekgraph.server.http.sse import BadEventIdError, handle_frames, parse_last_event_id
+from seekgraph.server.http.streams import sse
 
 router = APIRouter(prefix="/internal", include_in_schema=False)
 

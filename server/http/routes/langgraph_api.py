@@ -20,19 +20,19 @@ from langgraph.errors import InvalidUpdateError
 from langgraph.types import StateSnapshot
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from graph.api import User
-from graph.context import REQUEST_KNOBS
-from graph.flows import FLOWS
-from graph.inspect import flow_steps
-from graph.run import jsonable
-from server.app_state import AppState
-from server.http.api_models import RunRequest
-from server.http.deps import AppDep, current_user, own_thread, thread_id_of, user_for_key
-from server.http.routes.threads import remove_thread
-from server.http.sse import event_data
-from server.http.streams import attach_frames, sse, started_frames
-from server.http.submit import Started, resume_run, start_run
-from server.thread_ids import new_thread_id
+from seekgraph.graph.api import User
+from seekgraph.graph.context import REQUEST_KNOBS
+from seekgraph.graph.flows import FLOWS
+from seekgraph.graph.inspect import flow_steps
+from seekgraph.graph.run import jsonable
+from seekgraph.server.app_state import AppState
+from seekgraph.server.http.api_models import RunRequest
+from seekgraph.server.http.deps import AppDep, current_user, own_thread, thread_id_of, user_for_key
+from seekgraph.server.http.routes.threads import remove_thread
+from seekgraph.server.http.sse import event_data
+from seekgraph.server.http.streams import attach_frames, sse, started_frames
+from seekgraph.server.http.submit import Started, resume_run, start_run
+from seekgraph.server.thread_ids import new_thread_id
 
 router = APIRouter(prefix="/langgraph", tags=["langgraph"])
 

@@ -11,17 +11,17 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
-from graph.run import jsonable
-from server.app_state import AppState
-from server.http.deps import AppDep, own_thread
-from server.http.routes.langgraph_api import ProtocolUser, RunCreate, start_protocol_run
-from server.http.submit import (
+from seekgraph.graph.run import jsonable
+from seekgraph.server.app_state import AppState
+from seekgraph.server.http.deps import AppDep, own_thread
+from seekgraph.server.http.routes.langgraph_api import ProtocolUser, RunCreate, start_protocol_run
+from seekgraph.server.http.submit import (
     Started,
     finished,
     record_of,
     stop_run,
 )
-from server.runs.records import RunRecord
+from seekgraph.server.runs.records import RunRecord
 
 router = APIRouter(prefix="/langgraph", tags=["langgraph"])
 

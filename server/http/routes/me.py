@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from graph.flows import FLOWS
-from server.http.api_models import FlowOut, MeOut, SourceOut
-from server.http.deps import AppDep, UserDep
+from seekgraph.graph.flows import FLOWS
+from seekgraph.server.http.api_models import FlowOut, MeOut, SourceOut
+from seekgraph.server.http.deps import AppDep, UserDep
 
 router = APIRouter(tags=["me"])
 

@@ -13,8 +13,8 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from graph.api import connector_state
-from server.http.deps import AppDep
+from seekgraph.graph.api import connector_state
+from seekgraph.server.http.deps import AppDep
 
 router = APIRouter(tags=["operations"])
 
@@ -63,8 +63,8 @@ async def metrics(app: AppDep, _: OperatorDep) -> Response:
         app.metrics.queue_runs.labels(state).set(count)
     stale = time.monotonic() - app.metrics.store_measured_at > STORE_EVERY_S
     if app.redis is not None and app.retention is not None and stale:
-        from server.runs.retention import threads_past_half
-        from server.runs.storage import FAMILIES, family_sizes
+        from seekgraph.server.runs.retention import threads_past_half
+        from seekgraph.server.runs.storage import FAMILIES, family_sizes
 
         sizes = await family_sizes(app.redis)
         for family in [name for name, _ in FAMILIES] + ["other"]:

@@ -12,10 +12,10 @@ from urllib.parse import quote
 from fastapi import APIRouter, Header, HTTPException, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from graph.api import PlanError, checked_plan
-from graph.run import jsonable
-from server.app_state import AppState
-from server.http.api_models import (
+from seekgraph.graph.api import PlanError, checked_plan
+from seekgraph.graph.run import jsonable
+from seekgraph.server.app_state import AppState
+from seekgraph.server.http.api_models import (
     ContinueRequest,
     JoinOut,
     Problem,
@@ -23,9 +23,9 @@ from server.http.api_models import (
     RunOut,
     RunRequest,
 )
-from server.http.deps import AppDep, ThreadDep, UserDep
-from server.http.streams import attach_frames, sse, started_frames
-from server.http.submit import (
+from seekgraph.server.http.deps import AppDep, ThreadDep, UserDep
+from seekgraph.server.http.streams import attach_frames, sse, started_frames
+from seekgraph.server.http.submit import (
     Started,
     continue_run,
     finished,

@@ -7,12 +7,12 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Response
 
-from graph.inspect import question_state, steps_of
-from server.app_state import AppState
-from server.http.api_models import HistoryItem, StateOut, ThreadOut
-from server.http.deps import STORE_DOWN, AppDep, ThreadDep, UserDep
-from server.observe import prices_of
-from server.thread_ids import new_thread_id
+from seekgraph.graph.inspect import question_state, steps_of
+from seekgraph.server.app_state import AppState
+from seekgraph.server.http.api_models import HistoryItem, StateOut, ThreadOut
+from seekgraph.server.http.deps import STORE_DOWN, AppDep, ThreadDep, UserDep
+from seekgraph.server.observe import prices_of
+from seekgraph.server.thread_ids import new_thread_id
 
 router = APIRouter(prefix="/threads", tags=["threads"])
 

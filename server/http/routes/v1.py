@@ -18,13 +18,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Header, HTTPException
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from graph.flows import FLOWS
-from graph.inspect import question_state
-from server.http.api_models import ChatMessage, ChatRequest, RunRequest
-from server.http.chat_completions import Completion, usage_of
-from server.http.deps import AppDep, UserDep
-from server.http.sse import with_heartbeats
-from server.http.streams import SSE_HEADERS, events, run_frames, thread_for
+from seekgraph.graph.flows import FLOWS
+from seekgraph.graph.inspect import question_state
+from seekgraph.server.http.api_models import ChatMessage, ChatRequest, RunRequest
+from seekgraph.server.http.chat_completions import Completion, usage_of
+from seekgraph.server.http.deps import AppDep, UserDep
+from seekgraph.server.http.sse import with_heartbeats
+from seekgraph.server.http.streams import SSE_HEADERS, events, run_frames, thread_for
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 
