@@ -57,7 +57,8 @@ def echoes_instructions(answer: str, prompt: str) -> str | None:
         text = line.strip().lstrip("- ").strip()
         if len(text) >= 40 and text in answer:
             return text[:60]
-    # a block of the prompt copied whole ("<needs>\n- a date or time: …</needs>": Qwen 0.5B)
+    # a block of the prompt copied whole ("<needs>\n- a date or time: …</needs>"; golden case
+    # tests/fast/test_graph_paths.py, "repeated its instructions")
     tags = set(re.findall(r"</?([a-z_]+)>", prompt))
     copied = next((t for t in sorted(tags) if f"<{t}>" in answer or f"</{t}>" in answer), None)
     return f"<{copied}>" if copied else None

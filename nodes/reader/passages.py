@@ -39,20 +39,6 @@ def closest(
     return list(seen.values())[:limit]
 
 
-def code_after(ev: Evidence, sentence: str, limit: int = 700) -> str | None:
-    """The code block that follows the block holding ``sentence`` in its passage, if any.
-
-    "To disable verification:" is answered by the code after it.
-    """
-    parts = blocks(body_of(ev))
-    squeezed = " ".join(sentence.split())
-    for i, block in enumerate(parts[:-1]):
-        if squeezed and squeezed in " ".join(block.split()) and not _is_code(block):
-            nxt = parts[i + 1]
-            return nxt if _is_code(nxt) and len(nxt) <= limit else None
-    return None
-
-
 def body_of(ev: Evidence) -> str:
     """A passage's text without the ``# heading`` line its snippet starts with."""
     snippet = str(ev["snippet"])
