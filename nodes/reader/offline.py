@@ -35,7 +35,9 @@ from seekgraph.nodes.reader.extractive import (
 )
 from seekgraph.nodes.reader.needs import needs_of
 from seekgraph.nodes.reader.passages import MAX_REPLY_CHARS, answer_reply, closest, passages_reply
+from seekgraph.nodes.reader.question_kind import procedure_steps
 from seekgraph.nodes.reader.quote_verdict import judged_verdict
+from seekgraph.nodes.reader.tables import asks_history, history_page
 from seekgraph.nodes.services import Services
 from seekgraph.nodes.services import today as today_utc
 from seekgraph.providers.terms import term_set
@@ -66,6 +68,7 @@ def offline_reply(
     nothing_answers: bool,
     disputed: bool = False,
     relevant: list[tuple[str, Evidence]] | None = None,
+    question: str = "",
 ) -> Reply:
     """The offline reader's reply: the answering passage when sure, else the closest whole.
 
@@ -84,11 +87,12 @@ def offline_reply(
     best = scored[0] if scored else None
     if lines and best is not None and disputed:
         return Reply(extractive_body(fitting(lines), quoted, []), "answered")
-    chosen = closest(ranked_passages(scored, pool, relevant or []))
-    if best is not None and "\n" in best.sentence.strip():
-        # a procedure's steps, quoted as one unit because the question asks how: their
+    chosen = closest(ranked_passages(scored, pool, relevant or [], question))
+    if best is not None and best.sentence == procedure_steps(best.evidence):
+        # a procedure section's steps, read as one unit because the question asks how: their
         # passage answers (golden case: ``tests/fast/test_demo_workspace.py::
-        # test_a_how_question_gets_the_steps_in_order``)
+        # test_a_how_question_gets_the_steps_in_order``). Any other block (a list of
+        # drawbacks, a code block) keeps the search's order.
         chosen = [(best.evidence, best.sentence)] + [
             c for c in chosen if c[0]["source_id"] != best.evidence["source_id"]
         ][: len(chosen) - 1]
@@ -103,7 +107,10 @@ def offline_reply(
 
 
 def ranked_passages(
-    scored: list[Quote], pool: list[Evidence], relevant: Sequence[tuple[str, Evidence]] = ()
+    scored: list[Quote],
+    pool: list[Evidence],
+    relevant: Sequence[tuple[str, Evidence]] = (),
+    question: str = "",
 ) -> list[tuple[str, Evidence]]:
     """Passages to show in the search's order (``relevance``), each with its likeliest sentence.
 
@@ -112,6 +119,9 @@ def ranked_passages(
     two rankings fail on different questions (the search's first passage held the fact in 50
     of 87 dev questions, the best quote's in 44; golden case
     ``tests/soak/test_bench_answers.py``: "What type does orjson.dumps return?").
+    A changelog's passages come after the pages that say how things are now, unless the
+    question asks about history (``asks_history``): a release note names the feature the
+    question asks about, and the page documenting it says what it does.
     """
     best_of: dict[str, str] = {}
     for q in scored:
@@ -124,6 +134,8 @@ def ranked_passages(
         at = next((i for i, ev in enumerate(rest) if ev["source_id"] == best), None)
         if at is not None and at > 1:
             rest.insert(1, rest.pop(at))
+    if not asks_history(question):
+        rest.sort(key=history_page)  # stable: the order above within each
     return [(best_of.get(ev["source_id"], ""), ev) for ev in rest]
 
 
@@ -220,7 +232,9 @@ class OfflineReader:
         if disputed:
             gaps, nothing_answers = [], False
         lines = current_first(lines, conflicts)
-        reply = offline_reply(lines, quoted, scored, pool, nothing_answers, disputed, relevant)
+        reply = offline_reply(
+            lines, quoted, scored, pool, nothing_answers, disputed, relevant, question
+        )
         return Draft(
             reply, scored, relevant, conflicts, gaps, nothing_answers, judged.by_meaning, today
         )
@@ -253,7 +267,9 @@ class OfflineReader:
         if missing and status != "not_found":
             footer = "\n\nMissing: " + " ".join(missing)
             if status == "passages":  # the passages make room for what is missing
-                shown = closest(ranked_passages(draft.scored, pool, draft.relevant))
+                shown = closest(
+                    ranked_passages(draft.scored, pool, draft.relevant, state["question"])
+                )
                 body = passages_reply(shown, MAX_REPLY_CHARS - len(footer) - 1)
             body += footer
         reply = Reply(body, status, draft.reply.changes)

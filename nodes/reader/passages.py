@@ -63,12 +63,13 @@ def _mark(block: str, sentence: str) -> str:
     return f"{block[: match.start()]}**{match.group(0)}**{block[match.end() :]}"
 
 
-def excerpt(ev: Evidence, sentence: str, budget: int) -> str:
+def excerpt(ev: Evidence, sentence: str, budget: int, strict: bool = False) -> str:
     """The passage around ``sentence``, whole blocks only, within ``budget`` characters.
 
     The block holding the sentence comes first; then what it introduces (a block ending in
-    ":" and the code or list after it travel together), then what comes before it. A block
-    is never cut: the text is the author's, and half a code block is no answer.
+    ":" and the code or list after it travel together, even past ``budget`` unless
+    ``strict``), then what comes before it. A block is never cut: the text is the author's,
+    and half a code block is no answer.
     """
     parts = blocks(body_of(ev))
     if not parts:
@@ -87,7 +88,7 @@ def excerpt(ev: Evidence, sentence: str, budget: int) -> str:
         introduces = after and (parts[hi].rstrip().endswith(":") or _is_code(parts[hi + 1]))
         if introduces or not before:
             nxt = len(parts[hi + 1]) + 2
-            if size + nxt > budget and not (introduces and hi == at):
+            if size + nxt > budget and (strict or not (introduces and hi == at)):
                 break
             hi, size = hi + 1, size + nxt
         else:
@@ -124,17 +125,39 @@ def where(ev: Evidence) -> str:
     return " › ".join([title, *[p for p in path if p]])
 
 
+def shares(needs: list[int], room: int) -> list[int]:
+    """Room per passage: each gets what it needs while a fair share allows it.
+
+    The shortest passages are shown whole first; the rest of the room is split evenly among
+    the longer ones, which are then quoted around their marked sentence. A fixed split cut
+    a short passage's answering line ("… your user's privileges") to make room for a long
+    page of code above it.
+    """
+    out = [0] * len(needs)
+    left = room
+    for k, i in enumerate(sorted(range(len(needs)), key=lambda j: needs[j])):
+        out[i] = max(min(needs[i], left // (len(needs) - k)), 0)
+        left -= out[i]
+    return out
+
+
 def passages_reply(chosen: list[tuple[Evidence, str]], limit: int = MAX_REPLY_CHARS) -> str:
-    """The ``passages`` reply: the header, then each passage under its place, cited."""
+    """The ``passages`` reply: the header, then each passage under its place, cited.
+
+    Each passage is quoted whole when the room's fair share allows (``shares``), else around
+    its likeliest sentence.
+    """
     out = [PASSAGES_HEADER]
     room = limit - len(PASSAGES_HEADER) - 2
-    for n, (ev, sentence) in enumerate(chosen):
-        label = f"{n + 1}. {where(ev)} [src:{ev['source_id']}]"
-        # the first (likeliest) passage may take three fifths of the room (a whole passage of
-        # the index, most often), the others share the rest
-        free = room - len(label) - 4
-        share = free * 3 // 5 if n == 0 and len(chosen) > 1 else free // (len(chosen) - n)
-        text = excerpt(ev, sentence, max(share, 0))
+    labels = [f"{n + 1}. {where(ev)} [src:{ev['source_id']}]" for n, (ev, _) in enumerate(chosen)]
+    needs = [
+        len(label) + 4 + len(excerpt(ev, sentence, limit))
+        for label, (ev, sentence) in zip(labels, chosen, strict=True)
+    ]
+    for label, share, (ev, sentence) in zip(labels, shares(needs, room), chosen, strict=True):
+        text = excerpt(ev, sentence, max(share - len(label) - 4, 0))
+        if len(text) + len(label) + 4 > share:  # the block it introduces would take the others'
+            text = excerpt(ev, sentence, max(share - len(label) - 4, 0), strict=True)
         if text and len(text) + len(label) + 4 > room:  # its one block is longer than its share
             text = excerpt(ev, sentence, max(room - len(label) - 4, 0))
         if not text or len(text) + len(label) + 4 > room:

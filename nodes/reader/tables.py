@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from seekgraph.providers.language import alternation, words
+
 #: A line that is a documentation generator's directive, not prose: mkdocstrings' "::: pkg.mod",
 #: Sphinx's ".. autoclass::", admonition openers ("??? abstract", "!!! note").
 DIRECTIVE = re.compile(r"^\s*(?::::\s+\S|\.\.\s+\w+::|\?\?\?\+?\s|!!!\s)", re.M)
@@ -34,3 +36,31 @@ def boilerplate(hit: Mapping[str, Any], request: str) -> bool:
         return True
     about = ABOUT_THE_PROJECT.search(f"{hit['title']} {hit['doc_id']}")
     return about is not None and ABOUT_THE_PROJECT.search(request) is None
+
+
+def _any_of(name: str) -> re.Pattern[str]:
+    """The words of list ``name``: English ones as whole words, Chinese ones anywhere."""
+    return re.compile(
+        rf"(?<![^\W_])(?:{alternation(words(name))})(?![^\W_])|{alternation(words(name, 'zh'))}",
+        re.I,
+    )
+
+
+#: A page about the project's history (a changelog, release notes), by its title or path.
+_HISTORY_PAGE = _any_of("history_pages")
+#: A question about history: what changed, since which version ("0.47" asks it too).
+_HISTORY_QUESTION = re.compile(rf"{_any_of('history_questions').pattern}|\d+\.\d+", re.I)
+
+
+def history_page(hit: Mapping[str, Any]) -> bool:
+    """A passage of a page about what changed when (a changelog, release notes).
+
+    Golden case: ``test_a_changelog_comes_after_the_page_about_how_things_are``.
+    """
+    where = re.sub(r"[-_/.]+", " ", f"{hit['title']} {hit['doc_id']}")
+    return _HISTORY_PAGE.search(where) is not None
+
+
+def asks_history(question: str) -> bool:
+    """The question asks about history: a version, a release, what changed or since when."""
+    return _HISTORY_QUESTION.search(question) is not None

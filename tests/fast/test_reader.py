@@ -200,3 +200,43 @@ def test_a_bare_value_cited_is_an_answer() -> None:
     guarded = guard_reply("5 [src:docs/timeouts#1].", ALLOWED, PASSAGES)
     assert not isinstance(guarded, str) and guarded.status == "answered"
     assert guarded.body == "5 [src:docs/timeouts#1]."
+
+
+def test_a_short_passage_is_shown_whole_beside_a_long_one() -> None:
+    # the answering line of a short passage ("Code in a tap can run with your user's
+    # privileges.") is its last; a long page of code ranked above it must not squeeze it out
+    code = "```sh\n" + "\n".join(f"brew tap user/repo{i}" for i in range(60)) + "\n```"
+    long = make_evidence("docs/taps#1", f"# Taps\n\nTap a repository:\n\n{code}", title="Taps")
+    short = make_evidence(
+        "docs/taps#0",
+        "# Taps\n\nThe `brew tap` command adds repositories. Code in a tap can run with your "
+        "user's privileges. Read Tap Trust first.",
+        title="Taps",
+    )
+    reply = passages_reply([(long, "Tap a repository:"), (short, "The `brew tap` command")])
+    assert "Code in a tap can run with your user's privileges." in reply
+    assert len(reply) < MAX_REPLY_CHARS
+
+
+def test_a_changelog_comes_after_the_page_about_how_things_are() -> None:
+    from seekgraph.nodes.reader.offline import ranked_passages
+
+    note = make_evidence(
+        "docs/release-notes#9",
+        "- Allow `StaticFiles` to follow symlinks #1337.",
+        title="Release notes",
+        scores={"rerank": 0.7},
+    )
+    page = make_evidence(
+        "docs/staticfiles#1",
+        "`follow_symlink` - whether symbolic links are followed. Defaults to `False`.",
+        title="StaticFiles",
+        scores={"rerank": 0.6},
+    )
+    asked = "Will StaticFiles serve a file that is really a symlink, by default?"
+    assert [ev["source_id"] for _, ev in ranked_passages([], [note, page], (), asked)] == [
+        "docs/staticfiles#1",
+        "docs/release-notes#9",
+    ]
+    since = "Since which version can StaticFiles follow symlinks?"  # asks about history
+    assert ranked_passages([], [note, page], (), since)[0][1]["source_id"] == note["source_id"]
