@@ -24,9 +24,9 @@ class SourceRegistry:
         self._sources: dict[str, Source] = {}
         self._users: dict[str, User] = {}
         self.connectors: list[tuple[Any, Any]] = []
-        """Live connectors and the index each syncs into (``sources.connector``)."""
+        """Live connectors and the index each syncs into (``sources.connectors.connector``)."""
         self.memberships: Callable[[str], frozenset[str]] | None = None
-        """Groups a user is in *now* in connected systems (``sources.connector``), read at
+        """Groups a user is in *now* in connected systems (``sources.connectors.connector``), read at
         each question so a membership change needs no re-indexing."""
         self.refresh: Callable[[SourceRegistry], None] | None = None
         """Brings the sources added or removed elsewhere (``seekgraph index``, an ingest job)
