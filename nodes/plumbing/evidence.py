@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from seekgraph.providers.terms import term_set
-from seekgraph.state.models import Evidence
+from seekgraph.state.models import Evidence, Hit
 from seekgraph.state.schemas import SearchState
 
 
@@ -86,3 +86,23 @@ def hop_queries(state: SearchState) -> set[str]:
     """
     asked = term_set(state["question"])
     return {q for q in state["verdict"].get("gap_questions", []) if term_set(q) - asked}
+
+
+def to_evidence(hit: Hit, round_: int, kept_by: str, asked: str = "", **scores: float) -> Evidence:
+    """A hit promoted to evidence, with its stage scores (a message's neighbours left out).
+
+    Of its neighbours it keeps only which words of ``asked`` (the question) they say
+    (``around_terms``): a reply's conversation names what the reply does not ("price is 48
+    million euros" in the Moorhen thread), and those words are the asker's own.
+    """
+    fields = {k: v for k, v in hit.items() if k != "context"}
+    evidence: Evidence = {
+        **fields,  # type: ignore[typeddict-item]
+        "scores": {"retrieval": hit["score"], **scores},
+        "kept_by": kept_by,
+        "queries": [hit["query"]],
+        "round": round_,
+    }
+    if asked and hit.get("context"):
+        evidence["around_terms"] = sorted(term_set(asked) & term_set(hit["context"]))
+    return evidence

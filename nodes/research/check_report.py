@@ -18,11 +18,16 @@ from urllib.parse import urlsplit
 from langgraph.runtime import Runtime
 
 from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.research.budgets import budget_left
 from seekgraph.nodes.research.events import tell
-from seekgraph.nodes.research.plan_gaps import budget_left, gaps_of
-from seekgraph.nodes.research.plan_research import named_parts, part_title
-from seekgraph.nodes.research.report_text import attribution, parsed_date, short_date, subject_of
-from seekgraph.nodes.research.write_report import normal
+from seekgraph.nodes.research.plan_checks import gaps_of, named_parts, part_title
+from seekgraph.nodes.research.report_text import (
+    attribution,
+    normal,
+    parsed_date,
+    short_date,
+    subject_of,
+)
 from seekgraph.state.models import KIND_LABELS, Evidence
 from seekgraph.state.research import ResearchState
 

@@ -20,43 +20,16 @@ from seekgraph.nodes.plumbing.context import Context
 from seekgraph.nodes.plumbing.llm import decide
 from seekgraph.nodes.plumbing.services import Services, chat_model_for, node_name
 from seekgraph.nodes.research.events import tell
+from seekgraph.nodes.research.plan_checks import MAX_GAPS, gaps_of
 from seekgraph.nodes.research.report_text import subject_of
-from seekgraph.nodes.research.schedule import budget_spent
 from seekgraph.providers.terms import display_words
 from seekgraph.state.research import ResearchState, SubQuestion
-
-#: Most sub-questions the gap round adds.
-MAX_GAPS = 3
 
 
 class GapQuestions(BaseModel):
     """A model's sub-questions for what the report lacks."""
 
     questions: list[str] = Field(default_factory=list)
-
-
-def gaps_of(state: ResearchState) -> list[SubQuestion]:
-    """The sub-questions the report has nothing for.
-
-    Failed, or searched without finding anything to cite; a section left out for length is
-    no gap.
-    """
-    shown = {s["id"] for s in state.get("sections", [])}
-    results = state.get("results", {})
-
-    def lacking(sub: SubQuestion) -> bool:
-        result = results.get(sub["id"])
-        if result is None or sub["id"].startswith("g"):
-            return False
-        found = result["status"] == "done" and (result["citations"] or sub["id"] in shown)
-        return result["status"] == "failed" or (result["status"] == "done" and not found)
-
-    return [sub for sub in state["plan"] if lacking(sub)][:MAX_GAPS]
-
-
-def budget_left(state: ResearchState, ctx: Context) -> bool:
-    """Time and tokens remain for another round."""
-    return not budget_spent(state, ctx)
 
 
 def relaxed(sub: SubQuestion, results: dict[str, Any], subject: str) -> str:

@@ -8,6 +8,9 @@ a document's by naming it) and by how relevant the search found its passage. Gre
 reactions and questions say little and score little. The best are taken, one per passage
 and none that repeats an earlier one, until the length is spent; each section then shows
 its own in the order they were said.
+
+An extractive answer's quoted lines (``quoted_lines``) and sentences compared as their words
+(``normal``) are read back here too (``research_one``, ``check_report``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from dateutil import parser as dates
 
@@ -245,3 +249,28 @@ def fit(
     while kept and total() > words:
         kept.pop()
     return kept
+
+
+_LINE = re.compile(r"^\s*(?:[-*]|\d+\.)\s+(.*)$")
+
+
+_CITE = re.compile(r"\s*\[src:([^\]\s]+)\]")
+
+
+def quoted_lines(answer: str) -> list[dict[str, Any]]:
+    """``{"text", "source_id"}`` of each quoted line of an extractive answer."""
+    out = []
+    for line in answer.splitlines():
+        match = _LINE.match(line)
+        cited = _CITE.findall(line)
+        if match is None or not cited:
+            continue
+        text = _CITE.sub("", match.group(1)).strip()
+        if text:
+            out.append({"text": text, "source_id": cited[0]})
+    return out
+
+
+def normal(text: str) -> str:
+    """Lower-case words only, for comparing sentences."""
+    return " ".join(re.findall(r"\w+", text.lower()))

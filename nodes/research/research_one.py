@@ -21,7 +21,7 @@ from seekgraph.nodes.plumbing.context import Context
 from seekgraph.nodes.plumbing.evidence import relevance
 from seekgraph.nodes.research.events import tell
 from seekgraph.nodes.research.plan_checks import filled
-from seekgraph.nodes.research.write_report import quoted_lines
+from seekgraph.nodes.research.report_text import quoted_lines
 from seekgraph.providers.language import MONTH_NAMES, WEEKDAY_NAMES
 from seekgraph.providers.pace import fitted_seconds
 from seekgraph.providers.terms import STOPWORDS

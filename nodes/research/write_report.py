@@ -12,7 +12,6 @@ could not be found follows.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -42,28 +41,6 @@ from seekgraph.providers.sentences import sentences as sentences_of
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import ModelCall
 from seekgraph.state.research import ResearchState, Section, SubResult
-
-_LINE = re.compile(r"^\s*(?:[-*]|\d+\.)\s+(.*)$")
-_CITE = re.compile(r"\s*\[src:([^\]\s]+)\]")
-
-
-def quoted_lines(answer: str) -> list[dict[str, Any]]:
-    """``{"text", "source_id"}`` of each quoted line of an extractive answer."""
-    out = []
-    for line in answer.splitlines():
-        match = _LINE.match(line)
-        cited = _CITE.findall(line)
-        if match is None or not cited:
-            continue
-        text = _CITE.sub("", match.group(1)).strip()
-        if text:
-            out.append({"text": text, "source_id": cited[0]})
-    return out
-
-
-def normal(text: str) -> str:
-    """Lower-case words only, for comparing sentences."""
-    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def outline_cost(question: str, titles: list[str]) -> int:

@@ -15,8 +15,8 @@ from langgraph.runtime import Runtime
 from seekgraph.nodes.plumbing.context import Context
 from seekgraph.nodes.plumbing.evidence import kept, relevance
 from seekgraph.nodes.plumbing.services import Services, node_name, now
+from seekgraph.nodes.plumbing.web import typed_urls
 from seekgraph.nodes.reader import reader_for
-from seekgraph.nodes.search.read_documents import typed_urls
 from seekgraph.state.budget import exhausted, spend
 from seekgraph.state.events import node_event
 from seekgraph.state.models import is_pointer

@@ -12,6 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.evidence import to_evidence
 from seekgraph.nodes.plumbing.services import Services, node_name, now
 from seekgraph.nodes.search.filter_stages import (
     STAGES,
@@ -21,13 +22,11 @@ from seekgraph.nodes.search.filter_stages import (
     fastpass,
     retrieval_shares,
     retrieval_weight,
-    to_evidence,
     unique_hits,
 )
-from seekgraph.nodes.search.search_source import failure_event
 from seekgraph.state.budget import spend
-from seekgraph.state.events import node_event
-from seekgraph.state.models import Evidence
+from seekgraph.state.events import ErrorEvent, node_event
+from seekgraph.state.models import Evidence, SourceFailure
 from seekgraph.state.reducers import replace
 from seekgraph.state.schemas import SearchState
 
@@ -89,3 +88,12 @@ async def filter_results(
     if r.calls:
         update["model_calls"] = r.calls
     return update
+
+
+def failure_event(failure: SourceFailure) -> ErrorEvent:
+    """The stream event announcing a failed source."""
+    return {
+        "event": "error",
+        "node": node_name("search_source"),
+        "message": f"source {failure['source']} failed: {failure['error']}",
+    }

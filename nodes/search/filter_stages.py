@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seekgraph.nodes.plumbing.context import Context
-from seekgraph.nodes.plumbing.evidence import hop_queries, lifted
+from seekgraph.nodes.plumbing.evidence import hop_queries, lifted, to_evidence
 from seekgraph.nodes.plumbing.services import Services, node_name
 from seekgraph.nodes.reader import reader_for
 from seekgraph.providers import pace
 from seekgraph.providers.rerank import Reranker, rerank_with_meaning
-from seekgraph.providers.terms import term_set
 from seekgraph.state.models import Evidence, Hit, ModelCall
 from seekgraph.state.schemas import SearchState
 
@@ -39,26 +38,6 @@ class Round:
 
 
 Stage = Callable[[Round, list[Evidence]], Awaitable[list[Evidence]]]
-
-
-def to_evidence(hit: Hit, round_: int, kept_by: str, asked: str = "", **scores: float) -> Evidence:
-    """A hit promoted to evidence, with its stage scores (a message's neighbours left out).
-
-    Of its neighbours it keeps only which words of ``asked`` (the question) they say
-    (``around_terms``): a reply's conversation names what the reply does not ("price is 48
-    million euros" in the Moorhen thread), and those words are the asker's own.
-    """
-    fields = {k: v for k, v in hit.items() if k != "context"}
-    evidence: Evidence = {
-        **fields,  # type: ignore[typeddict-item]
-        "scores": {"retrieval": hit["score"], **scores},
-        "kept_by": kept_by,
-        "queries": [hit["query"]],
-        "round": round_,
-    }
-    if asked and hit.get("context"):
-        evidence["around_terms"] = sorted(term_set(asked) & term_set(hit["context"]))
-    return evidence
 
 
 def unique_hits(hits: list[Hit]) -> list[Hit]:

@@ -5,7 +5,6 @@ Names found in what was read become bridge terms for the next search (multi-hop)
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from typing import Any
@@ -14,8 +13,8 @@ from langgraph.runtime import Runtime
 
 from seekgraph.nodes.plumbing.context import Context
 from seekgraph.nodes.plumbing.services import Services, node_name, user_of
+from seekgraph.nodes.plumbing.web import typed_urls
 from seekgraph.providers.terms import STOPWORDS, display_words, term_set
-from seekgraph.sources.web.fetch import canonical_url
 from seekgraph.state.events import node_event
 from seekgraph.state.models import Document, Evidence, hit_of
 from seekgraph.state.schemas import SearchState
@@ -23,24 +22,6 @@ from seekgraph.state.schemas import SearchState
 PASSAGES_PER_DOCUMENT = 3
 #: A long document's chunks are pre-selected by the question's words before reranking.
 MAX_RERANKED_CHUNKS = 200
-
-
-_URL = re.compile(r"https?://[^\s<>()\[\]\"']+", re.IGNORECASE)
-
-
-def typed_urls(state: SearchState) -> list[str]:
-    """Pages the person named in their own words, canonical, not read yet (web on only).
-
-    Only these and the web engine's results are ever fetched: a URL found in private
-    evidence is never requested (the request itself would tell its server about it).
-    """
-    if not state.get("outbound"):
-        return []
-    asked = state.get("asked")
-    text = state["question"] if asked is None else asked
-    done = set(state.get("documents_read", []))
-    urls = (canonical_url(u.rstrip(".,;:!?")) for u in _URL.findall(text))
-    return [u for u in dict.fromkeys(urls) if u not in done]
 
 
 def bridge_terms(question: str, documents: list[Document], limit: int = 5) -> list[str]:

@@ -13,9 +13,9 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 
 from seekgraph.nodes.plumbing.context import Context
-from seekgraph.nodes.plumbing.services import Services, node_name, user_of
+from seekgraph.nodes.plumbing.services import Services, user_of
 from seekgraph.sources.web import outgoing_from
-from seekgraph.state.events import ErrorEvent, SourcesEvent
+from seekgraph.state.events import SourcesEvent
 from seekgraph.state.models import SourceFailure
 from seekgraph.state.schemas import SearchBranch
 
@@ -55,12 +55,3 @@ def record_source_failure(state: SearchBranch, error: NodeError) -> dict[str, An
         "round": state["round"],
     }
     return {"source_failures": [failure]}
-
-
-def failure_event(failure: SourceFailure) -> ErrorEvent:
-    """The stream event announcing a failed source."""
-    return {
-        "event": "error",
-        "node": node_name("search_source"),
-        "message": f"source {failure['source']} failed: {failure['error']}",
-    }

@@ -1,7 +1,8 @@
 """Turn files into indexed documents: Markdown, text, HTML, PDF, Office, chats, transcripts.
 
-Folders of Markdown, text, HTML, PDF, Word, PowerPoint, Excel and CSV (``sources.ingestion.office``);
-chat exports (JSONL or JSON); meeting transcripts (VTT, SRT) and minutes.
+Folders of Markdown, text, HTML, PDF, Word, PowerPoint, Excel and CSV
+(``sources.ingestion.office``); chat exports (JSONL or JSON); meeting transcripts (VTT, SRT)
+and minutes.
 
 A file that cannot be read is reported by path (and line, when known) and skipped; the rest
 of the folder is still indexed.
@@ -226,7 +227,7 @@ def pdf_document(
 def office_document(
     root: Path, path: Path, source: str, kind: str, default_acl: list[str], problems: list[str]
 ) -> list[IndexedDocument]:
-    """A Word, PowerPoint, Excel or CSV file (``sources.ingestion.office``), under the source's ACL."""
+    """A Word, PowerPoint, Excel or CSV file (``ingestion.office``), under the source's ACL."""
     from seekgraph.sources.ingestion import office
     from seekgraph.sources.ingestion.archives import check_office_zip
 

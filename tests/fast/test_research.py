@@ -13,8 +13,8 @@ from langgraph.types import Command
 from seekgraph.graph.context import Context
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.run import run, run_config
-from seekgraph.nodes.research.plan_checks import PlanError, checked_plan
-from seekgraph.nodes.research.plan_research import named_parts, topic_headings, topic_words
+from seekgraph.nodes.research.plan_checks import PlanError, checked_plan, named_parts
+from seekgraph.nodes.research.plan_research import topic_headings, topic_words
 from seekgraph.providers import pace
 from seekgraph.providers.chat import SERVING
 
