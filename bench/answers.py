@@ -35,9 +35,9 @@ from bench.runner import index_runner
 from seekgraph.nodes.reader.extractive import NOTHING_FOUND
 from seekgraph.providers.embeddings import EMBEDDING_MODELS, load_embedder
 from seekgraph.sources.base import User
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.index_source import EmbeddedSource
-from seekgraph.sources.workspace import sync_source
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.index_source import EmbeddedSource
+from seekgraph.sources.ingestion.workspace import sync_source
 
 SOURCE = "docs"
 CITATION = re.compile(r"\[src:([^\]]+)\]")

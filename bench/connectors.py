@@ -35,11 +35,11 @@ from bench.report import command_line, write
 from seekgraph.providers.embeddings import load_embedder
 from seekgraph.server.app_state import sync_loop
 from seekgraph.sources.base import User
-from seekgraph.sources.connector import member_groups, sync_connector
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.connectors.connector import member_groups, sync_connector
+from seekgraph.sources.connectors.slack import SlackConnector
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.index_source import EmbeddedSource
 from seekgraph.sources.registry import SourceRegistry
-from seekgraph.sources.slack_connector import SlackConnector
 from tests.support.processes import start_fake
 
 
@@ -186,15 +186,15 @@ def connector_for(system: str, url: str) -> Any:
     if system == "slack":
         return SlackConnector("xoxb-test", people, base_url=f"{url}/api/")
     if system == "confluence":
-        from seekgraph.sources.confluence_connector import ConfluenceConnector
+        from seekgraph.sources.connectors.confluence import ConfluenceConnector
 
         return ConfluenceConnector(url, "bot@fernhill.example", "atl-test", people, spaces=["ENG"])
     if system == "drive":
-        from seekgraph.sources.drive_connector import DriveConnector, drive_credentials
+        from seekgraph.sources.connectors.drive import DriveConnector, drive_credentials
 
         return DriveConnector(drive_credentials(None, "ya29.test", None), people, base_url=url)
-    from seekgraph.sources.feishu_client import FeishuClient
-    from seekgraph.sources.feishu_connector import FeishuChats
+    from seekgraph.sources.connectors.feishu import FeishuChats
+    from seekgraph.sources.connectors.feishu_client import FeishuClient
 
     return FeishuChats(FeishuClient("cli_bench", "secret-test", people, base_url=url))
 

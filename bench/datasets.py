@@ -17,9 +17,9 @@ from typing import Any
 
 from seekgraph.providers.embeddings import load_embedder
 from seekgraph.sources.base import User
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.index_source import EmbeddedSource, IndexedDocument
-from seekgraph.sources.ingest import chunk_markdown, with_context
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.index_source import EmbeddedSource, IndexedDocument
+from seekgraph.sources.ingestion.ingest import chunk_markdown, with_context
 
 CACHE = Path(__file__).parent / ".cache"
 #: Bump when what gets indexed changes (cached indexes are keyed by it).

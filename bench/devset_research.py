@@ -30,11 +30,11 @@ from bench.report import command_line, write
 from seekgraph.graph.context import Context
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.run import run, run_config
-from seekgraph.nodes.services import Services
+from seekgraph.nodes.plumbing.services import Services
 from seekgraph.providers.rerank import LocalReranker
 from seekgraph.sources.base import User
-from seekgraph.sources.index_source import EmbeddedSource
-from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.indexes.index_source import EmbeddedSource
+from seekgraph.sources.indexes.index_vectors import reranker_embedder
 from seekgraph.sources.registry import SourceRegistry
 
 _REF = re.compile(r"\[(\d+)\]")

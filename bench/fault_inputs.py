@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from seekgraph.sources.workspace import demo_workspace
+from seekgraph.sources.ingestion.workspace import demo_workspace
 from tests.support import RESTRICTED_MARKERS
 
 #: Text bob may never see (the demo's security and engineering material, the finance draft).

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import httpx
 
-from seekgraph.sources.workspace import demo_workspace
+from seekgraph.sources.ingestion.workspace import demo_workspace
 from tests.processes.test_nobody_locked_out import slack_zip
 
 BIN = Path(sys.executable).parent

@@ -26,8 +26,8 @@ from typing import Any
 from bench.datasets import load
 from bench.report import command_line, write
 from seekgraph.providers.embeddings import load_embedder
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.ingest import read_folder
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.ingestion.ingest import read_folder
 
 
 def write_docx(folder: Path, paras: list[dict[str, Any]]) -> None:

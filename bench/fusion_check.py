@@ -26,8 +26,8 @@ from bench.metrics import recall_at_k
 from bench.report import command_line, write
 from seekgraph.providers.embeddings import EMBEDDING_MODELS, calibrate_cosine
 from seekgraph.providers.terms import ENGLISH_STOPWORDS, words
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.scoring import fuse
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.scoring import fuse
 
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 

@@ -34,9 +34,9 @@ from bench.report import command_line, write
 from seekgraph.graph.context import Context
 from seekgraph.graph.run import run, run_config
 from seekgraph.graph.search import build_search_graph, search_flow
-from seekgraph.nodes.services import Services
+from seekgraph.nodes.plumbing.services import Services
 from seekgraph.sources.base import User
-from seekgraph.sources.memory import InMemorySource, MemoryDocument
+from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
 from seekgraph.sources.registry import SourceRegistry
 
 

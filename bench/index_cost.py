@@ -30,8 +30,8 @@ from bench.datasets import load
 from bench.report import command_line, write
 from seekgraph.providers.embeddings import EMBEDDING_MODELS, Embedder, Vectors, load_embedder
 from seekgraph.sources.base import User
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.workspace import sync_source
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.ingestion.workspace import sync_source
 
 USER = User("bench", frozenset({"everyone"}))
 
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
         result["query_embedding_ms_mean"] = round(query_seconds * 1000, 2)
         if args.redis_url:
-            from seekgraph.sources.redis_index import RedisIndex
+            from seekgraph.sources.indexes.redis_index import RedisIndex
 
             redis_index = RedisIndex(args.redis_url, pre, prefix=f"bench:{uuid.uuid4().hex[:8]}:")
             cached = index._conn.execute(

@@ -76,7 +76,7 @@ def main() -> None:
     workers: list[Proc] = []
     try:
         workspace = tmp / "workspace"
-        from seekgraph.sources.workspace import demo_workspace
+        from seekgraph.sources.ingestion.workspace import demo_workspace
 
         shutil.copytree(demo_workspace(), workspace)
         queue = f"bench-ingestq-{uuid.uuid4().hex[:8]}"

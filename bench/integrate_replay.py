@@ -36,14 +36,14 @@ from bench.answers import judge as judge_answers
 from bench.paraphrase import demo_runner
 from bench.paraphrase import judge as judge_paraphrase
 from bench.runner import index_runner
-from seekgraph.nodes import integrate as integrate_module
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.prompting import cited_ids, repair_citations
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.prompting import cited_ids, repair_citations
 from seekgraph.nodes.reader import model as model_reader
+from seekgraph.nodes.search import integrate as integrate_module
 from seekgraph.server.bootstrap import configured_chat
 from seekgraph.server.settings import Settings
 from seekgraph.sources.base import User
-from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.indexes.index_source import EmbeddedSource
 
 _RAW: dict[str, str] = {}
 _REPLAY: dict[str, str] | None = (

@@ -51,8 +51,8 @@ def sleepy_services(sleep: float) -> Any:
     """Services whose sources sleep ``sleep`` seconds per search, and no model (extractive)."""
     from bench.graph_overhead import ConstantReranker, HashEmbedder
     from seekgraph.graph.api import User
-    from seekgraph.nodes.services import Services
-    from seekgraph.sources.memory import InMemorySource, MemoryDocument
+    from seekgraph.nodes.plumbing.services import Services
+    from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
     from seekgraph.sources.registry import SourceRegistry
 
     docs = [

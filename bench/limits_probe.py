@@ -257,7 +257,7 @@ def docx_bomb(tmp: Path) -> dict[str, Any]:
     code = (
         "import json, resource, sys, time\n"
         "from pathlib import Path\n"
-        "from sources.ingest import read_folder\n"
+        "from seekgraph.sources.ingestion.ingest import read_folder\n"
         "t = time.monotonic()\n"
         "r = read_folder(Path(sys.argv[1]), 'f', 'docs', ['group:everyone'])\n"
         "print(json.dumps({'seconds': round(time.monotonic() - t, 2), 'peak_mb': "

@@ -61,7 +61,7 @@ from seekgraph.providers import pace
 from seekgraph.server.bootstrap import configured_chat
 from seekgraph.server.settings import Settings
 from seekgraph.sources.base import User
-from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.indexes.index_source import EmbeddedSource
 
 SETS = {
     "answers_dev": "bench/data/answers_dev",

@@ -35,7 +35,7 @@ from seekgraph.nodes.reader.extractive import NOTHING_FOUND
 from seekgraph.server.bootstrap import build_services
 from seekgraph.server.settings import Settings
 from seekgraph.sources.base import User
-from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.indexes.index_source import EmbeddedSource
 
 
 def judge(q: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:

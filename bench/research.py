@@ -30,10 +30,10 @@ from bench.runner import doc_ranking, install
 from seekgraph.graph.context import Context
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.run import run, run_config
-from seekgraph.nodes.evidence import relevance
-from seekgraph.nodes.services import Services
+from seekgraph.nodes.plumbing.evidence import relevance
+from seekgraph.nodes.plumbing.services import Services
 from seekgraph.providers.rerank import LocalReranker
-from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.indexes.index_vectors import reranker_embedder
 from seekgraph.sources.registry import SourceRegistry
 
 _REF = re.compile(r"\[(\d+)\]")

@@ -34,12 +34,12 @@ from bench.answers import normal
 from bench.devsets import SOURCE, build_index, doc_ids
 from bench.report import command_line, write
 from bench.runner import GraphRunner
-from seekgraph.nodes.services import Services
+from seekgraph.nodes.plumbing.services import Services
 from seekgraph.providers.rerank import LocalReranker
 from seekgraph.providers.sentences import blocks, sentences
 from seekgraph.sources.base import User
-from seekgraph.sources.index_source import EmbeddedSource
-from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.indexes.index_source import EmbeddedSource
+from seekgraph.sources.indexes.index_vectors import reranker_embedder
 from seekgraph.sources.registry import SourceRegistry
 from tests.fakes.model_server import reply_for
 

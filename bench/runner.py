@@ -12,15 +12,15 @@ from bench.datasets import Dataset
 from seekgraph.graph.context import Context
 from seekgraph.graph.run import RunResult, run_config, stream_run
 from seekgraph.graph.search import build_search_graph
-from seekgraph.nodes.evidence import relevance
-from seekgraph.nodes.services import Services
+from seekgraph.nodes.plumbing.evidence import relevance
+from seekgraph.nodes.plumbing.services import Services
 from seekgraph.providers.rerank import LocalReranker
 from seekgraph.server.bootstrap import configured_reranker
 from seekgraph.server.settings import Settings
 from seekgraph.sources.base import User
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.index_source import EmbeddedSource
-from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.index_source import EmbeddedSource
+from seekgraph.sources.indexes.index_vectors import reranker_embedder
 from seekgraph.sources.registry import SourceRegistry
 
 #: Wall seconds per graph stage, across every ``run_graph`` call (see ``stage_latency``).

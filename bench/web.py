@@ -42,7 +42,7 @@ from bench.report import command_line, write
 from bench.runner import GraphRunner, doc_ranking, index_runner
 from seekgraph.sources.registry import SourceRegistry
 from seekgraph.sources.web import web_source
-from seekgraph.sources.web_fetch import FetchPolicy, PageFetcher
+from seekgraph.sources.web.fetch import FetchPolicy, PageFetcher
 from tests.support.processes import Proc, start_fake
 
 SETTINGS = ("private", "web", "both")

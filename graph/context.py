@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from seekgraph.nodes.context import Context
+from seekgraph.nodes.plumbing.context import Context
 from seekgraph.providers.pace import fitted_seconds
 
 REQUEST_KNOBS = tuple(f.name for f in fields(Context) if f.metadata.get("request"))

@@ -14,8 +14,8 @@ from seekgraph.graph.quick import quick_flow
 from seekgraph.graph.research import research_flow
 from seekgraph.graph.reviewed import reviewed_flow
 from seekgraph.graph.search import search_flow
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.services import Services
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.services import Services
 
 
 @dataclass(frozen=True)

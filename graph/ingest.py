@@ -5,7 +5,12 @@ numpy and the Redis index).
 """
 
 from seekgraph.providers.embeddings import Embedder
-from seekgraph.sources.ingest_jobs import IngestError, IngestJobs, IngestTask, WorkerEmbedding
-from seekgraph.sources.redis_index import RedisIndex
+from seekgraph.sources.indexes.redis_index import RedisIndex
+from seekgraph.sources.ingestion.ingest_jobs import (
+    IngestError,
+    IngestJobs,
+    IngestTask,
+    WorkerEmbedding,
+)
 
 __all__ = ["Embedder", "IngestError", "IngestJobs", "IngestTask", "RedisIndex", "WorkerEmbedding"]

@@ -5,6 +5,6 @@ page (no loopback, private, link-local or reserved address unless the operator n
 host), so a webhook cannot be pointed at the deployment's own network.
 """
 
-from seekgraph.sources.web_fetch import FetchRefusedError, GuardedTransport, forbidden_address
+from seekgraph.sources.web.fetch import FetchRefusedError, GuardedTransport, forbidden_address
 
 __all__ = ["FetchRefusedError", "GuardedTransport", "forbidden_address"]

@@ -13,14 +13,14 @@ from langgraph.graph import END, START, StateGraph
 
 from seekgraph.graph.routing import fan_out_expand_query
 from seekgraph.graph.search import add_search_source, build_search_flow
-from seekgraph.nodes.check_answer import check_answer
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.evaluate import evaluate
-from seekgraph.nodes.expand_query import expand_query
-from seekgraph.nodes.filter_results import filter_results
-from seekgraph.nodes.integrate import integrate
-from seekgraph.nodes.prepare import prepare
-from seekgraph.nodes.services import Services, bind
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.services import Services, bind
+from seekgraph.nodes.search.check_answer import check_answer
+from seekgraph.nodes.search.evaluate import evaluate
+from seekgraph.nodes.search.expand_query import expand_query
+from seekgraph.nodes.search.filter_results import filter_results
+from seekgraph.nodes.search.integrate import integrate
+from seekgraph.nodes.search.prepare import prepare
 from seekgraph.state.schemas import OutputState, SearchInput, SearchState
 
 

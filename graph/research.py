@@ -15,15 +15,15 @@ from langgraph.types import RetryPolicy
 
 from seekgraph.graph.routing import after_check, after_review, next_batch
 from seekgraph.graph.search import build_search_graph
-from seekgraph.nodes.check_report import check_report
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.plan_gaps import plan_gaps
-from seekgraph.nodes.plan_research import plan_research
-from seekgraph.nodes.research_one import record_subquestion_failure, research_one
-from seekgraph.nodes.review_plan import review_plan
-from seekgraph.nodes.schedule import schedule
-from seekgraph.nodes.services import Services, bind
-from seekgraph.nodes.write_report import write_report
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.services import Services, bind
+from seekgraph.nodes.research.check_report import check_report
+from seekgraph.nodes.research.plan_gaps import plan_gaps
+from seekgraph.nodes.research.plan_research import plan_research
+from seekgraph.nodes.research.research_one import record_subquestion_failure, research_one
+from seekgraph.nodes.research.review_plan import review_plan
+from seekgraph.nodes.research.schedule import schedule
+from seekgraph.nodes.research.write_report import write_report
 from seekgraph.state.research import ReportState, ResearchInput, ResearchState
 
 

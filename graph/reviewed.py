@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from seekgraph.graph.search import build_search_flow, build_search_graph
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.services import Services
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.services import Services
 
 
 def reviewed_flow(

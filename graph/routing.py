@@ -10,7 +10,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from seekgraph.nodes.context import Context
+from seekgraph.nodes.plumbing.context import Context
 from seekgraph.state.budget import exhausted
 from seekgraph.state.schemas import SearchBranch, SearchState
 

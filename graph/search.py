@@ -19,18 +19,18 @@ from seekgraph.graph.routing import (
     route_after_check_answer,
     route_after_evaluate,
 )
-from seekgraph.nodes.check_answer import check_answer
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.evaluate import evaluate
-from seekgraph.nodes.expand_query import expand_query
-from seekgraph.nodes.filter_results import filter_results
-from seekgraph.nodes.integrate import integrate
-from seekgraph.nodes.prepare import prepare
-from seekgraph.nodes.read_documents import read_documents
-from seekgraph.nodes.remember import remember
-from seekgraph.nodes.review_evidence import review_evidence
-from seekgraph.nodes.search_source import record_source_failure, search_source
-from seekgraph.nodes.services import Services, bind
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.services import Services, bind
+from seekgraph.nodes.search.check_answer import check_answer
+from seekgraph.nodes.search.evaluate import evaluate
+from seekgraph.nodes.search.expand_query import expand_query
+from seekgraph.nodes.search.filter_results import filter_results
+from seekgraph.nodes.search.integrate import integrate
+from seekgraph.nodes.search.prepare import prepare
+from seekgraph.nodes.search.read_documents import read_documents
+from seekgraph.nodes.search.remember import remember
+from seekgraph.nodes.search.review_evidence import review_evidence
+from seekgraph.nodes.search.search_source import record_source_failure, search_source
 from seekgraph.state.schemas import (
     AnswerState,
     InputState,

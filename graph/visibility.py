@@ -1,4 +1,4 @@
-"""The thread's state read back as its person may see it now (``nodes.visibility``).
+"""The thread's state read back as its person may see it now (``nodes.plumbing.visibility``).
 
 A route that shows a thread (its state, its history, a reconnect's snapshot) reads it through
 :class:`VisibleGraph`; runs read and write the real checkpoints.
@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from seekgraph.graph.inspect import Graph
-from seekgraph.nodes.visibility import WITHHELD, revoked, visible_values, without
+from seekgraph.nodes.plumbing.visibility import WITHHELD, revoked, visible_values, without
 from seekgraph.sources.registry import SourceRegistry
 
 

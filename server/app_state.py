@@ -53,7 +53,7 @@ from seekgraph.server.runs.worker import Worker, worker_name
 from seekgraph.server.settings import Settings
 
 if TYPE_CHECKING:
-    from seekgraph.nodes.services import Services
+    from seekgraph.nodes.plumbing.services import Services
 
 log = logging.getLogger("seekgraph.server")
 

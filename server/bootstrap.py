@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from langgraph.graph.state import CompiledStateGraph
 
 from seekgraph.graph.flows import FLOWS
-from seekgraph.nodes.services import Services
+from seekgraph.nodes.plumbing.services import Services
 from seekgraph.providers import pace
 from seekgraph.providers.chat import (
     ChatModel,
@@ -26,18 +26,18 @@ from seekgraph.providers.embeddings import Embedder, load_embedder
 from seekgraph.providers.rerank import LocalReranker, Reranker
 from seekgraph.server.images import load_image
 from seekgraph.server.settings import Settings
-from seekgraph.sources import archives
-from seekgraph.sources.connector import Connector, member_groups
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.index_source import EmbeddedSource
-from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.connectors.connector import Connector, member_groups
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.index_source import EmbeddedSource
+from seekgraph.sources.indexes.index_vectors import reranker_embedder
+from seekgraph.sources.ingestion import archives
 from seekgraph.sources.registry import SourceRegistry
 from seekgraph.sources.web import WebSource, web_source
-from seekgraph.sources.web_fetch import FetchPolicy, PageFetcher
+from seekgraph.sources.web.fetch import FetchPolicy, PageFetcher
 
 if TYPE_CHECKING:
-    from seekgraph.sources.redis_index import RedisIndex
-from seekgraph.sources.workspace import (
+    from seekgraph.sources.indexes.redis_index import RedisIndex
+from seekgraph.sources.ingestion.workspace import (
     SyncReport,
     WorkspaceError,
     demo_workspace,
@@ -139,12 +139,12 @@ def configured_connectors(settings: Settings, workspace: Path) -> list[Connector
     out: list[Connector] = []
     people = people_of(load_config(workspace))
     if settings.slack_token is not None:
-        from seekgraph.sources.slack_connector import SlackConnector
+        from seekgraph.sources.connectors.slack import SlackConnector
 
         token = settings.slack_token.get_secret_value()
         out.append(SlackConnector(token, people, base_url=settings.slack_base_url))
     if settings.confluence_url:
-        from seekgraph.sources.confluence_connector import ConfluenceConnector
+        from seekgraph.sources.connectors.confluence import ConfluenceConnector
 
         if not settings.confluence_user or settings.confluence_token is None:
             raise WorkspaceError(
@@ -161,8 +161,8 @@ def configured_connectors(settings: Settings, workspace: Path) -> list[Connector
             )
         )
     if settings.gdrive_credentials or settings.gdrive_token is not None:
-        from seekgraph.sources.connector import ConnectorError
-        from seekgraph.sources.drive_connector import DriveConnector, drive_credentials
+        from seekgraph.sources.connectors.connector import ConnectorError
+        from seekgraph.sources.connectors.drive import DriveConnector, drive_credentials
 
         access = settings.gdrive_token.get_secret_value() if settings.gdrive_token else None
         try:
@@ -172,7 +172,7 @@ def configured_connectors(settings: Settings, workspace: Path) -> list[Connector
         lists = list_members(load_config(workspace))  # a list's address: its members read
         out.append(DriveConnector(creds, people, base_url=settings.gdrive_base_url, lists=lists))
     if settings.feishu_app_id:
-        from seekgraph.sources.feishu_connector import feishu_connectors
+        from seekgraph.sources.connectors.feishu import feishu_connectors
 
         if settings.feishu_app_secret is None:
             raise WorkspaceError("SEEKGRAPH_FEISHU_APP_ID needs SEEKGRAPH_FEISHU_APP_SECRET")
@@ -204,7 +204,7 @@ def shared_index(settings: Settings, workspace: Path, embedder: Embedder) -> Red
         return None
     if not settings.redis_url:
         raise WorkspaceError("SEEKGRAPH_INDEX_BACKEND=redis needs SEEKGRAPH_REDIS_URL")
-    from seekgraph.sources.redis_index import RedisIndex
+    from seekgraph.sources.indexes.redis_index import RedisIndex
 
     scope = hashlib.sha256(str(workspace).encode()).hexdigest()[:12]
     return RedisIndex(

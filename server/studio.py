@@ -19,7 +19,7 @@ from langchain_core.runnables import RunnableConfig
 
 from seekgraph.graph.context import Context
 from seekgraph.graph.flows import FLOWS
-from seekgraph.nodes.services import Services
+from seekgraph.nodes.plumbing.services import Services
 from seekgraph.server.bootstrap import build_services
 from seekgraph.server.settings import Settings
 

@@ -24,10 +24,10 @@ class SourceRegistry:
         self._sources: dict[str, Source] = {}
         self._users: dict[str, User] = {}
         self.connectors: list[tuple[Any, Any]] = []
-        """Live connectors and the index each syncs into (``sources.connector``)."""
+        """Live connectors and the index each syncs into (``sources.connectors.connector``)."""
         self.memberships: Callable[[str], frozenset[str]] | None = None
-        """Groups a user is in *now* in connected systems (``sources.connector``), read at
-        each question so a membership change needs no re-indexing."""
+        """Groups a user is in *now* in connected systems (``sources.connectors.connector``),
+        read at each question so a membership change needs no re-indexing."""
         self.refresh: Callable[[SourceRegistry], None] | None = None
         """Brings the sources added or removed elsewhere (``seekgraph index``, an ingest job)
         into this registry; called at most every ``refresh_seconds`` when sources are asked."""

@@ -24,11 +24,11 @@ from seekgraph.graph.context import Context
 from seekgraph.graph.inspect import question_state, steps_of
 from seekgraph.graph.run import run, run_config
 from seekgraph.graph.search import search_flow
-from seekgraph.nodes.services import Services
+from seekgraph.nodes.plumbing.services import Services
 from seekgraph.providers.embeddings import E5Embedder, Embedder, load_embedder
 from seekgraph.providers.rerank import LocalReranker
 from seekgraph.sources.base import User
-from seekgraph.sources.memory import InMemorySource, MemoryDocument
+from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
 from seekgraph.sources.registry import SourceRegistry
 
 #: The tiers, cheapest first: each is a folder under tests/ and a marker of the same name.
@@ -232,7 +232,7 @@ async def close_chat_clients() -> Any:
 @pytest.fixture(scope="session")
 def demo_services(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Services:
     """The bundled demo workspace in a real embedded index, with the real model."""
-    from seekgraph.sources.workspace import demo_workspace, open_workspace
+    from seekgraph.sources.ingestion.workspace import demo_workspace, open_workspace
 
     index = tmp_path_factory.mktemp("index") / "demo.sqlite"
     registry, _ = open_workspace(demo_workspace(), index, real_embedder)

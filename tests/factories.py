@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from seekgraph.sources.memory import InMemorySource, MemoryDocument
+from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
 from seekgraph.state.budget import new_budget
 
 

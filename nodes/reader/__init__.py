@@ -24,11 +24,11 @@ answers, write the answer, check it); ``reader_for`` picks its implementation fo
 
 from __future__ import annotations
 
-from seekgraph.nodes.context import Context
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.services import Services, chat_model_for
 from seekgraph.nodes.reader.base import STATUSES, Reader, Reply
 from seekgraph.nodes.reader.model import ModelReader
 from seekgraph.nodes.reader.offline import OfflineReader
-from seekgraph.nodes.services import Services, chat_model_for
 from seekgraph.state.schemas import SearchState
 
 

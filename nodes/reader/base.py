@@ -11,7 +11,7 @@ from seekgraph.state.schemas import SearchState, Verdict
 if TYPE_CHECKING:
     from langgraph.runtime import Runtime
 
-    from seekgraph.nodes.context import Context
+    from seekgraph.nodes.plumbing.context import Context
 
 Status = Literal["answered", "passages", "partial", "not_found"]
 #: Every status a reply may have (``nodes.reader``'s docstring says what each means).

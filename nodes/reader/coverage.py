@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.evidence import hop_queries, kept, relevance
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.evidence import hop_queries, kept, relevance
 from seekgraph.nodes.reader.answerable import mentions, required_words, subject_part
 from seekgraph.providers.terms import STOPWORDS, coverage, display_words, term_set, terms
 from seekgraph.state.models import READ_WHOLE_KINDS, Evidence

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from seekgraph.nodes.attribution import author_of
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.evidence import lifted
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.evidence import lifted
+from seekgraph.nodes.plumbing.services import Services
+from seekgraph.nodes.reader.attribution import author_of
 from seekgraph.nodes.reader.needs import Need, needs_of
 from seekgraph.nodes.reader.question_kind import extra_units, kind_bonus
-from seekgraph.nodes.services import Services
 from seekgraph.providers.rerank import meaning_beyond_subject, words_pull
 from seekgraph.providers.sentences import sentences
 from seekgraph.providers.terms import coverage, term_set, terms

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from seekgraph.nodes.prompting import CITATION
+from seekgraph.nodes.plumbing.prompting import CITATION
 from seekgraph.providers.terms import term_set
 
 #: a number as a person reads it, not the digits inside a word ("w0", "e5", "v2")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from seekgraph.nodes.prompting import CITATION, cited_ids
+from seekgraph.nodes.plumbing.prompting import CITATION, cited_ids
 from seekgraph.nodes.reader.base import Reply
 from seekgraph.nodes.reader.grounding import attach_citations, claims_of, keep_held, recite
 from seekgraph.nodes.reader.needs import REFUSAL

@@ -13,25 +13,25 @@ import re
 
 from langgraph.runtime import Runtime
 
-from seekgraph.nodes.conflicts import conflict_lines
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.decisions import AnswerReview, EvaluateDecision, Grades
-from seekgraph.nodes.evidence import by_authority, kept
-from seekgraph.nodes.llm import Decision, decide
-from seekgraph.nodes.prompting import (
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.decisions import AnswerReview, EvaluateDecision, Grades
+from seekgraph.nodes.plumbing.evidence import by_authority, kept
+from seekgraph.nodes.plumbing.llm import Decision, decide
+from seekgraph.nodes.plumbing.prompting import (
     CITATION,
     conversation_of,
     render_evidence,
     repair_citations,
     strip_echo,
 )
-from seekgraph.nodes.prompts import FORCED_NOTE, INTEGRATE_PROMPT
+from seekgraph.nodes.plumbing.prompts import FORCED_NOTE, INTEGRATE_PROMPT
+from seekgraph.nodes.plumbing.services import Services, node_name
+from seekgraph.nodes.plumbing.writing import images_in_budget, stream_reply, with_images
 from seekgraph.nodes.reader.base import Grading, Judged, Reply, Review, Written
+from seekgraph.nodes.reader.conflicts import conflict_lines
 from seekgraph.nodes.reader.guard import guard_reply
 from seekgraph.nodes.reader.needs import describe_needs
 from seekgraph.nodes.reader.offline import OfflineReader
-from seekgraph.nodes.services import Services, node_name
-from seekgraph.nodes.writing import images_in_budget, stream_reply, with_images
 from seekgraph.providers import pace
 from seekgraph.providers.chat import AnswerInterruptedError, ChatModel, ModelClientError, ModelError
 from seekgraph.state.models import Evidence, ModelCall

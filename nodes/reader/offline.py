@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from seekgraph.nodes.attribution import wrong_person
-from seekgraph.nodes.conflicts import current_first, find_conflicts
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.evidence import relevance
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.evidence import relevance
+from seekgraph.nodes.plumbing.services import Services
+from seekgraph.nodes.plumbing.services import today as today_utc
 from seekgraph.nodes.reader.answerable import (
     Judgement,
     judge_quotes,
@@ -23,7 +23,9 @@ from seekgraph.nodes.reader.answerable import (
     required_words,
     subject_part,
 )
+from seekgraph.nodes.reader.attribution import wrong_person
 from seekgraph.nodes.reader.base import Judged, Reply, Review, Written
+from seekgraph.nodes.reader.conflicts import current_first, find_conflicts
 from seekgraph.nodes.reader.coverage import coverage_verdict
 from seekgraph.nodes.reader.extractive import (
     CHAT_KINDS,
@@ -38,8 +40,6 @@ from seekgraph.nodes.reader.passages import MAX_REPLY_CHARS, answer_reply, close
 from seekgraph.nodes.reader.question_kind import procedure_steps
 from seekgraph.nodes.reader.quote_verdict import judged_verdict
 from seekgraph.nodes.reader.tables import asks_history, history_page
-from seekgraph.nodes.services import Services
-from seekgraph.nodes.services import today as today_utc
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import Conflict, Evidence
 from seekgraph.state.schemas import SearchState, Verdict

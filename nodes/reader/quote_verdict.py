@@ -8,8 +8,10 @@ that no newer source changes a quoted amount or date.
 
 from __future__ import annotations
 
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.evidence import by_authority, kept, relevance
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.evidence import by_authority, kept, relevance
+from seekgraph.nodes.plumbing.services import Services
+from seekgraph.nodes.plumbing.writing import resolve_versions
 from seekgraph.nodes.reader.answerable import (
     WORD_KINDS,
     Judgement,
@@ -19,8 +21,6 @@ from seekgraph.nodes.reader.answerable import (
 )
 from seekgraph.nodes.reader.extractive import Quote, extractive_answer
 from seekgraph.nodes.reader.needs import NEED_NAMES, Need, needs_of
-from seekgraph.nodes.services import Services
-from seekgraph.nodes.writing import resolve_versions
 from seekgraph.providers.sentences import sentences
 from seekgraph.providers.terms import STOPWORDS, display_words
 from seekgraph.state.models import READ_WHOLE_KINDS

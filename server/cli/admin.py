@@ -23,9 +23,9 @@ def index_folder(args: argparse.Namespace) -> int:
 
     from seekgraph.providers.embeddings import load_embedder
     from seekgraph.server.bootstrap import open_index, workspace_of
-    from seekgraph.sources.readers import checked_acl, unreadable_lines
-    from seekgraph.sources.slack_export import is_slack_export
-    from seekgraph.sources.workspace import (
+    from seekgraph.sources.ingestion.readers import checked_acl, unreadable_lines
+    from seekgraph.sources.ingestion.slack_export import is_slack_export
+    from seekgraph.sources.ingestion.workspace import (
         load_config,
         people_of,
         register_source,
@@ -122,8 +122,8 @@ def _index_detached(
     from seekgraph.providers.embeddings import load_embedder
     from seekgraph.server.bootstrap import shared_index, workspace_of
     from seekgraph.server.runs.ingest import ingest_jobs
-    from seekgraph.sources.readers import unreadable, unreadable_lines
-    from seekgraph.sources.workspace import read_source
+    from seekgraph.sources.ingestion.readers import unreadable, unreadable_lines
+    from seekgraph.sources.ingestion.workspace import read_source
 
     if not settings.redis_url or settings.index_backend != "redis":
         raise CliError(
@@ -193,8 +193,8 @@ def manage_sources(args: argparse.Namespace) -> int:
     """List the workspace's and the added sources, or remove an added one."""
     from seekgraph.providers.embeddings import load_embedder
     from seekgraph.server.bootstrap import open_index, workspace_of
-    from seekgraph.sources.readers import readable_counts
-    from seekgraph.sources.workspace import (
+    from seekgraph.sources.ingestion.readers import readable_counts
+    from seekgraph.sources.ingestion.workspace import (
         load_config,
         registered_sources,
         unregister_source,
@@ -246,7 +246,7 @@ def add_key(args: argparse.Namespace) -> int:
     """Create an API key, store its hash, print the key once."""
     from seekgraph.server.auth import add_key_to_file
     from seekgraph.server.bootstrap import workspace_of
-    from seekgraph.sources.workspace import load_config
+    from seekgraph.sources.ingestion.workspace import load_config
 
     settings = settings_of(args)
     try:

@@ -14,7 +14,7 @@ from seekgraph.graph.context import REQUEST_KNOBS, Context
 from seekgraph.server.settings import Settings
 
 if TYPE_CHECKING:
-    from seekgraph.nodes.services import Services
+    from seekgraph.nodes.plumbing.services import Services
 
 
 class CliError(Exception):

@@ -23,7 +23,7 @@ from seekgraph.server.thread_ids import BadThreadIdError, canonical_thread_id, n
 if TYPE_CHECKING:  # the heavy imports happen where they are used: --help answers at once
     from langgraph.graph.state import CompiledStateGraph
 
-    from seekgraph.nodes.services import Services
+    from seekgraph.nodes.plumbing.services import Services
 
 
 def thread_arg(value: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from seekgraph.nodes.attribution import about, misattributed, without_name
+from seekgraph.nodes.reader.attribution import about, misattributed, without_name
 from tests.factories import make_evidence
 
 PEOPLE = {"Caroline", "Melanie"}
@@ -49,7 +49,7 @@ def test_the_name_is_taken_out_of_the_question_for_content_matching() -> None:
 
 
 async def test_a_hypothetical_question_is_a_judgement_not_a_quote(embedder) -> None:
-    from seekgraph.nodes.attribution import wrong_person
+    from seekgraph.nodes.reader.attribution import wrong_person
     from seekgraph.providers.rerank import LocalReranker
 
     reranker = LocalReranker(embedder)

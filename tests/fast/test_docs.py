@@ -5,7 +5,7 @@ import importlib.util
 from dataclasses import fields
 from pathlib import Path
 
-from seekgraph.nodes.context import Context
+from seekgraph.nodes.plumbing.context import Context
 from seekgraph.server.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]

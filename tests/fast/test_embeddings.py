@@ -19,9 +19,9 @@ from seekgraph.providers.embeddings import (
 )
 from seekgraph.server.settings import Settings
 from seekgraph.sources.base import User
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.index_vectors import reranker_embedder
-from seekgraph.sources.workspace import sync_source
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.index_vectors import reranker_embedder
+from seekgraph.sources.ingestion.workspace import sync_source
 
 BOB = User("bob", frozenset({"everyone"}))
 

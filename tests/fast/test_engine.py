@@ -9,9 +9,9 @@ import pytest
 from langchain_core.language_models import GenericFakeChatModel
 
 from seekgraph.graph.context import Context
-from seekgraph.nodes.admission import AdmissionError, admit
+from seekgraph.nodes.plumbing.admission import AdmissionError, admit
 from seekgraph.providers.rerank import LocalReranker, Reranked
-from seekgraph.sources.memory import InMemorySource, MemoryDocument
+from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
 from tests.conftest import kb_docs, make_services, run_graph, scripted_model
 
 
@@ -69,8 +69,8 @@ async def test_a_node_registered_under_another_name_labels_its_events_with_it(se
     from langgraph.graph import END, START, StateGraph
 
     from seekgraph.graph.run import run, run_config
-    from seekgraph.nodes.prepare import prepare
-    from seekgraph.nodes.services import bind
+    from seekgraph.nodes.plumbing.services import bind
+    from seekgraph.nodes.search.prepare import prepare
     from seekgraph.state.schemas import InputState, OutputState, SearchState
 
     builder: Any = StateGraph(

@@ -15,7 +15,7 @@ from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.inspect import question_state
 from seekgraph.graph.run import run, run_config
 from seekgraph.graph.search import build_search_graph
-from seekgraph.sources.memory import InMemorySource, MemoryDocument
+from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
 from tests.conftest import make_services
 
 HANDBOOK = MemoryDocument(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from seekgraph.nodes.freshness import dates_in, verdict
+from seekgraph.nodes.reader.freshness import dates_in, verdict
 
 TODAY = dt.date(2026, 12, 1)
 
@@ -46,7 +46,7 @@ def test_abbreviated_months_are_read_and_an_impossible_date_is_none() -> None:
 
 
 def test_the_newer_fact_takes_the_place_of_the_one_it_makes_out_of_date() -> None:
-    from seekgraph.nodes.conflicts import current_first
+    from seekgraph.nodes.reader.conflicts import current_first
 
     old = "While travelling the daily meal allowance is $50 per person."
     new = "From 1 November the daily meal allowance is $75 per person."

@@ -8,7 +8,7 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from seekgraph.graph.context import Context
-from seekgraph.sources.memory import InMemorySource, MemoryDocument
+from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
 from tests.conftest import chat_docs, kb_docs, make_services, run_graph
 from tests.factories import single_doc_source
 

@@ -5,8 +5,8 @@ The replies are Qwen2.5-Coder 1.5B's, from the benchmark's runs on the READMEs.
 
 from __future__ import annotations
 
-from seekgraph.nodes.prompting import strip_echo
-from seekgraph.nodes.prompts import INTEGRATE_PROMPT
+from seekgraph.nodes.plumbing.prompting import strip_echo
+from seekgraph.nodes.plumbing.prompts import INTEGRATE_PROMPT
 from seekgraph.nodes.reader.grounding import (
     attach_citations,
     keep_held,

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from seekgraph.graph.context import Context
-from seekgraph.nodes.services import Services
+from seekgraph.nodes.plumbing.services import Services
 from seekgraph.providers.embeddings import E5Embedder, Embedder
 from seekgraph.providers.rerank import LocalReranker
 from seekgraph.sources.base import User
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.index_source import EmbeddedSource
-from seekgraph.sources.ingest import read_folder
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.index_source import EmbeddedSource
+from seekgraph.sources.ingestion.ingest import read_folder
+from seekgraph.sources.ingestion.workspace import sync_source
 from seekgraph.sources.registry import SourceRegistry
-from seekgraph.sources.workspace import sync_source
 from tests.conftest import run_graph
 from tests.factories import write_chat_export
 

@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 from seekgraph.sources.base import User
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.index_source import EmbeddedSource
-from seekgraph.sources.ingest import HARD_CHUNK_CHARS, read_folder
-from seekgraph.sources.workspace import sync_source
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.index_source import EmbeddedSource
+from seekgraph.sources.ingestion.ingest import HARD_CHUNK_CHARS, read_folder
+from seekgraph.sources.ingestion.workspace import sync_source
 
 BOB = User("bob", frozenset({"everyone"}))
 LEAD = User("lea", frozenset({"everyone", "leads"}))

@@ -13,9 +13,9 @@ from email.message import EmailMessage
 from pathlib import Path
 
 from seekgraph.sources.base import User
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.ingest import read_folder
-from seekgraph.sources.workspace import sync_source
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.ingestion.ingest import read_folder
+from seekgraph.sources.ingestion.workspace import sync_source
 
 PEOPLE = {"alice@fernhill.example": "alice", "bob@fernhill.example": "bob", "carol": "carol"}
 ALICE = User("alice", frozenset({"everyone"}))

@@ -10,18 +10,18 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from seekgraph.graph.context import Context
-from seekgraph.nodes.admission import AdmissionError
-from seekgraph.nodes.check_answer import check_answer
-from seekgraph.nodes.conflicts import facts
-from seekgraph.nodes.evaluate import evaluate
-from seekgraph.nodes.evidence import relevance
-from seekgraph.nodes.expand_query import expand_query
-from seekgraph.nodes.filter_results import filter_results
-from seekgraph.nodes.integrate import integrate
-from seekgraph.nodes.prepare import prepare
-from seekgraph.nodes.read_documents import read_documents
+from seekgraph.nodes.plumbing.admission import AdmissionError
+from seekgraph.nodes.plumbing.evidence import relevance
+from seekgraph.nodes.reader.conflicts import facts
 from seekgraph.nodes.reader.coverage import bridge_questions, names_in
-from seekgraph.nodes.search_source import search_source
+from seekgraph.nodes.search.check_answer import check_answer
+from seekgraph.nodes.search.evaluate import evaluate
+from seekgraph.nodes.search.expand_query import expand_query
+from seekgraph.nodes.search.filter_results import filter_results
+from seekgraph.nodes.search.integrate import integrate
+from seekgraph.nodes.search.prepare import prepare
+from seekgraph.nodes.search.read_documents import read_documents
+from seekgraph.nodes.search.search_source import search_source
 from seekgraph.sources.registry import UnknownUserError
 from seekgraph.state.reducers import merge_evidence
 from tests.conftest import make_services

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from seekgraph.sources.ingest import read_folder
+from seekgraph.sources.ingestion.ingest import read_folder
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data" / "openpyxl"
 

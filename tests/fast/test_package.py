@@ -55,3 +55,11 @@ def test_the_server_is_split_into_rooms() -> None:
     shared = {"app_state", "audit", "auth", "bootstrap", "caller", "images", "limits", "observe"}
     shared |= {"settings", "studio", "thread_ids"}
     assert loose <= shared, f"modules to place in a room: {sorted(loose - shared)}"
+
+
+def test_sources_and_nodes_are_split_into_rooms() -> None:
+    """At the top of ``sources/`` and ``nodes/``, only what every room shares; the rest in rooms."""
+    shared = {"sources": {"base", "errors", "registry", "resilient"}, "nodes": set()}
+    for layer, allowed in shared.items():
+        loose = {p.stem for p in (REPO / layer).glob("*.py")} - {"__init__"}
+        assert loose <= allowed, f"{layer}/: modules to place in a room: {sorted(loose - allowed)}"

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from seekgraph.graph.context import Context
+from seekgraph.nodes.plumbing.services import Services
 from seekgraph.nodes.reader.extractive import NOTHING_FOUND
-from seekgraph.nodes.services import Services
 from seekgraph.providers.rerank import LocalReranker
 from seekgraph.sources.base import User
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.index_source import EmbeddedSource
-from seekgraph.sources.index_vectors import reranker_embedder
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.index_source import EmbeddedSource
+from seekgraph.sources.indexes.index_vectors import reranker_embedder
+from seekgraph.sources.ingestion.workspace import sync_source
 from seekgraph.sources.registry import SourceRegistry
-from seekgraph.sources.workspace import sync_source
 from tests.conftest import run_graph
 
 CORPUS = Path(__file__).parents[2] / "bench" / "data" / "devset_api" / "corpus"

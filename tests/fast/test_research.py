@@ -13,8 +13,8 @@ from langgraph.types import Command
 from seekgraph.graph.context import Context
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.run import run, run_config
-from seekgraph.nodes.plan_checks import PlanError, checked_plan
-from seekgraph.nodes.plan_research import named_parts, topic_headings, topic_words
+from seekgraph.nodes.research.plan_checks import PlanError, checked_plan, named_parts
+from seekgraph.nodes.research.plan_research import topic_headings, topic_words
 from seekgraph.providers import pace
 from seekgraph.providers.chat import SERVING
 
@@ -149,7 +149,7 @@ async def test_an_extractive_plan_comes_from_the_corpus_topics(services) -> None
 
 
 def test_a_placeholder_is_filled_with_the_name_the_first_answer_adds() -> None:
-    from seekgraph.nodes.research_one import short_answer
+    from seekgraph.nodes.research.research_one import short_answer
 
     answer = (
         "Extractive answer (no language model was used; each line is quoted from a source):\n\n"
@@ -191,7 +191,7 @@ PRIYA_CHAT = [
 
 
 def priya_services(embedder):
-    from seekgraph.sources.memory import InMemorySource, MemoryDocument
+    from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
     from tests.conftest import make_services
 
     docs = [
@@ -354,7 +354,7 @@ def test_a_topic_is_headed_by_the_phrase_its_passages_share_not_a_list_of_words(
 
 
 def test_a_named_part_nothing_answered_is_a_section_that_says_so() -> None:
-    from seekgraph.nodes.check_report import NOTHING_FOR_PART, in_plan_order
+    from seekgraph.nodes.research.check_report import NOTHING_FOR_PART, in_plan_order
 
     def part(i: str, title: str, **more: object) -> dict[str, object]:
         return {"id": i, "question": title, "depends_on": [], "intent": "", "title": title, **more}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from seekgraph.providers.sentences import sentences
-from seekgraph.sources.markdown_text import readable_markdown
+from seekgraph.sources.ingestion.markdown_text import readable_markdown
 
 DOC = """# Path
 

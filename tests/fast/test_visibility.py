@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from seekgraph.nodes.visibility import WITHHELD, refs, without
+from seekgraph.nodes.plumbing.visibility import WITHHELD, refs, without
 
 GONE = "slack/leads/1762250500.000200"
 KEPT = "kb/travel"

@@ -172,7 +172,7 @@ def test_the_demo_index_is_the_same_file_for_every_install(tmp_path: Path) -> No
 
     from seekgraph.server.bootstrap import index_path
     from seekgraph.server.settings import Settings
-    from seekgraph.sources.workspace import demo_workspace
+    from seekgraph.sources.ingestion.workspace import demo_workspace
 
     settings = Settings(data_dir=tmp_path)
     demo = demo_workspace().resolve()

@@ -10,9 +10,9 @@ import copy
 import io
 from typing import Any
 
-from seekgraph.sources.confluence_connector import ConfluenceConnector
-from seekgraph.sources.connector import connector_state, sync_connector
-from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.connectors.confluence import ConfluenceConnector
+from seekgraph.sources.connectors.connector import connector_state, sync_connector
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
 from tests.support.connected import PEOPLE, Searcher, calls, fake_system, script, world
 from tests.support.processes import Proc
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from seekgraph.sources.connector import connector_state, sync_connector
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.slack_connector import SlackConnector
+from seekgraph.sources.connectors.connector import connector_state, sync_connector
+from seekgraph.sources.connectors.slack import SlackConnector
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
 from tests.factories import people_workspace
 from tests.support.connected import PEOPLE, Searcher, calls, fake_system, script, world
 from tests.support.processes import cli
@@ -183,7 +183,7 @@ def test_one_sync_of_a_connector_at_a_time_across_instances(
     script(slack, token="xoxb-test")
     world(slack, copy.deepcopy(WORLD))
     if backend == "redis":
-        from seekgraph.sources.redis_index import RedisIndex
+        from seekgraph.sources.indexes.redis_index import RedisIndex
 
         url, prefix = request.getfixturevalue("redis_url"), f"test:{uuid.uuid4().hex[:8]}:"
         first, second = (
@@ -349,8 +349,8 @@ async def test_a_follow_up_never_builds_on_an_answer_its_person_can_no_longer_re
 
     from seekgraph.graph.context import Context
     from seekgraph.graph.visibility import WITHHELD
-    from seekgraph.nodes.prepare import prepare
-    from seekgraph.nodes.services import Services
+    from seekgraph.nodes.plumbing.services import Services
+    from seekgraph.nodes.search.prepare import prepare
     from seekgraph.providers.rerank import LocalReranker
 
     script(slack, token="xoxb-test")

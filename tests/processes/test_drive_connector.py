@@ -8,9 +8,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from seekgraph.sources.connector import connector_state, sync_connector
-from seekgraph.sources.drive_connector import DriveConnector, drive_credentials
-from seekgraph.sources.embedded import EmbeddedIndex
+from seekgraph.sources.connectors.connector import connector_state, sync_connector
+from seekgraph.sources.connectors.drive import DriveConnector, drive_credentials
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
 from tests.processes.test_confluence_connector import docx
 from tests.support.connected import PEOPLE, Searcher, calls, fake_system, script, world
 from tests.support.processes import Proc

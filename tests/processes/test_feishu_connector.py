@@ -9,9 +9,9 @@ import copy
 import json
 from typing import Any
 
-from seekgraph.sources.connector import connector_state, sync_connector
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.feishu_connector import feishu_connectors
+from seekgraph.sources.connectors.connector import connector_state, sync_connector
+from seekgraph.sources.connectors.feishu import feishu_connectors
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
 from tests.support.connected import PEOPLE, Searcher, calls, fake_system, script, world
 
 

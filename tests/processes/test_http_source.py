@@ -10,8 +10,8 @@ import pytest
 
 from seekgraph.graph.context import Context
 from seekgraph.sources.base import User
-from seekgraph.sources.http import HttpSource, SourceRequestError, SourceUnavailableError
-from seekgraph.sources.memory import InMemorySource
+from seekgraph.sources.connectors.http import HttpSource, SourceRequestError, SourceUnavailableError
+from seekgraph.sources.indexes.memory import InMemorySource
 from tests.conftest import kb_docs, make_services, run_graph
 from tests.support.processes import Proc, start_search_server
 from tests.support.waiting import await_until

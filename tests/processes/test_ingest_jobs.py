@@ -22,11 +22,11 @@ import pytest
 from seekgraph.providers.embeddings import Embedder
 from seekgraph.server.runs.ingest import ingest_jobs
 from seekgraph.sources.base import User
-from seekgraph.sources.connector import Snapshot, sync_connector
-from seekgraph.sources.index_source import EmbeddedSource, IndexedDocument
-from seekgraph.sources.ingest_jobs import IngestTask, WorkerEmbedding
-from seekgraph.sources.redis_index import RedisIndex
-from seekgraph.sources.workspace import demo_workspace
+from seekgraph.sources.connectors.connector import Snapshot, sync_connector
+from seekgraph.sources.indexes.index_source import EmbeddedSource, IndexedDocument
+from seekgraph.sources.indexes.redis_index import RedisIndex
+from seekgraph.sources.ingestion.ingest_jobs import IngestTask, WorkerEmbedding
+from seekgraph.sources.ingestion.workspace import demo_workspace
 from seekgraph.state.models import Chunk
 from tests.support import BIN
 from tests.support.processes import Proc, start_worker
@@ -240,8 +240,8 @@ def test_ingest_task_from_a_newer_version_is_read() -> None:
 def test_a_running_registry_follows_sources_added_and_removed_elsewhere(
     tmp_path: Path, embedder: Embedder
 ) -> None:
-    from seekgraph.sources.embedded import EmbeddedIndex
-    from seekgraph.sources.workspace import (
+    from seekgraph.sources.indexes.embedded import EmbeddedIndex
+    from seekgraph.sources.ingestion.workspace import (
         open_workspace,
         register_source,
         sync_source,

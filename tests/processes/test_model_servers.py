@@ -15,9 +15,9 @@ import httpx
 import pytest
 from langgraph.runtime import Runtime
 
-from seekgraph.nodes.context import Context
-from seekgraph.nodes.decisions import EvaluateDecision
-from seekgraph.nodes.writing import stream_answer
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.decisions import EvaluateDecision
+from seekgraph.nodes.plumbing.writing import stream_answer
 from seekgraph.providers.chat import (
     AnswerInterruptedError,
     ChatModelConfig,

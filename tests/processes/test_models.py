@@ -19,9 +19,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from seekgraph.graph.context import Context
 from seekgraph.graph.inspect import question_state
 from seekgraph.graph.search import search_flow
-from seekgraph.nodes.decisions import EvaluateDecision
-from seekgraph.nodes.services import Services
-from seekgraph.nodes.writing import stream_answer
+from seekgraph.nodes.plumbing.decisions import EvaluateDecision
+from seekgraph.nodes.plumbing.services import Services
+from seekgraph.nodes.plumbing.writing import stream_answer
 from seekgraph.providers import pace
 from seekgraph.providers.chat import (
     AnswerInterruptedError,

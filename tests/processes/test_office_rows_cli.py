@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seekgraph.sources.ingest import read_folder
+from seekgraph.sources.ingestion.ingest import read_folder
 from tests.support.processes import cli
 
 

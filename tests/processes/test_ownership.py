@@ -528,7 +528,7 @@ def png(size: int, seed: int = 0) -> str:
 
 
 def test_a_document_url_that_is_not_a_link_never_reaches_a_client(tmp_path: Path) -> None:
-    from seekgraph.sources.ingest import read_folder
+    from seekgraph.sources.ingestion.ingest import read_folder
 
     (tmp_path / "evil.md").write_text(
         "---\ntitle: Evil\nurl: javascript:alert(document.cookie)\n---\nClick me.\n"
@@ -543,7 +543,7 @@ def test_a_document_url_that_is_not_a_link_never_reaches_a_client(tmp_path: Path
 
 def test_a_repeated_source_is_searched_once_and_a_long_list_is_refused() -> None:
     from seekgraph.graph.api import MAX_SOURCES, UnknownSourceError
-    from seekgraph.sources.memory import InMemorySource
+    from seekgraph.sources.indexes.memory import InMemorySource
     from seekgraph.sources.registry import SourceRegistry
 
     registry = SourceRegistry(

@@ -21,7 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from seekgraph.graph.context import Context
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.run import run, run_config
-from seekgraph.sources.memory import InMemorySource
+from seekgraph.sources.indexes.memory import InMemorySource
 from seekgraph.sources.resilient import ResilientClient, SourceRequestError, SourceUnavailableError
 from seekgraph.sources.web import (
     FetchFailedError,
@@ -31,8 +31,8 @@ from seekgraph.sources.web import (
     outgoing_from,
     web_source,
 )
-from seekgraph.sources.web_engines import BraveEngine, SearxngEngine
-from seekgraph.sources.web_fetch import FetchPolicy, PageFetcher
+from seekgraph.sources.web.engines import BraveEngine, SearxngEngine
+from seekgraph.sources.web.fetch import FetchPolicy, PageFetcher
 from tests.conftest import ALICE, BOB, kb_docs, make_services, run_graph
 from tests.support.processes import Proc, start_fake
 
@@ -263,7 +263,7 @@ async def test_research_plans_over_every_source_with_the_web_on_and_no_private_w
 def test_settings_turn_the_web_on_and_a_bad_workspace_entry_says_what_to_fix(tmp_path) -> None:
     from seekgraph.server.bootstrap import configured_web
     from seekgraph.server.settings import Settings
-    from seekgraph.sources.workspace import WorkspaceError, demo_workspace
+    from seekgraph.sources.ingestion.workspace import WorkspaceError, demo_workspace
 
     assert configured_web(Settings(data_dir=tmp_path), demo_workspace()) is None
     on = configured_web(

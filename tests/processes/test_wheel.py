@@ -89,7 +89,7 @@ def test_the_wheel_installs_one_name_and_answers_over_the_demo(
 ) -> None:
     where = run_outside(
         installed, tmp_path, "python", "-c",
-        "import seekgraph.server.cli.main as m, seekgraph.sources.workspace as w; "
+        "import seekgraph.server.cli.main as m, seekgraph.sources.ingestion.workspace as w; "
         "print(m.__file__); print(w.demo_workspace())",
     )  # fmt: skip
     assert where.returncode == 0, where.stderr[-3000:]

@@ -12,10 +12,10 @@ import pytest
 
 from seekgraph.providers.embeddings import E5Embedder, Embedder
 from seekgraph.sources.base import User
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.embedded_schema import SCHEMA
-from seekgraph.sources.index_source import EmbeddedSource
-from seekgraph.sources.workspace import demo_workspace, load_config, sync_source
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.embedded_schema import SCHEMA
+from seekgraph.sources.indexes.index_source import EmbeddedSource
+from seekgraph.sources.ingestion.workspace import demo_workspace, load_config, sync_source
 from tests.factories import write_chat_export
 
 ALICE = User("alice", frozenset({"everyone", "engineering", "security"}))
@@ -40,7 +40,7 @@ def open_index(backend: str, tmp_path: Path, embedder: Embedder, redis_url: str)
     if backend == "sqlite":
         idx: Any = EmbeddedIndex(tmp_path / "idx.sqlite", embedder)
     else:
-        from seekgraph.sources.redis_index import RedisIndex
+        from seekgraph.sources.indexes.redis_index import RedisIndex
 
         idx = RedisIndex(redis_url, embedder, prefix=f"test:{uuid.uuid4().hex[:8]}:")
     yield idx
@@ -198,7 +198,7 @@ async def test_a_redis_index_from_before_gains_the_preceding_field(
 ) -> None:
     from redis.commands.search.index_definition import IndexDefinition, IndexType
 
-    from seekgraph.sources.redis_index import RedisIndex
+    from seekgraph.sources.indexes.redis_index import RedisIndex
 
     prefix = f"test:{uuid.uuid4().hex[:8]}:"
     index = RedisIndex(redis_url, embedder, prefix=prefix)

@@ -9,9 +9,9 @@ import httpx
 import pytest
 
 from seekgraph.sources.base import User
-from seekgraph.sources.connector import member_groups
-from seekgraph.sources.embedded import EmbeddedIndex
-from seekgraph.sources.index_source import EmbeddedSource
+from seekgraph.sources.connectors.connector import member_groups
+from seekgraph.sources.indexes.embedded import EmbeddedIndex
+from seekgraph.sources.indexes.index_source import EmbeddedSource
 from seekgraph.sources.registry import SourceRegistry
 from tests.support.processes import Proc, start_fake
 

@@ -1,0 +1,154 @@
+"""Sources that disagree: comparable facts, which claim to trust, and how answers show it.
+
+Authority decides first, then freshness (``nodes/reader/freshness.py``), then recency.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from itertools import combinations
+
+from seekgraph.nodes.plumbing.evidence import newer
+from seekgraph.nodes.reader.freshness import effective_words, verdict
+from seekgraph.providers.terms import term_set
+from seekgraph.state.models import KIND_LABELS, Conflict, Evidence
+
+_MONEY = re.compile(
+    r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?)\b", re.I
+)
+_HOST = re.compile(r"\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+\.[a-z]{2,}\b", re.I)
+_QUANTITY = re.compile(
+    r"\b\d+(?:\.\d+)?\s?(?:%|percent|days?|hours?|weeks?|months?|minutes?)", re.I
+)
+
+
+def facts(text: str) -> dict[str, set[str]]:
+    """Comparable facts in a sentence, by type: amounts of money, host names, quantities."""
+
+    def norm(s: str) -> str:
+        return re.sub(r"[\s,]", "", s.lower())
+
+    return {
+        "money": {norm(m) for m in _MONEY.findall(text)},
+        "host": {m.lower() for m in _HOST.findall(text)},
+        "quantity": {norm(m) for m in _QUANTITY.findall(text)},
+    }
+
+
+def find_conflicts(candidates: list[tuple[str, Evidence]], today: dt.date) -> list[Conflict]:
+    """Pairs of sentences from different documents on one topic that state different facts.
+
+    Authority decides which to trust, unless the less authoritative one is newer and announces
+    a change already in effect (``freshness``): then the older article is out of date.
+    """
+    conflicts: list[Conflict] = []
+    seen_pairs: set[tuple[str, str]] = set()
+    for (sa, ea), (sb, eb) in combinations(candidates, 2):
+        if ea["doc_id"] == eb["doc_id"]:
+            continue
+        pair = tuple(sorted((ea["doc_id"], eb["doc_id"])))
+        if pair in seen_pairs:
+            continue
+        fa, fb = facts(sa), facts(sb)
+        kinds = [k for k in fa if fa[k] and fb[k] and fa[k] != fb[k]]
+        topic = (term_set(sa) & term_set(sb)) - {t for k in fa for t in fa[k] | fb[k]}
+        if not kinds or len(topic) < 2:
+            continue
+        seen_pairs.add(pair)  # type: ignore[arg-type]
+        if ea["authority"] != eb["authority"]:
+            trust, other = (ea, eb) if ea["authority"] > eb["authority"] else (eb, ea)
+            text = {ea["source_id"]: sa, eb["source_id"]: sb}
+            label = {e["source_id"]: KIND_LABELS.get(e["kind"], "source") for e in (ea, eb)}
+            reason = f"the {label[trust['source_id']]} is the more authoritative source"
+            change = (
+                verdict(text[other["source_id"]], other["updated_at"], today)
+                if newer(other, trust)
+                else None
+            )
+            when = (other["updated_at"] or "")[:10]
+            effective = effective_words(text[other["source_id"]], other["updated_at"])
+            if change == "current":
+                reason = (
+                    f"the newer {label[other['source_id']]} ({when}) announces a change"
+                    f"{effective}; the {label[trust['source_id']]} is out of date"
+                )
+                trust, other = other, trust
+            elif change == "upcoming":
+                reason += (
+                    f"; the newer {label[other['source_id']]} ({when}) announces a change"
+                    f"{effective}, upcoming"
+                )
+            elif newer(other, trust):
+                reason += (
+                    f", but the {label[other['source_id']]} is newer ({when}) and may report "
+                    "a change not yet written down — confirm with its author"
+                )
+        else:
+            trust, other = (ea, eb) if newer(ea, eb) or not newer(eb, ea) else (eb, ea)
+            reason = "both sources have the same authority; the newer one is preferred"
+        claims = [
+            {
+                "id": e["source_id"],
+                "text": s,
+                "kind": e["kind"],
+                "updated_at": e["updated_at"] or "",
+            }
+            for s, e in ((sa, ea), (sb, eb))
+        ]
+        conflicts.append(
+            {
+                "topic": ", ".join(sorted(topic)[:4]),
+                "claims": claims,
+                "trust": trust["source_id"],
+                "reason": reason,
+            }
+        )
+    return conflicts
+
+
+def current_first(lines: list[str], conflicts: list[Conflict]) -> list[str]:
+    """Quotes of a fact now in effect just before those of the article it made out of date.
+
+    A quote the newer statement superseded says so ("out of date"); the newer statement is
+    quoted in its place, though the question's words did not pick it. What the question's
+    words did pick keeps its rank: a newer meal allowance does not go before the hotel
+    limit asked for.
+    """
+    stale: set[str] = set()  # the superseded sentences themselves
+    for c in conflicts:
+        if "out of date" not in c["reason"]:
+            continue
+        now = next(claim for claim in c["claims"] if claim["id"] == c["trust"])
+        old = {claim["text"] for claim in c["claims"] if claim["id"] != c["trust"]}
+        stale |= old
+        at = next(
+            (i for i, line in enumerate(lines) for t in old if line.startswith(f"- {t} [src:")),
+            None,
+        )
+        if at is None:
+            continue
+        tag = f"[src:{now['id']}]"
+        mine = [line for line in lines[at:] if tag in line]
+        if any(tag in line for line in lines[:at]):
+            continue  # already quoted before it
+        rest = [line for line in lines[at:] if tag not in line]
+        lines = [*lines[:at], *(mine or [f"- {now['text']} {tag}"]), *rest]
+    return [
+        line.replace("- ", "- (out of date) ", 1)
+        if any(line.startswith(f"- {text} [src:") for text in stale)
+        else line
+        for line in lines
+    ]
+
+
+def conflict_lines(conflicts: list[Conflict]) -> list[str]:
+    """Conflicts in plain words, with both citations and which to trust."""
+    lines = []
+    for c in conflicts:
+        a, b = c["claims"]
+        lines.append(
+            f"Sources disagree: “{a['text']}” [src:{a['id']}] versus “{b['text']}” "
+            f"[src:{b['id']}]. Trust [src:{c['trust']}]: {c['reason']}."
+        )
+    return lines

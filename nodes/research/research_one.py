@@ -1,0 +1,158 @@
+"""``research_one``: one sub-question through the search graph, as a subgraph.
+
+Its dependencies' answers reach it as the earlier turns of its own short thread (the search
+reads them for follow-up terms and prompts); nothing else of theirs does. A failure is kept
+as the sub-question's result with its reason (``record_subquestion_failure``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import replace
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackManager, UsageMetadataCallbackHandler
+from langgraph.config import get_config
+from langgraph.errors import NodeError
+from langgraph.runtime import Runtime
+
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.evidence import relevance
+from seekgraph.nodes.research.events import tell
+from seekgraph.nodes.research.plan_checks import filled
+from seekgraph.nodes.research.report_text import quoted_lines
+from seekgraph.providers.language import MONTH_NAMES, WEEKDAY_NAMES
+from seekgraph.providers.pace import fitted_seconds
+from seekgraph.providers.terms import STOPWORDS
+from seekgraph.state.models import Turn
+from seekgraph.state.research import SubResult, SubRun, not_answered
+
+#: Quotes a sub-question's search gives its section (a report has room a chat answer has not).
+REPORT_SENTENCES = 8
+#: Passages a sub-question's search keeps a round: a section chooses among them.
+REPORT_EVIDENCE = 20
+
+
+#: Month and weekday names, never a bridge name (python-dateutil's).
+_CALENDAR = MONTH_NAMES | WEEKDAY_NAMES
+#: Names a placeholder is filled with ("A or B"): the first is not always the bridge.
+BRIDGE_NAMES = 2
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
+_NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'-]*)*")
+
+
+def short_answer(answer: str, question: str, lead: str = "", words: int = 12) -> str:
+    """What fills a ``{q1}`` placeholder: the names the answer adds to its question.
+
+    An extractive answer is a list of quotes, the best first; a model's answer is prose with
+    citations; an answer that quotes nothing ("I found nothing…") is no name, so the passage
+    its search found most relevant (``lead``) is read instead. From that text: the names the
+    question did not say at all (two words or more before a lone capitalised word, never a
+    month or a sentence's first word), the best two as "A or B" — the next hop searches for
+    either; else the first name that adds a word; else its first words.
+    """
+    quotes = quoted_lines(answer)
+    text = quotes[0]["text"] if quotes else (answer if "[src:" in answer else lead or answer)
+    asked = {w.lower() for w in re.findall(r"\w+", question)} - STOPWORDS
+    body = text.split(": ", 1)[-1]
+    names = [
+        m.group(0).strip()
+        for m in _NAME.finditer(body)
+        if m.group(0).strip().lower() not in _CALENDAR
+        # a lone capitalised word opening a sentence ("Although") says nothing of a name
+        and not (" " not in m.group(0).strip() and _SENTENCE_START.search(body[: m.start()]))
+    ]
+    said = [{w.lower() for w in re.findall(r"\w+", n)} - STOPWORDS for n in names]
+    new = [n for n, own in zip(names, said, strict=True) if own and not own & asked]
+    ranked = list(dict.fromkeys([n for n in new if len(n.split()) > 1] + new))
+    if ranked:
+        return " or ".join(ranked[:BRIDGE_NAMES])
+    for name, own in zip(names, said, strict=True):
+        if own - asked:
+            return name
+    return " ".join(text.split()[:words])
+
+
+#: Seconds a sub-question's search may run past its budget to write its answer.
+SUBQUESTION_GRACE = 30.0
+
+
+async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) -> dict[str, Any]:
+    """Search one sub-question; its kept evidence joins the run's ledger."""
+    sub = state["sub"]
+    answers = {
+        d["id"]: short_answer(d["answer"], d["question"], d.get("lead", ""))
+        for d in state["depends"]
+    }
+    question = filled(sub["question"], answers)
+    turns: list[Turn] = [
+        {"question": d["question"], "answer": d["answer"], "mode": "extractive"}
+        for d in state["depends"]
+    ]
+    # the person reviewed the plan; the sub-question's search does not stop for a review
+    context = replace(
+        runtime.context,
+        review_before_answer=False,
+        max_answer_sentences=max(runtime.context.max_answer_sentences, REPORT_SENTENCES),
+        rerank_top_k=max(runtime.context.rerank_top_k, REPORT_EVIDENCE),
+    )
+    if sub.get("sources"):
+        context = replace(context, sources=tuple(sub["sources"]))
+    if sub.get("budget_share"):  # its share of the report's tokens bounds its search
+        share = int(sub["budget_share"] * runtime.context.report_max_tokens)
+        context = replace(context, max_tokens=min(context.max_tokens, share))
+    # the trace id reaches the sub-run's events and model calls through its metadata; the
+    # tokens its model calls spend are counted for the report's budget
+    parent = get_config()
+    metadata = {**parent.get("metadata", {}), "trace_id": state["trace_id"]}
+    metadata["sub_question"] = sub["id"]
+    usage = UsageMetadataCallbackHandler()
+    callbacks = parent.get("callbacks")
+    if isinstance(callbacks, BaseCallbackManager):
+        callbacks = callbacks.copy()
+        callbacks.add_handler(usage, inherit=True)
+    else:
+        callbacks = [*(callbacks or []), usage]
+    # a sub-question's search has a run's time, fitted to the model's measured pace (a fixed
+    # 120 s cut a 1.5B model's every sub-question off, twice, and the report came out empty)
+    ctx = runtime.context
+    seconds = fitted_seconds(ctx.max_seconds, state.get("model"), ctx.max_rounds,
+                             ctx.fit_seconds_to_model) + SUBQUESTION_GRACE  # fmt: skip
+    try:
+        async with asyncio.timeout(seconds):
+            out = await search.ainvoke(
+                {"question": question, "turns": turns, "asked": state.get("asked", "")},
+                {"metadata": metadata, "callbacks": callbacks},
+                context=context,
+            )
+    except TimeoutError:
+        raise TimeoutError(f"its search took longer than {seconds:.0f} s") from None
+    kept = [ev for ev in out.get("evidence", []) if ev["kept_by"] != "none"]
+    result: SubResult = {
+        "id": sub["id"],
+        "question": question,
+        "status": "done",
+        "answer": out.get("answer", ""),
+        "citations": out.get("citations", []),
+        "evidence": [ev["source_id"] for ev in sorted(kept, key=relevance, reverse=True)],
+        "conflicts": out.get("conflicts", []),
+        "reason": "; ".join(out.get("unanswered", [])),
+        "tokens": sum(u.get("total_tokens", 0) for u in usage.usage_metadata.values()),
+    }
+    tell(
+        runtime,
+        state,
+        "research_one",
+        f"{sub['id']} done: {len(result['citations'])} citations",
+        id=sub["id"],
+        question=question,
+    )
+    return {"results": {sub["id"]: result}, "ledger": {ev["source_id"]: ev for ev in kept}}
+
+
+def record_subquestion_failure(state: SubRun, error: NodeError) -> dict[str, Any]:
+    """A sub-question that failed after its retries: marked failed, with the reason."""
+    sub = state["sub"]
+    reason = f"{type(error.error).__name__}: {error.error}"[:300]
+    return {"results": {sub["id"]: not_answered(sub, "failed", reason)}}

@@ -1,0 +1,219 @@
+"""``expand_query``: this round's query variants — gap questions first, the original last.
+
+LLM mode asks the model for complete natural-language variants; extractive mode builds
+pseudo-relevance-feedback variants from the evidence kept so far and bridge terms from
+documents read. Variants whose embedding is too close to a query already tried are dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from langgraph.runtime import Runtime
+
+from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.decisions import QueryVariants
+from seekgraph.nodes.plumbing.evidence import kept, relevance
+from seekgraph.nodes.plumbing.llm import decide
+from seekgraph.nodes.plumbing.prompting import conversation_of
+from seekgraph.nodes.plumbing.services import Services, chat_model_for, node_name, now
+from seekgraph.nodes.reader.coverage import bridge_questions
+from seekgraph.providers.embeddings import Embedder, aembed_queries
+from seekgraph.providers.terms import STOPWORDS, display_words, stem, term_set
+from seekgraph.sources.web import outside_words
+from seekgraph.state.budget import spend
+from seekgraph.state.events import node_event
+from seekgraph.state.models import ModelCall
+from seekgraph.state.schemas import SearchState
+
+
+def feedback_terms(state: SearchState, limit: int = 3) -> list[str]:
+    """Words frequent in the best evidence and absent from the question (RM-style feedback)."""
+    question_terms = term_set(state["question"])
+    weights: dict[str, float] = {}
+    shown: dict[str, str] = {}
+    for ev in sorted(kept(state.get("evidence", [])), key=relevance, reverse=True)[:5]:
+        for word in display_words(f"{ev['title']} {ev['snippet']}"):
+            key = stem(word.lower())
+            if key in question_terms or word.lower() in STOPWORDS or word.isdigit():
+                continue
+            weights[key] = weights.get(key, 0.0) + relevance(ev)
+            shown.setdefault(key, word)
+    return [shown[k] for k in sorted(weights, key=lambda k: -weights[k])[:limit]]
+
+
+def thread_terms(state: SearchState, limit: int = 4) -> list[str]:
+    """Words of the thread's earlier questions that this one does not repeat, newest first.
+
+    A follow-up often names its topic only by reference ("When is the retest?" after a
+    question about Project Nightjar's penetration test).
+    """
+    asked = term_set(state["question"])
+    out: dict[str, str] = {}
+    for turn in reversed(state.get("turns", [])):
+        for word in display_words(turn["question"]):
+            key = stem(word.lower())
+            if key not in asked and not word.isdigit():
+                out.setdefault(key, word)
+    return list(out.values())[:limit]
+
+
+def extractive_variants(state: SearchState) -> list[str]:
+    """Gap questions, then feedback and bridging variants, then the original question."""
+    question = state["question"]
+    core = " ".join(display_words(question))
+    candidates = list(state["verdict"].get("gap_questions", []))
+    if state["budget"]["rounds"] == 0:
+        candidates.append(core)
+        earlier = thread_terms(state)
+        if earlier:  # a follow-up ("the retest", "it") searched with the thread's topic
+            candidates.append(f"{core} {' '.join(earlier)}")
+    else:
+        bridge = state.get("bridge_terms", [])[:3]
+        if bridge:
+            candidates.append(f"{core} {' '.join(bridge)}")
+        feedback = feedback_terms(state)
+        if feedback:
+            candidates.append(f"{question} {' '.join(feedback)}")
+    candidates.append(question)
+    return candidates
+
+
+def web_queries(state: SearchState, limit: int = 3) -> list[str]:
+    """The round's queries for the web, made of the person's words and of web text only.
+
+    First the person's own words, then names found on web pages (the next hop of a
+    multi-hop question) joined to them — never a word of private evidence, whatever the
+    mode (a model's variants have read that evidence).
+    """
+    outbound = set(state.get("outbound", []))
+    if not outbound:
+        return []
+    asked = state.get("asked")
+    if asked is None:  # a search of its own: the question is the person's
+        asked = state["question"]
+    question = state["question"]
+    if outside_words(question, asked):  # a planner's sub-question: keep the person's words
+        core = " ".join(w for w in display_words(question) if not outside_words(w, asked))
+        core = core or asked
+    else:
+        core = question
+    if not core.strip():
+        return []
+    candidates = [core]
+    web = [ev for ev in kept(state.get("evidence", [])) if ev["source"] in outbound]
+    if web:
+        # the private search's multi-hop bridges and feedback, over public text only: the
+        # person's words as the question, the web's passages as the evidence, the last
+        # round's web queries as the hops followed
+        public: SearchState = {
+            **state,
+            "question": core,
+            "evidence": web,
+            "verdict": {**state["verdict"], "gap_questions": state.get("web_queries", [])},
+        }
+        candidates += bridge_questions(public, web)
+        feedback = feedback_terms(public)
+        if feedback:
+            candidates.append(f"{core} {' '.join(feedback)}")
+    tried = {q.strip().lower() for q in state.get("tried_queries", [])}
+    out: list[str] = []
+    for q in candidates:
+        q = " ".join(q.split())
+        if q and q.lower() not in tried and q not in out:
+            out.append(q)
+    return out[:limit]
+
+
+async def pick_variants(
+    candidates: list[str], question: str, tried: list[str], ctx: Context, embedder: Embedder
+) -> tuple[list[str], list[str]]:
+    """New variants in FIFO order (gaps first, original last), near-duplicates dropped.
+
+    The original question is judged first so a variant close to it never crowds it out.
+    """
+    seen = {q.strip().lower() for q in tried}
+    fresh: list[str] = []
+    for q in candidates:
+        q = " ".join(q.split())
+        if q and q.lower() not in seen:
+            seen.add(q.lower())
+            fresh.append(q)
+    if not fresh:
+        return [], []
+    priority = sorted(fresh, key=lambda q: q != question)  # stable: original first
+    vectors = await aembed_queries(embedder, [*tried, *priority])
+    chosen = list(vectors[: len(tried)])
+    threshold = ctx.variant_similarity_threshold or embedder.paraphrase_cosine
+    keep: set[str] = set()
+    dropped: list[str] = []
+    for q, v in zip(priority, vectors[len(tried) :], strict=True):
+        close = max((float(np.dot(v, c)) for c in chosen), default=0.0)
+        if close >= threshold or len(keep) >= ctx.max_variants:
+            dropped.append(q)
+            continue
+        keep.add(q)
+        chosen.append(v)
+    return [q for q in fresh if q in keep], dropped
+
+
+async def expand_query(
+    state: SearchState, runtime: Runtime[Context], services: Services
+) -> dict[str, Any]:
+    """Choose the query variants of a new round."""
+    ctx = runtime.context
+    model = chat_model_for(services, state)
+    tokens = 0
+    calls: list[ModelCall] = []
+    strategy = "feedback"
+    if model is not None:
+        prompt = ctx.expand_query_prompt.format(
+            question=state["question"],
+            conversation=conversation_of(state),
+            tried="\n".join(state.get("tried_queries", [])) or "none",
+            gaps="\n".join(state["verdict"].get("gap_questions", [])) or "none",
+            max_variants=ctx.max_variants,
+        )
+        decision = await decide(node_name("expand_query"), model, prompt, QueryVariants)
+        tokens = decision.tokens
+        calls.append(decision.call)
+        if decision.value is not None:
+            candidates = [*decision.value.queries, state["question"]]
+            strategy = "llm"
+        else:
+            candidates = extractive_variants(state)
+            strategy = "feedback (model unavailable)"
+    else:
+        candidates = extractive_variants(state)
+
+    fresh, dropped = await pick_variants(
+        candidates, state["question"], list(state.get("tried_queries", [])), ctx, services.embedder
+    )
+    outgoing = web_queries(state)
+    budget = spend(state["budget"], now=now(), tokens=tokens, rounds=1)
+    summary = (
+        f"round {budget['rounds']}: {len(fresh)} queries ({strategy})"
+        + (f", {len(dropped)} too close to earlier ones dropped" if dropped else "")
+        + (": " + " | ".join(fresh) if fresh else "")
+        + (f"; to the web: {' | '.join(outgoing)}" if outgoing else "")
+    )
+    runtime.stream_writer(
+        node_event(
+            node_name("expand_query"),
+            summary,
+            queries=fresh,
+            dropped=dropped,
+            strategy=strategy,
+            web_queries=outgoing,
+        )
+    )
+    update: dict[str, Any] = {
+        "variants": fresh,
+        "tried_queries": [*fresh, *outgoing],
+        "budget": budget,
+        "web_queries": outgoing,
+    }
+    if calls:
+        update["model_calls"] = calls
+    return update
