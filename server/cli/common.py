@@ -61,7 +61,7 @@ def add_knobs(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> No
         elif kind is bool:
             options |= {"action": "store_true"}
         else:
-            options |= {"type": kind, "default": None}
+            options |= {"type": kind, "default": None, "metavar": f.name.upper()}
         parser.add_argument(flag, **options)
 
 
