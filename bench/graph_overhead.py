@@ -31,7 +31,7 @@ from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from bench.report import command_line, write
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import Context, FilteringKnobs, SearchKnobs
 from seekgraph.graph.run import run, run_config
 from seekgraph.graph.search import build_search_graph, search_flow
 from seekgraph.nodes.plumbing.services import Services
@@ -157,7 +157,12 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             flow = search_flow(services, saver)  # the thread around it, as served
             bare = bare_graph(branches).compile(checkpointer=saver)
             bare_thread = bare_flow(branches).compile(checkpointer=saver)
-            ctx = Context(user="u", max_variants=1, max_rounds=1, fastpass_enabled=False)
+            ctx = Context(
+                user="u",
+                search=SearchKnobs(max_variants=1),
+                max_rounds=1,
+                filtering=FilteringKnobs(fastpass_enabled=False),
+            )
             # warm up all three, then interleave blocks so machine noise hits them alike
             await time_runs(real, 3, context=ctx)
             await time_runs(flow, 3, context=ctx)

@@ -33,6 +33,7 @@ from bench.metrics import (
 )
 from bench.report import command_line, write
 from bench.runner import doc_ranking, install, stage_latency
+from seekgraph.graph.context import OfflineReaderKnobs, SearchKnobs
 from seekgraph.nodes.reader.extractive import NOTHING_FOUND
 from seekgraph.providers.embeddings import EMBEDDING_MODELS
 
@@ -79,8 +80,8 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             q["question"],
             user.name,
             max_rounds=args.rounds,
-            search_k=args.search_k,
-            bridge_rounds=args.bridge_rounds,
+            search=SearchKnobs(search_k=args.search_k),
+            offline=OfflineReaderKnobs(bridge_rounds=args.bridge_rounds),
         )
         latency["graph"].append(seconds)
         hybrid = await source.search(q["question"], user, 10)

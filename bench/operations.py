@@ -37,7 +37,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from bench.graph_overhead import QUESTION, fake_services
 from bench.report import command_line, write
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import Context, FilteringKnobs, SearchKnobs
 from seekgraph.graph.search import search_flow
 from seekgraph.server.audit import AuditEntry, RedisAuditLog, SqliteAuditLog
 from seekgraph.server.auth import add_key_to_file
@@ -93,7 +93,12 @@ async def overhead(redis_url: str, n: int) -> dict[str, Any]:
             audit=RedisAuditLog(client, 1, key="seekgraph:bench-audit"),
             observe=observe,
         )
-        ctx = Context(user="u", max_variants=1, max_rounds=1, fastpass_enabled=False)
+        ctx = Context(
+            user="u",
+            search=SearchKnobs(max_variants=1),
+            max_rounds=1,
+            filtering=FilteringKnobs(fastpass_enabled=False),
+        )
         await drive(plain, flow, 3, ctx)
         await drive(watched, flow, 3, ctx)
         off: list[float] = []

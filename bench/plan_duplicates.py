@@ -23,7 +23,7 @@ import numpy as np
 import seekgraph.nodes.research.plan_research as planning
 from bench.report import command_line, write
 from bench.research import report_services, report_tasks
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import Context, SearchKnobs
 from seekgraph.providers.embeddings import aembed_queries
 
 THRESHOLDS = (0.8, 0.85, 0.9, 0.95)
@@ -38,7 +38,9 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     pairs: list[tuple[float, str, str]] = []
     questions_per_task = []
     for task in tasks:
-        ctx = Context(user=data.user_for(task).name, mode="extractive", search_k=20)
+        ctx = Context(
+            user=data.user_for(task).name, mode="extractive", search=SearchKnobs(search_k=20)
+        )
         plan, _, _, _ = await planning.extractive_plan(task["request"], ctx, services)
         questions = [s["question"] for s in plan]
         questions_per_task.append(len(questions))

@@ -27,7 +27,7 @@ from bench.datasets import Dataset, build_index, load
 from bench.metrics import all_supporting_at_k, contains_answer
 from bench.report import command_line, write
 from bench.runner import doc_ranking, install
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import Context, OfflineReaderKnobs, SearchKnobs
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.run import run, run_config
 from seekgraph.nodes.plumbing.evidence import relevance
@@ -101,7 +101,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     for task in tasks:
         user = data.user_for(task)
         limit = task["max_words"]
-        ctx = Context(user=user.name, mode="extractive", search_k=args.search_k)
+        ctx = Context(user=user.name, mode="extractive", search=SearchKnobs(search_k=args.search_k))
         started = time.perf_counter()
         done = await run(research, {"question": task["request"]}, run_config(uuid.uuid4().hex), ctx)
         seconds = time.perf_counter() - started
@@ -239,7 +239,7 @@ async def evaluate_gold(args: argparse.Namespace) -> dict[str, Any]:
     }
     for q in questions:
         user = data.user_for(q)
-        ctx = Context(user=user.name, mode="extractive", search_k=args.search_k)
+        ctx = Context(user=user.name, mode="extractive", search=SearchKnobs(search_k=args.search_k))
         thread = uuid.uuid4().hex
         done = await run(
             research, {"question": q["question"], "plan": gold_plan(q)}, run_config(thread), ctx
@@ -251,9 +251,9 @@ async def evaluate_gold(args: argparse.Namespace) -> dict[str, Any]:
             values, _ = await runner.run_graph(
                 q["question"],
                 user.name,
-                search_k=args.search_k,
+                search=SearchKnobs(search_k=args.search_k),
                 max_rounds=rounds,
-                bridge_rounds=bridges,
+                offline=OfflineReaderKnobs(bridge_rounds=bridges),
             )
             alone = doc_ranking(values.get("evidence", []), [])
             scores[name].append(all_supporting_at_k(alone, q["supporting_ids"], 10))

@@ -19,6 +19,7 @@ from bench.datasets import build_index, load
 from bench.metrics import halves, ndcg_at_k, recall_at_k
 from bench.report import command_line, write
 from bench.runner import doc_ranking, install, stage_latency
+from seekgraph.graph.context import SearchKnobs
 from seekgraph.providers.embeddings import EMBEDDING_MODELS
 
 
@@ -48,7 +49,10 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             latency.setdefault(mode, []).append(time.perf_counter() - started)
         if not args.no_graph:
             values, seconds = await runner.run_graph(
-                q["question"], user.name, max_rounds=args.rounds, search_k=args.search_k
+                q["question"],
+                user.name,
+                max_rounds=args.rounds,
+                search=SearchKnobs(search_k=args.search_k),
             )
             ranked["graph"] = doc_ranking(values.get("evidence", []), ranked["hybrid"])
             latency.setdefault("graph", []).append(seconds)

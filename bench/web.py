@@ -40,6 +40,7 @@ from bench.datasets import Dataset, build_index, load
 from bench.metrics import all_supporting_at_k, contains_answer, recall_at_k, strip_citations
 from bench.report import command_line, write
 from bench.runner import GraphRunner, doc_ranking, index_runner
+from seekgraph.graph.context import OfflineReaderKnobs, SearchKnobs
 from seekgraph.sources.registry import SourceRegistry
 from seekgraph.sources.web import web_source
 from seekgraph.sources.web.fetch import FetchPolicy, PageFetcher
@@ -137,8 +138,8 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                     q["question"],
                     user.name,
                     max_rounds=args.rounds,
-                    search_k=args.search_k,
-                    bridge_rounds=args.bridge_rounds,
+                    search=SearchKnobs(search_k=args.search_k),
+                    offline=OfflineReaderKnobs(bridge_rounds=args.bridge_rounds),
                 )
                 ranked = [paragraph_of(d) for d in doc_ranking(values.get("evidence", []), [])]
                 ranked = list(dict.fromkeys(ranked))

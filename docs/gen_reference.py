@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic.fields import FieldInfo
 
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import FLAT_NAMES, GROUPS, Context
 from seekgraph.nodes.plumbing import prompts
 from seekgraph.server.settings import Settings
 
@@ -47,10 +47,11 @@ seekgraph has two kinds of configuration, and an explicit per-run value always w
   thresholds of each stage, the prompts. They are the fields of the frozen `Context`
   dataclass in `nodes/plumbing/context.py`: `Context(...)` in Python, the assistant's Context tab in
   LangGraph Studio, `context` on the LangGraph door. The fields with "yes" under *in a run request*
-  are also accepted by the native API (`POST /threads/{id}/runs`) and carried to
-  another instance with the run; `seekgraph ask` and `seekgraph research` take them as
-  options (`--max-rounds 5`, `--source wiki` repeated, `--report-words 800`; `research
-  --review` for `review_before_answer`).
+  are also accepted by the native API (`POST /threads/{id}/runs`, grouped as here:
+  `{"research": {"report_words": 800}}`) and carried to another instance with the run;
+  `seekgraph ask` and `seekgraph research` take them as options by their own name
+  (`--max-rounds 5`, `--source wiki` repeated, `--report-words 800`; `research --review`
+  for `review_before_answer`).
 
 How settings are used is told on the pages of each topic: [your own model](models.md),
 [operating it](operating.md), [your own sources](sources.md), [the server](server.md).
@@ -142,23 +143,49 @@ def settings_table() -> list[str]:
     return lines
 
 
-def context_table() -> list[str]:
-    """One row per ``Context`` field, in the order of ``nodes/plumbing/context.py``."""
-    hints = typing.get_type_hints(Context)
+def context_table(kind: type[Any] = Context, group: str = "") -> list[str]:
+    """One row per field of ``Context`` (or of one of its groups), in the order of the code.
+
+    A grouped field is named with its group (``filtering.rerank_enabled``); the groups
+    themselves have tables of their own.
+    """
+    hints = typing.get_type_hints(kind)
     lines = [
         "| field | type | default | in a run request | what it does |",
         "|---|---|---|---|---|",
     ]
-    for f in fields(Context):
+    for f in fields(kind):
+        if kind is Context and f.name in GROUPS:
+            continue
         meta = dict(f.metadata)
         default = f.default if f.default is not MISSING else None
         what = _cell(str(meta.get("description", "")))
-        bounds = _bounds({k: v for k, v in meta.items() if k not in ("description", "request")})
+        bounds = _bounds(
+            {k: v for k, v in meta.items() if k not in ("description", "request", "was")}
+        )
         if bounds:
             what += f" ({bounds})"
         request = "yes" if meta.get("request") else ""
-        kind = _type_name(hints[f.name])
-        lines.append(f"| `{f.name}` | {kind} | {_value(default)} | {request} | {what} |")
+        name = f"{group}.{f.name}" if group else f.name
+        kind_name = _type_name(hints[f.name])
+        lines.append(f"| `{name}` | {kind_name} | {_value(default)} | {request} | {what} |")
+    return lines
+
+
+def group_tables() -> list[str]:
+    """A table per group of ``Context``, under a heading that says what the group tunes."""
+    lines: list[str] = []
+    for f in fields(Context):
+        if f.name in GROUPS:
+            lines += [f"### `{f.name}`", "", str(f.metadata["description"]), ""]
+            lines += [*context_table(GROUPS[f.name], f.name), ""]
+    return lines
+
+
+def flat_names_table() -> list[str]:
+    """Each knob's flat name of before the grouping, and where it is now."""
+    lines = ["| flat name (deprecated) | now |", "|---|---|"]
+    lines += [f"| `{old}` | `{group}.{name}` |" for old, (group, name) in FLAT_NAMES.items()]
     return lines
 
 
@@ -174,11 +201,28 @@ def reference() -> str:
         "",
         "## Run knobs (`Context`)",
         "",
-        f"{len(fields(Context))} fields. Prompts are knobs too; their defaults are the "
+        f"{len(FLAT_NAMES) + len(fields(Context)) - len(GROUPS)} knobs: the run-level ones "
+        f"at the top, the rest in {len(GROUPS)} groups "
+        f"({', '.join(f'`{g}`' for g in GROUPS)}), each a nested object in JSON "
+        '(`{"filtering": {"rerank_enabled": false}}`) and a dataclass in Python '
+        "(`Context(filtering=FilteringKnobs(rerank_enabled=False))`); a group given in part "
+        "keeps its other defaults. Prompts are knobs too; their defaults are the "
         "constants of `nodes/plumbing/prompts.py`. Why the thresholds are what they are: "
         "[why these defaults](defaults.md).",
         "",
         *context_table(),
+        "",
+        *group_tables(),
+        "### Flat names",
+        "",
+        "Before the grouping every knob was a top-level field. The doors that take JSON (the "
+        "run request, `context` on the LangGraph door, a run carried to another instance) "
+        "still read the flat names and move them into their group, logging a deprecation "
+        "warning once per name; a knob given both ways is refused (422) with the name to "
+        "keep. `Context(...)` in Python and `langgraph dev` take the grouped form only "
+        "(`langgraph dev` drops keys its schema does not list).",
+        "",
+        *flat_names_table(),
         "",
     ]
     return "\n".join(lines)

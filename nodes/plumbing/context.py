@@ -1,4 +1,9 @@
-"""Per-run knobs: one frozen ``Context`` dataclass; every field says what it does.
+"""Per-run knobs: one frozen ``Context`` dataclass of groups; every field says what it does.
+
+The run-level choices (who asks, the mode, the sources, the model, the rounds) sit at the
+top; the rest are grouped by what they tune: ``budget``, ``search``, ``filtering``, the
+``offline`` reader, ``web``, ``research`` and ``prompts`` (``ctx.filtering.rerank_enabled``).
+A group given as a dict (JSON: the API, LangGraph Studio) becomes its dataclass.
 
 It lives beside the nodes (which read it) so that imports point downward; ``graph.context``
 re-exports it for callers of the graph.
@@ -6,49 +11,36 @@ re-exports it for callers of the graph.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 from seekgraph.nodes.plumbing import prompts
 from seekgraph.sources.registry import MAX_SOURCES
 
+logger = logging.getLogger(__name__)
 
-def _d(description: str, request: bool = False, **bounds: float) -> dict[str, object]:
+
+def _d(
+    description: str, request: bool = False, was: str = "", **bounds: float
+) -> dict[str, object]:
     """A field's metadata: its description, and whether the API's run request sets it.
 
     ``request`` fields are also what a run carries to another instance; ``ge``/``le`` bound
-    them in the request.
+    them in the request. ``was`` is a grouped field's flat name before grouping when it
+    differs from its name now (``web_max_pages`` is ``web.max_pages``).
     """
-    return {"description": description, "request": request, **bounds}
+    meta: dict[str, object] = {"description": description, "request": request, **bounds}
+    if was:
+        meta["was"] = was
+    return meta
 
 
 @dataclass(frozen=True, kw_only=True)
-class Context:
-    """Everything a single run may tune. An explicit value here always wins over settings."""
+class BudgetKnobs:
+    """What a run may spend besides its rounds: tokens, seconds, fruitless attempts."""
 
-    user: str = field(default="", metadata=_d("Who asks; the permission context of the run."))
-    mode: Literal["auto", "llm", "extractive"] = field(
-        default="auto",
-        metadata=_d(
-            "llm, extractive (no model), or auto: llm when a chat model is configured.",
-            request=True,
-        ),
-    )
-    sources: tuple[str, ...] = field(
-        default=(),
-        metadata=_d(
-            "Names of the sources to search; empty means all of them (each searched once).",
-            request=True,
-            max_length=MAX_SOURCES,
-        ),
-    )
-    model: str | None = field(
-        default=None,
-        metadata=_d("A configured chat model to use instead of the default.", request=True),
-    )
-    max_rounds: int = field(
-        default=3, metadata=_d("Most search rounds before answering.", request=True, ge=1, le=10)
-    )
     max_tokens: int = field(default=40_000, metadata=_d("Most LLM tokens a run may spend."))
     max_seconds: float = field(default=120.0, metadata=_d("Wall-clock budget of a run, seconds."))
     fit_seconds_to_model: bool = field(
@@ -61,6 +53,12 @@ class Context:
     max_bad_attempts: int = field(
         default=2, metadata=_d("Rounds without new evidence or rejected answers before stopping.")
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchKnobs:
+    """How each round searches: its query variants, passages per source, documents read."""
+
     max_variants: int = field(default=3, metadata=_d("Most query variants per round."))
     variant_similarity_threshold: float | None = field(
         default=None,
@@ -70,6 +68,13 @@ class Context:
         ),
     )
     search_k: int = field(default=6, metadata=_d("Passages asked of each source per query."))
+    max_documents_per_read: int = field(default=3, metadata=_d("Documents read whole per step."))
+
+
+@dataclass(frozen=True, kw_only=True)
+class FilteringKnobs:
+    """The filter stages a round's hits pass: FastPass, rerank, LLM grading."""
+
     fastpass_enabled: bool = field(default=True, metadata=_d("Enable the FastPass stage."))
     fastpass_max_hits: int = field(
         default=2, metadata=_d("FastPass applies to at most this many hits.")
@@ -100,13 +105,6 @@ class Context:
             "(0 judges a message alone)."
         ),
     )
-    quote_context_weight: float = field(
-        default=0.5,
-        metadata=_d(
-            "How far the messages around a chat message lift its sentences toward their score "
-            "when the extractive answer picks what to quote (0 judges a sentence alone)."
-        ),
-    )
     retrieval_weight: float = field(
         default=0.4,
         metadata=_d(
@@ -130,14 +128,30 @@ class Context:
         default=30.0,
         metadata=_d(
             "Seconds before grading gives up (raised to the model's measured pace when "
-            "fit_seconds_to_model)."
+            "budget.fit_seconds_to_model)."
         ),
     )
     grading_min_score: float = field(
         default=0.5, metadata=_d("LLM grading keeps hits at least this.")
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class OfflineReaderKnobs:
+    """The offline (extractive) reader: when the evidence answers, and what it quotes."""
+
     coverage_threshold: float = field(
         default=0.75, metadata=_d("Share of question terms the evidence must cover to answer.")
+    )
+    quote_context_weight: float = field(
+        default=0.5,
+        metadata=_d(
+            "How far the messages around a chat message lift its sentences toward their score "
+            "when the extractive answer picks what to quote (0 judges a sentence alone)."
+        ),
+    )
+    max_answer_sentences: int = field(
+        default=5, metadata=_d("Most quoted sentences in an extractive answer.")
     )
     bridge_rounds: int = field(
         default=0,
@@ -154,24 +168,31 @@ class Context:
             "changes it (one more round)."
         ),
     )
-    max_documents_per_read: int = field(default=3, metadata=_d("Documents read whole per step."))
-    web_max_pages: int = field(
-        default=4, metadata=_d("Web pages a question may read (the web source's page budget).")
+
+
+@dataclass(frozen=True, kw_only=True)
+class WebKnobs:
+    """What one question may read of the web (the web source's budget)."""
+
+    max_pages: int = field(
+        default=4, metadata=_d("Web pages a question may read.", was="web_max_pages")
     )
-    web_max_bytes: int = field(
-        default=4_000_000, metadata=_d("Bytes of web pages a question may download in all.")
+    max_bytes: int = field(
+        default=4_000_000,
+        metadata=_d("Bytes of web pages a question may download in all.", was="web_max_bytes"),
     )
-    web_max_seconds: float = field(
-        default=30.0, metadata=_d("Seconds a question may spend reading web pages in all.")
-    )
-    review_before_answer: bool = field(
-        default=False,
+    max_seconds: float = field(
+        default=30.0,
         metadata=_d(
-            "Pause before the answer is written so a person can drop evidence (the run ends "
-            "'waiting'; resume with Command(resume={'drop': [ids]})).",
-            request=True,
+            "Seconds a question may spend reading web pages in all.", was="web_max_seconds"
         ),
     )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResearchKnobs:
+    """A research report: its length and its token budget."""
+
     report_words: int = field(
         default=1500,
         metadata=_d(
@@ -190,11 +211,153 @@ class Context:
             ge=0,
         ),
     )
-    max_answer_sentences: int = field(
-        default=5, metadata=_d("Most quoted sentences in an extractive answer.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PromptKnobs:
+    """The LLM reader's prompts; the defaults are the constants of ``nodes/plumbing/prompts.py``."""
+
+    expand_query: str = field(
+        default=prompts.EXPAND_QUERY_PROMPT,
+        metadata=_d("Writes a round's query variants.", was="expand_query_prompt"),
     )
-    expand_query_prompt: str = field(default=prompts.EXPAND_QUERY_PROMPT, metadata=_d("Prompt."))
-    grade_prompt: str = field(default=prompts.GRADE_PROMPT, metadata=_d("Prompt."))
-    evaluate_prompt: str = field(default=prompts.EVALUATE_PROMPT, metadata=_d("Prompt."))
-    integrate_prompt: str = field(default=prompts.INTEGRATE_PROMPT, metadata=_d("Prompt."))
-    check_answer_prompt: str = field(default=prompts.CHECK_ANSWER_PROMPT, metadata=_d("Prompt."))
+    grade: str = field(
+        default=prompts.GRADE_PROMPT,
+        metadata=_d("Grades a batch of passages.", was="grade_prompt"),
+    )
+    evaluate: str = field(
+        default=prompts.EVALUATE_PROMPT,
+        metadata=_d("Judges whether the evidence answers.", was="evaluate_prompt"),
+    )
+    integrate: str = field(
+        default=prompts.INTEGRATE_PROMPT,
+        metadata=_d("Writes the answer from the evidence.", was="integrate_prompt"),
+    )
+    check_answer: str = field(
+        default=prompts.CHECK_ANSWER_PROMPT,
+        metadata=_d("Checks the written answer against its sources.", was="check_answer_prompt"),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Context:
+    """Everything a single run may tune. An explicit value here always wins over settings."""
+
+    user: str = field(default="", metadata=_d("Who asks; the permission context of the run."))
+    mode: Literal["auto", "llm", "extractive"] = field(
+        default="auto",
+        metadata=_d(
+            "llm, extractive (no model), or auto: llm when a chat model is configured.",
+            request=True,
+        ),
+    )
+    sources: tuple[str, ...] = field(
+        default=(),
+        metadata=_d(
+            "Names of the sources to search; empty means all of them (each searched once).",
+            request=True,
+            max_length=MAX_SOURCES,
+        ),
+    )
+    model: str | None = field(
+        default=None,
+        metadata=_d("A configured chat model to use instead of the default.", request=True),
+    )
+    max_rounds: int = field(
+        default=3, metadata=_d("Most search rounds before answering.", request=True, ge=1, le=10)
+    )
+    review_before_answer: bool = field(
+        default=False,
+        metadata=_d(
+            "Pause before the answer is written so a person can drop evidence (the run ends "
+            "'waiting'; resume with Command(resume={'drop': [ids]})).",
+            request=True,
+        ),
+    )
+    budget: BudgetKnobs = field(default_factory=BudgetKnobs, metadata=_d(BudgetKnobs.__doc__ or ""))
+    search: SearchKnobs = field(default_factory=SearchKnobs, metadata=_d(SearchKnobs.__doc__ or ""))
+    filtering: FilteringKnobs = field(
+        default_factory=FilteringKnobs, metadata=_d(FilteringKnobs.__doc__ or "")
+    )
+    offline: OfflineReaderKnobs = field(
+        default_factory=OfflineReaderKnobs, metadata=_d(OfflineReaderKnobs.__doc__ or "")
+    )
+    web: WebKnobs = field(default_factory=WebKnobs, metadata=_d(WebKnobs.__doc__ or ""))
+    research: ResearchKnobs = field(
+        default_factory=ResearchKnobs, metadata=_d(ResearchKnobs.__doc__ or "")
+    )
+    prompts: PromptKnobs = field(
+        default_factory=PromptKnobs, metadata=_d(PromptKnobs.__doc__ or "")
+    )
+
+    def __post_init__(self) -> None:
+        """A group given as a dict (JSON from the API or Studio) becomes its dataclass."""
+        for name, kind in GROUPS.items():
+            value = getattr(self, name)
+            if isinstance(value, Mapping):
+                object.__setattr__(self, name, group_of(name, value))
+            elif not isinstance(value, kind):
+                raise TypeError(
+                    f"Context.{name} is a {kind.__name__} or a dict of its knobs, "
+                    f"not {type(value).__name__}"
+                )
+
+
+GROUPS: dict[str, type[Any]] = {
+    "budget": BudgetKnobs,
+    "search": SearchKnobs,
+    "filtering": FilteringKnobs,
+    "offline": OfflineReaderKnobs,
+    "web": WebKnobs,
+    "research": ResearchKnobs,
+    "prompts": PromptKnobs,
+}
+"""``Context``'s groups: the field's name and its dataclass."""
+
+FLAT_NAMES: dict[str, tuple[str, str]] = {
+    str(f.metadata.get("was") or f.name): (group, f.name)
+    for group, kind in GROUPS.items()
+    for f in fields(kind)
+}
+"""A knob's flat name before grouping → its group and its name there (deprecated spelling)."""
+
+_warned: set[str] = set()
+
+
+def group_of(name: str, data: Mapping[str, Any]) -> Any:
+    """Group ``name``'s dataclass from a dict of its knobs; an unknown knob says what is known."""
+    kind = GROUPS[name]
+    known = [f.name for f in fields(kind)]
+    for key in data:
+        if key not in known:
+            raise TypeError(f"{name} has no knob {key!r}; its knobs: {', '.join(known)}")
+    return kind(**data)
+
+
+def regrouped(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` with the knobs' flat names of before grouping moved into their groups.
+
+    ``{"rerank_enabled": False}`` becomes ``{"filtering": {"rerank_enabled": False}}``; other
+    keys are kept as they are. The flat names are the deprecated spelling (callers written
+    before the grouping, runs recorded by an older instance); each one is logged once. A knob
+    given both ways is a ``ValueError`` naming the one to keep.
+    """
+    out = {k: v for k, v in data.items() if k not in FLAT_NAMES}
+    for old, value in data.items():
+        if old not in FLAT_NAMES:
+            continue
+        group, name = FLAT_NAMES[old]
+        given = out.get(group) or {}
+        if not isinstance(given, Mapping) or name in given:
+            raise ValueError(
+                f"{old} is given twice: as {old} and as {group}.{name}; send {group}.{name} only"
+            )
+        merged = dict(given)
+        merged[name] = value
+        out[group] = merged
+        if old not in _warned:
+            _warned.add(old)
+            logger.warning(
+                "the run knob %s is now %s.%s; the flat name is deprecated", old, group, name
+            )
+    return out

@@ -77,7 +77,7 @@ def unanswered_of(
     if not pool:
         items.append("Nothing in your sources matched the question.")
     elif (
-        verdict["coverage"] < ctx.coverage_threshold
+        verdict["coverage"] < ctx.offline.coverage_threshold
         and verdict["missing"]
         and (not chat or len(verdict["missing"]) >= CHAT_MISSING_WORDS)
     ):

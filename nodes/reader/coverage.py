@@ -144,14 +144,14 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
     if replacements:
         verdict |= {
             "action": "read",
-            "read_doc_ids": replacements[: ctx.max_documents_per_read],
+            "read_doc_ids": replacements[: ctx.search.max_documents_per_read],
             "reason": "a deprecated document was found; reading its newer version",
         }
         return verdict
-    if evidence and cov >= ctx.coverage_threshold:
+    if evidence and cov >= ctx.offline.coverage_threshold:
         bridges = (
             bridge_questions(state, evidence)
-            if state["budget"]["rounds"] <= ctx.bridge_rounds
+            if state["budget"]["rounds"] <= ctx.offline.bridge_rounds
             else []
         )
         if bridges:
@@ -170,7 +170,7 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
         for ev in sorted(evidence, key=relevance, reverse=True)
         if ev["doc_id"] not in read and ev["kind"] in READ_WHOLE_KINDS
     ]
-    unread = list(dict.fromkeys(unread))[: ctx.max_documents_per_read]
+    unread = list(dict.fromkeys(unread))[: ctx.search.max_documents_per_read]
     if unread:
         verdict |= {
             "action": "read",

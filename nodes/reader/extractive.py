@@ -73,7 +73,7 @@ async def extractive_answer(
         meaning[i] = near
     # A chat message's sentence is judged with the messages around it, as its passage was.
     scores = [
-        lifted(score, ev["scores"].get("context", 0.0), ctx.quote_context_weight)
+        lifted(score, ev["scores"].get("context", 0.0), ctx.offline.quote_context_weight)
         for (_, ev), score in zip(candidates, scores, strict=True)
     ]
     # What the kind of question asks for (steps, a value, a definition) ranks first; the
@@ -87,7 +87,7 @@ async def extractive_answer(
     # A sentence close in meaning to what is asked ranks higher, by how far it clears the
     # floor: in a person's own words the blend's shared-word half says little.
     bonus = [
-        b + MEANING_WEIGHT * max(0.0, m - ctx.meaning_min_score)
+        b + MEANING_WEIGHT * max(0.0, m - ctx.filtering.meaning_min_score)
         for b, m in zip(bonus, meaning, strict=True)
     ]
     order = sorted(range(len(candidates)), key=lambda i: -(scores[i] + bonus[i]))
@@ -99,11 +99,11 @@ async def extractive_answer(
     per_doc: dict[str, int] = {}
     for i in order:
         (sentence, ev), score = candidates[i], scores[i]
-        if len(chosen) >= ctx.max_answer_sentences:
+        if len(chosen) >= ctx.offline.max_answer_sentences:
             break
         # a sentence that means what is asked in other words is quoted though it shares
         # few of the question's words (its blend is low only for that)
-        means = meaning[i] >= ctx.meaning_min_score
+        means = meaning[i] >= ctx.filtering.meaning_min_score
         if score + bonus[i] < MIN_SENTENCE_SCORE and not means:
             continue
         sterms = term_set(sentence)

@@ -123,10 +123,10 @@ class ModelReader:
                 f'<passage id="{ev["source_id"]}">{ev["title"]}: {ev["snippet"][:800]}</passage>'
                 for ev in batch
             )
-            prompt = self.ctx.grade_prompt.format(question=question, passages=shown)
+            prompt = self.ctx.prompts.grade.format(question=question, passages=shown)
             return await decide(step, self.model, prompt, Grades)
 
-        size = max(1, self.ctx.grading_batch_size)
+        size = max(1, self.ctx.filtering.grading_batch_size)
         batches = [passages[i : i + size] for i in range(0, len(passages), size)]
         try:
             results = await asyncio.wait_for(
@@ -166,12 +166,12 @@ class ModelReader:
         ):
             return Judged(verdict, "coverage")
         evidence = by_authority(kept(state.get("evidence", [])))[:12]
-        prompt = ctx.evaluate_prompt.format(
+        prompt = ctx.prompts.evaluate.format(
             question=state["question"],
             needs=describe_needs(state["question"]),
             evidence=render_evidence(evidence, 600) or "none",
             read=", ".join(state.get("documents_read", [])) or "none",
-            max_read=ctx.max_documents_per_read,
+            max_read=ctx.search.max_documents_per_read,
         )
         outcome = await decide(node_name("evaluate"), self.model, prompt, EvaluateDecision)
         decision = outcome.value
@@ -184,7 +184,7 @@ class ModelReader:
             "action": decision.action,
             "reason": decision.reason,
             "read_doc_ids": [d for d in decision.read_doc_ids if d in unread][
-                : ctx.max_documents_per_read
+                : ctx.search.max_documents_per_read
             ],
             "gap_questions": decision.gap_questions,
         }
@@ -210,7 +210,7 @@ class ModelReader:
         draft = await self.offline.draft(state, pool)
         if not pool:
             return await self.offline.finish(state, draft, pool, notes, unanswered)
-        prompt = ctx.integrate_prompt.format(
+        prompt = ctx.prompts.integrate.format(
             today=draft.today.isoformat(),
             question=state["question"],
             needs=describe_needs(state["question"]),
@@ -283,7 +283,7 @@ class ModelReader:
 
     async def check(self, question: str, answer: str, sources: list[Evidence]) -> Review:
         """The model's review of the answer's support; none when the model cannot be had."""
-        prompt = self.ctx.check_answer_prompt.format(
+        prompt = self.ctx.prompts.check_answer.format(
             question=question, answer=answer, sources=render_evidence(sources, 800)
         )
         outcome = await decide(node_name("check_answer"), self.model, prompt, AnswerReview)

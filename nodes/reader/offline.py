@@ -158,7 +158,9 @@ def about_what_is_asked(question: str, quote: Quote, ctx: Context) -> bool:
     words = required_words(subject_part(question))
     seen = term_set(f"{quote.evidence['title']} {quote.sentence}")
     named = sum(mentions(w, seen) for w in words)
-    return 2 * named >= len(words) or (quote.pulled and quote.meaning >= ctx.meaning_min_score)
+    return 2 * named >= len(words) or (
+        quote.pulled and quote.meaning >= ctx.filtering.meaning_min_score
+    )
 
 
 @dataclass
@@ -200,7 +202,7 @@ class OfflineReader:
         question's: coverage alone decides.
         """
         verdict = self.coverage(state)
-        if verdict["action"] != "read" and self.ctx.bridge_rounds == 0:
+        if verdict["action"] != "read" and self.ctx.offline.bridge_rounds == 0:
             verdict = await judged_verdict(state, self.ctx, self.services, verdict)
         return Judged(verdict, "coverage")
 
@@ -213,8 +215,8 @@ class OfflineReader:
         # question's, so quotes are not judged by them.
         judged = (
             Judgement([], False, False)
-            if ctx.bridge_rounds > 0
-            else judge_quotes(question, scored, ctx.meaning_min_score)
+            if ctx.offline.bridge_rounds > 0
+            else judge_quotes(question, scored, ctx.filtering.meaning_min_score)
         )
         gaps, nothing_answers = judged.gaps, judged.nothing
         today = today_utc()

@@ -35,7 +35,7 @@ async def quotes_judged(
     if not pool:
         return None
     _, _, scored = await extractive_answer(state, ctx, pool, services)
-    return scored, judge_quotes(state["question"], scored, ctx.meaning_min_score)
+    return scored, judge_quotes(state["question"], scored, ctx.filtering.meaning_min_score)
 
 
 async def judged_quotes(state: SearchState, ctx: Context, services: Services) -> Judgement | None:
@@ -68,7 +68,7 @@ async def judged_verdict(
             "answers what it asks in other words",
         }
     verdict = search_for_needs(state, verdict, judged)
-    if verdict["action"] == "answer" and ctx.freshness_probe and not judged.gaps:
+    if verdict["action"] == "answer" and ctx.offline.freshness_probe and not judged.gaps:
         verdict = probe_freshness(state, verdict, scored)
     return verdict
 

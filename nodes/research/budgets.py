@@ -17,8 +17,8 @@ def budget_spent(state: ResearchState, ctx: Context) -> str:
     tokens = budget.get("tokens_used", 0) + sum(r.get("tokens", 0) for r in results.values())
     if now() - budget["started"] > budget["max_seconds"]:
         return "the time budget was spent"
-    if tokens >= ctx.report_max_tokens:
-        return f"the token budget was spent ({tokens} of {ctx.report_max_tokens} tokens)"
+    if tokens >= ctx.research.report_max_tokens:
+        return f"the token budget was spent ({tokens} of {ctx.research.report_max_tokens} tokens)"
     return ""
 
 

@@ -296,9 +296,11 @@ async def plan_research(
     budget = {
         "started": now(),
         "max_seconds": 10  # ten runs' worth, each fitted to the model's measured pace
-        * fitted_seconds(ctx.max_seconds, admitted.model, ctx.max_rounds, ctx.fit_seconds_to_model),
+        * fitted_seconds(
+            ctx.budget.max_seconds, admitted.model, ctx.max_rounds, ctx.budget.fit_seconds_to_model
+        ),
         "tokens_used": 0,
-        "max_tokens": ctx.report_max_tokens,
+        "max_tokens": ctx.research.report_max_tokens,
     }
     mode = {"mode": admitted.mode, "model": admitted.model, "budget": budget}
     found: dict[str, Any] = {}

@@ -91,17 +91,24 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
         for d in state["depends"]
     ]
     # the person reviewed the plan; the sub-question's search does not stop for a review
+    ctx = runtime.context
     context = replace(
-        runtime.context,
+        ctx,
         review_before_answer=False,
-        max_answer_sentences=max(runtime.context.max_answer_sentences, REPORT_SENTENCES),
-        rerank_top_k=max(runtime.context.rerank_top_k, REPORT_EVIDENCE),
+        offline=replace(
+            ctx.offline,
+            max_answer_sentences=max(ctx.offline.max_answer_sentences, REPORT_SENTENCES),
+        ),
+        filtering=replace(
+            ctx.filtering, rerank_top_k=max(ctx.filtering.rerank_top_k, REPORT_EVIDENCE)
+        ),
     )
     if sub.get("sources"):
         context = replace(context, sources=tuple(sub["sources"]))
     if sub.get("budget_share"):  # its share of the report's tokens bounds its search
-        share = int(sub["budget_share"] * runtime.context.report_max_tokens)
-        context = replace(context, max_tokens=min(context.max_tokens, share))
+        share = int(sub["budget_share"] * runtime.context.research.report_max_tokens)
+        budget = replace(context.budget, max_tokens=min(context.budget.max_tokens, share))
+        context = replace(context, budget=budget)
     # the trace id reaches the sub-run's events and model calls through its metadata; the
     # tokens its model calls spend are counted for the report's budget
     parent = get_config()
@@ -116,9 +123,8 @@ async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) ->
         callbacks = [*(callbacks or []), usage]
     # a sub-question's search has a run's time, fitted to the model's measured pace (a fixed
     # 120 s cut a 1.5B model's every sub-question off, twice, and the report came out empty)
-    ctx = runtime.context
-    seconds = fitted_seconds(ctx.max_seconds, state.get("model"), ctx.max_rounds,
-                             ctx.fit_seconds_to_model) + SUBQUESTION_GRACE  # fmt: skip
+    seconds = fitted_seconds(ctx.budget.max_seconds, state.get("model"), ctx.max_rounds,
+                             ctx.budget.fit_seconds_to_model) + SUBQUESTION_GRACE  # fmt: skip
     try:
         async with asyncio.timeout(seconds):
             out = await search.ainvoke(

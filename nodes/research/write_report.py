@@ -266,7 +266,7 @@ async def write_report(
     ]
     titles = {r["id"]: r["question"] for r in answered}
     titles |= {s["id"]: s["title"] for s in state["plan"] if s.get("title")}
-    words = runtime.context.report_words
+    words = runtime.context.research.report_words
     model = chat_model_for(services, state)  # type: ignore[arg-type]
     if model is not None:  # its calls carry the run's trace id
         model = model.with_config(metadata={"trace_id": state.get("trace_id", "")})

@@ -65,14 +65,14 @@ async def evaluate(
     if pointers and verdict["action"] == "answer":  # a search engine's snippet is no evidence
         verdict |= {
             "action": "read",
-            "read_doc_ids": pointers[: ctx.max_documents_per_read],
+            "read_doc_ids": pointers[: ctx.search.max_documents_per_read],
             "reason": "reading the pages the web results point to (a snippet is no evidence)",
         }
     named = typed_urls(state)
     if named:  # the question names pages: read them before anything else
         verdict |= {
             "action": "read",
-            "read_doc_ids": named[: ctx.max_documents_per_read],
+            "read_doc_ids": named[: ctx.search.max_documents_per_read],
             "reason": "reading the page(s) the question names",
         }
     verdict = within(verdict, actions)

@@ -145,12 +145,12 @@ async def pick_variants(
     priority = sorted(fresh, key=lambda q: q != question)  # stable: original first
     vectors = await aembed_queries(embedder, [*tried, *priority])
     chosen = list(vectors[: len(tried)])
-    threshold = ctx.variant_similarity_threshold or embedder.paraphrase_cosine
+    threshold = ctx.search.variant_similarity_threshold or embedder.paraphrase_cosine
     keep: set[str] = set()
     dropped: list[str] = []
     for q, v in zip(priority, vectors[len(tried) :], strict=True):
         close = max((float(np.dot(v, c)) for c in chosen), default=0.0)
-        if close >= threshold or len(keep) >= ctx.max_variants:
+        if close >= threshold or len(keep) >= ctx.search.max_variants:
             dropped.append(q)
             continue
         keep.add(q)
@@ -168,12 +168,12 @@ async def expand_query(
     calls: list[ModelCall] = []
     strategy = "feedback"
     if model is not None:
-        prompt = ctx.expand_query_prompt.format(
+        prompt = ctx.prompts.expand_query.format(
             question=state["question"],
             conversation=conversation_of(state),
             tried="\n".join(state.get("tried_queries", [])) or "none",
             gaps="\n".join(state["verdict"].get("gap_questions", [])) or "none",
-            max_variants=ctx.max_variants,
+            max_variants=ctx.search.max_variants,
         )
         decision = await decide(node_name("expand_query"), model, prompt, QueryVariants)
         tokens = decision.tokens

@@ -91,7 +91,11 @@ def retrieval_weight(ctx: Context, ev: Evidence) -> float:
     A chat message judged with its neighbours counts it less: its retrieval score saw the
     message alone, the rerank score the conversation around it.
     """
-    return ctx.message_retrieval_weight if "context" in ev["scores"] else ctx.retrieval_weight
+    return (
+        ctx.filtering.message_retrieval_weight
+        if "context" in ev["scores"]
+        else ctx.filtering.retrieval_weight
+    )
 
 
 def blended(reranker: float, share: float, weight: float) -> float:
@@ -105,7 +109,7 @@ def blended(reranker: float, share: float, weight: float) -> float:
 
 def grading_batches(ctx: Context, candidates: int) -> int:
     """How many grading calls ``candidates`` passages take."""
-    return -(-candidates // max(1, ctx.grading_batch_size))
+    return -(-candidates // max(1, ctx.filtering.grading_batch_size))
 
 
 def grading_timeout(ctx: Context, model_name: str | None, candidates: int) -> float:
@@ -117,10 +121,10 @@ def grading_timeout(ctx: Context, model_name: str | None, candidates: int) -> fl
     other calls far less).
     """
     return pace.fitted_timeout(
-        ctx.grading_timeout,
+        ctx.filtering.grading_timeout,
         model_name,
         grading_batches(ctx, candidates),
-        ctx.fit_seconds_to_model,
+        ctx.budget.fit_seconds_to_model,
         step=node_name("filter_results"),
     )
 
@@ -129,9 +133,9 @@ def fastpass(r: Round) -> list[Evidence] | None:
     """A few strong hits kept untouched (zero extra latency), or ``None``."""
     ctx, candidates = r.ctx, r.candidates
     if (
-        ctx.fastpass_enabled
-        and 0 < len(candidates) <= ctx.fastpass_max_hits
-        and all(h["score"] >= ctx.fastpass_min_score for h in candidates)
+        ctx.filtering.fastpass_enabled
+        and 0 < len(candidates) <= ctx.filtering.fastpass_max_hits
+        and all(h["score"] >= ctx.filtering.fastpass_min_score for h in candidates)
     ):
         r.log["fastpass"] = len(candidates)
         return [to_evidence(h, r.log["round"], "fastpass", r.state["question"]) for h in candidates]
@@ -141,7 +145,7 @@ def fastpass(r: Round) -> list[Evidence] | None:
 async def rerank_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
     """Rerank (blended with the source's own ranking), then threshold and top-k."""
     ctx, services, state = r.ctx, r.services, r.state
-    if not ctx.rerank_enabled or not pool:
+    if not ctx.filtering.rerank_enabled or not pool:
         return pool
     texts = [f"{ev['title']}. {ev['snippet']}" for ev in pool]
     scores, meaning, served_by = await rerank_with_meaning(
@@ -167,7 +171,9 @@ async def rerank_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
             pool[i]["scores"]["rerank_query"] = score
             pool[i]["scores"]["rerank"] = max(pool[i]["scores"]["rerank"], score)
     contexts = {h["source_id"]: h["context"] for h in r.candidates if h.get("context")}
-    await lift_by_context(state["question"], pool, contexts, ctx.context_weight, services.reranker)
+    await lift_by_context(
+        state["question"], pool, contexts, ctx.filtering.context_weight, services.reranker
+    )
     for ev in pool:  # the reranker's own score stays beside the blend
         ev["scores"]["reranker"] = ev["scores"]["rerank"]
         weight = retrieval_weight(ctx, ev)
@@ -178,11 +184,11 @@ async def rerank_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
         (
             ev
             for ev in pool
-            if ev["scores"]["rerank"] >= ctx.rerank_min_score
-            or ev["scores"]["meaning"] >= ctx.meaning_min_score
+            if ev["scores"]["rerank"] >= ctx.filtering.rerank_min_score
+            or ev["scores"]["meaning"] >= ctx.filtering.meaning_min_score
         ),
         key=lambda ev: -ev["scores"]["rerank"],
-    )[: ctx.rerank_top_k]
+    )[: ctx.filtering.rerank_top_k]
     for ev in pool:
         ev["kept_by"] = "rerank"
     r.log["rerank"] = len(pool)
@@ -193,7 +199,7 @@ async def rerank_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
 async def grade_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
     """The reader's grades (LLM mode only), with a timeout; degrades to the pool as it is."""
     ctx = r.ctx
-    if not ctx.grading_enabled or not pool:
+    if not ctx.filtering.grading_enabled or not pool:
         return pool
     reader = reader_for(r.services, r.state, ctx)
     timeout = grading_timeout(ctx, r.state.get("model"), len(pool))
@@ -207,7 +213,7 @@ async def grade_stage(r: Round, pool: list[Evidence]) -> list[Evidence]:
         return pool
     for ev in pool:
         ev["scores"]["grade"] = graded.grades.get(ev["source_id"], 0.0)
-    pool = [ev for ev in pool if ev["scores"]["grade"] >= ctx.grading_min_score]
+    pool = [ev for ev in pool if ev["scores"]["grade"] >= ctx.filtering.grading_min_score]
     for ev in pool:
         ev["kept_by"] = "grade"
     r.log["grade"] = len(pool)

@@ -27,11 +27,13 @@ async def prepare(
     mode, sources = admitted.mode, admitted.sources
     t = now()
     model = admitted.model if mode == "llm" else None
-    seconds = fitted_seconds(ctx.max_seconds, model, ctx.max_rounds, ctx.fit_seconds_to_model)
+    seconds = fitted_seconds(
+        ctx.budget.max_seconds, model, ctx.max_rounds, ctx.budget.fit_seconds_to_model
+    )
     paced = (
         f"; {model} takes {seconds_per_call(model) or 0:.1f} s a call here, so this run has "
-        f"{seconds:.0f} s (max_seconds {ctx.max_seconds:g})"
-        if seconds > ctx.max_seconds
+        f"{seconds:.0f} s (max_seconds {ctx.budget.max_seconds:g})"
+        if seconds > ctx.budget.max_seconds
         else ""
     )
     update: dict[str, Any] = {
@@ -42,9 +44,9 @@ async def prepare(
         "budget": new_budget(
             now=t,
             max_rounds=ctx.max_rounds,
-            max_tokens=ctx.max_tokens,
+            max_tokens=ctx.budget.max_tokens,
             max_seconds=seconds,
-            max_bad_attempts=ctx.max_bad_attempts,
+            max_bad_attempts=ctx.budget.max_bad_attempts,
         ),
         "verdict": {
             "action": "search",

@@ -91,7 +91,7 @@ async def read_documents(
         scores = await services.reranker.rerank(state["question"], texts)
         ranked = sorted(zip(chunks, scores, strict=True), key=lambda cs: -cs[1])
         for i, (chunk, score) in enumerate(ranked[:PASSAGES_PER_DOCUMENT]):
-            if i > 0 and score < ctx.rerank_min_score:  # the best passage is always kept
+            if i > 0 and score < ctx.filtering.rerank_min_score:  # the best passage is always kept
                 break
             hit = hit_of(
                 doc,
@@ -133,10 +133,10 @@ async def read_documents(
 
 def web_budget_spent(spent: dict[str, float], ctx: Context) -> str | None:
     """Why no more web pages may be read this question, or ``None``."""
-    if spent["pages"] >= ctx.web_max_pages:
-        return f"web page budget spent ({ctx.web_max_pages} pages)"
-    if spent["bytes"] >= ctx.web_max_bytes:
-        return f"web byte budget spent ({ctx.web_max_bytes} bytes)"
-    if spent["seconds"] >= ctx.web_max_seconds:
-        return f"web time budget spent ({ctx.web_max_seconds:.0f} s)"
+    if spent["pages"] >= ctx.web.max_pages:
+        return f"web page budget spent ({ctx.web.max_pages} pages)"
+    if spent["bytes"] >= ctx.web.max_bytes:
+        return f"web byte budget spent ({ctx.web.max_bytes} bytes)"
+    if spent["seconds"] >= ctx.web.max_seconds:
+        return f"web time budget spent ({ctx.web.max_seconds:.0f} s)"
     return None

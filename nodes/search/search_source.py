@@ -29,9 +29,9 @@ async def search_source(
     if getattr(source, "outbound", False):
         # the query leaves the deployment: the source checks it against this public text
         with outgoing_from(state.get("public", "")):
-            hits = await source.search(state["query"], user, runtime.context.search_k)
+            hits = await source.search(state["query"], user, runtime.context.search.search_k)
     else:
-        hits = await source.search(state["query"], user, runtime.context.search_k)
+        hits = await source.search(state["query"], user, runtime.context.search.search_k)
     event: SourcesEvent = {
         "event": "sources",
         "source": source.name,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 import types
-from dataclasses import fields
+from dataclasses import Field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from seekgraph.graph.api import UnknownUserError
-from seekgraph.graph.context import REQUEST_KNOBS, Context
+from seekgraph.graph.context import GROUPS, REQUEST_GROUPS, Context
 from seekgraph.server.settings import Settings
 
 if TYPE_CHECKING:
@@ -29,19 +29,29 @@ def settings_of(args: argparse.Namespace) -> Settings:
     return settings
 
 
+def _request_fields() -> list[tuple[str, Field[Any], Any]]:
+    """Every knob a run request sets: its dest (``research.report_words``), field and type."""
+    out: list[tuple[str, Field[Any], Any]] = []
+    for group, kind in (("", Context), *((g, GROUPS[g]) for g in REQUEST_GROUPS)):
+        hints = get_type_hints(kind)
+        for f in fields(kind):
+            if f.metadata.get("request"):
+                out.append((f"{group}.{f.name}" if group else f.name, f, hints[f.name]))
+    return out
+
+
 def add_knobs(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
     """One option per per-run knob of ``Context`` (the run request's), described as there.
 
-    A tuple knob (``sources``) is a repeatable singular option (``--source``).
+    A tuple knob (``sources``) is a repeatable singular option (``--source``); a grouped knob
+    is named by its own name (``research.report_words`` is ``--report-words``).
     """
-    hints = get_type_hints(Context)
-    for f in fields(Context):
-        if f.name not in REQUEST_KNOBS or f.name in skip:
+    for dest, f, kind in _request_fields():
+        if f.name in skip:
             continue
-        kind = hints[f.name]
         if get_origin(kind) in (Union, types.UnionType):  # X | None
             kind = next(a for a in get_args(kind) if a is not type(None))
-        options: dict[str, Any] = {"dest": f.name, "help": f.metadata["description"]}
+        options: dict[str, Any] = {"dest": dest, "help": f.metadata["description"]}
         flag = "--" + f.name.replace("_", "-")
         if get_origin(kind) is tuple:
             flag = flag.removesuffix("s")
@@ -51,14 +61,21 @@ def add_knobs(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> No
         elif kind is bool:
             options |= {"action": "store_true"}
         else:
-            options |= {"type": kind, "default": None}
+            options |= {"type": kind, "default": None, "metavar": f.name.upper()}
         parser.add_argument(flag, **options)
 
 
 def knobs_of(args: argparse.Namespace) -> dict[str, Any]:
-    """The knobs given on the command line, ready for ``Context(**knobs)``."""
-    given = {k: getattr(args, k) for k in REQUEST_KNOBS if getattr(args, k, None) is not None}
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in given.items()}
+    """The knobs given on the command line, grouped, ready for ``Context(**knobs)``."""
+    knobs: dict[str, Any] = {}
+    for dest, _, _ in _request_fields():
+        value = getattr(args, dest, None)
+        if value is None:
+            continue
+        value = tuple(value) if isinstance(value, list) else value
+        group, _, name = dest.rpartition(".")
+        (knobs.setdefault(group, {}) if group else knobs)[name] = value
+    return knobs
 
 
 def user_of_args(args: argparse.Namespace, settings: Settings, services: Services) -> str:

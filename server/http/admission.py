@@ -129,4 +129,7 @@ async def within_daily_tokens(app: AppState, user: User, context: Context) -> Co
             "it renews at midnight UTC",
             headers={"Retry-After": str(seconds_to_midnight())},
         )
-    return dataclasses.replace(context, max_tokens=min(context.max_tokens, budget - used))
+    tokens = min(context.budget.max_tokens, budget - used)
+    return dataclasses.replace(
+        context, budget=dataclasses.replace(context.budget, max_tokens=tokens)
+    )

@@ -6,10 +6,17 @@ import re
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from seekgraph.graph.api import MAX_SOURCES
-from seekgraph.graph.context import REQUEST_KNOBS, Context
+from seekgraph.graph.context import GROUPS, REQUEST_GROUPS, Context, regrouped
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -105,6 +112,12 @@ class _RunRequestBase(BaseModel):
         "its steps, then run).",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _grouped(cls, data: Any) -> Any:
+        """The knobs' flat names of before the grouping (``report_words``) are still read."""
+        return regrouped(data) if isinstance(data, dict) else data
+
     @field_validator("question")
     @classmethod
     def _question_text(cls, value: str) -> str:
@@ -123,12 +136,29 @@ class _RunRequestBase(BaseModel):
         return None if value is None else unicode_text(value, "the model name")
 
 
-def _knobs() -> dict[str, Any]:
-    """The run request's knobs, one per ``Context`` field marked ``request``."""
-    hints = get_type_hints(Context)
+def _knobs(kind: type[Any] = Context) -> dict[str, Any]:
+    """The run request's knobs, one per ``Context`` field marked ``request``.
+
+    A group holding such fields (``research``) is a nested object of its own, whose unknown
+    keys are refused (a misspelt knob would otherwise be dropped without a word).
+    """
+    hints = get_type_hints(kind)
     out: dict[str, Any] = {}
-    for f in fields(Context):
-        if f.name not in REQUEST_KNOBS:
+    for f in fields(kind):
+        if f.name in REQUEST_GROUPS and kind is Context:
+            group = GROUPS[f.name]
+            model = create_model(
+                f"{group.__name__}Request",
+                __config__=ConfigDict(extra="forbid"),
+                __doc__=group.__doc__,
+                **_knobs(group),
+            )
+            out[f.name] = (
+                model,
+                Field(default_factory=model, description=f.metadata["description"]),
+            )
+            continue
+        if not f.metadata.get("request"):
             continue
         annotation, default = hints[f.name], f.default
         bounds = {k: f.metadata[k] for k in ("ge", "le", "max_length") if k in f.metadata}

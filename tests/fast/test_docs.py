@@ -5,7 +5,7 @@ import importlib.util
 from dataclasses import fields
 from pathlib import Path
 
-from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.context import GROUPS, Context
 from seekgraph.server.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,4 +29,8 @@ def test_the_reference_lists_every_setting_and_run_knob() -> None:
     for name in Settings.model_fields:
         assert f"| `SEEKGRAPH_{name.upper()}` |" in page, name
     for f in fields(Context):
-        assert f"| `{f.name}` |" in page, f.name
+        if f.name in GROUPS:
+            for g in fields(GROUPS[f.name]):
+                assert f"| `{f.name}.{g.name}` |" in page, f"{f.name}.{g.name}"
+        else:
+            assert f"| `{f.name}` |" in page, f.name

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from langchain_core.language_models import GenericFakeChatModel
 
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import Context, FilteringKnobs
 from seekgraph.nodes.plumbing.admission import AdmissionError, admit
 from seekgraph.providers.rerank import LocalReranker, Reranked
 from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
@@ -43,7 +43,7 @@ async def test_two_graphs_with_other_workspaces_and_models_run_side_by_side(embe
     a.reranker = NamedReranker(LocalReranker(embedder), "reranker-a")
     b = make_services(embedder, [garden])
     b.reranker = NamedReranker(LocalReranker(embedder), "reranker-b")
-    ctx = Context(user="bob", fastpass_enabled=False)
+    ctx = Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False))
     run_a, run_b = await asyncio.gather(
         run_graph(a, "How do I install the VPN client?", ctx),
         run_graph(b, "Where does the greenhouse key hang?", ctx),

@@ -10,7 +10,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import Context, FilteringKnobs
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.inspect import question_state
 from seekgraph.graph.run import run, run_config
@@ -36,7 +36,7 @@ async def test_the_quick_flow_searches_once_and_answers(embedder) -> None:
     # The search flow reads the handbook whole here (test_reads_documents_then_answers).
     services = make_services(embedder, [InMemorySource("kb", "kb", [HANDBOOK])])
     graph = FLOWS["quick"].compile(services, InMemorySaver())
-    ctx = Context(user="bob", fastpass_enabled=False)
+    ctx = Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False))
     result = await run(graph, {"question": PAGER}, run_config("q"), ctx)
     nodes = nodes_of(result.events)
     assert nodes.count("expand_query") == 1 and "read_documents" not in nodes
@@ -59,7 +59,7 @@ async def test_the_quick_flow_searches_once_and_answers(embedder) -> None:
 async def test_a_graph_without_reading_searches_again_instead(embedder) -> None:
     services = make_services(embedder, [InMemorySource("kb", "kb", [HANDBOOK])])
     graph = build_search_graph(services, read=False).compile(checkpointer=InMemorySaver())
-    ctx = Context(user="bob", fastpass_enabled=False, max_rounds=2)
+    ctx = Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False), max_rounds=2)
     result = await run(graph, {"question": PAGER}, run_config("r"), ctx)
     first = next(e for e in result.events if e["event"] == "node" and e["node"] == "evaluate")
     assert first["detail"]["action"] == "search"

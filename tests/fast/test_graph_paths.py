@@ -7,7 +7,7 @@ import asyncio
 from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import BudgetKnobs, Context, FilteringKnobs, SearchKnobs
 from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
 from tests.conftest import chat_docs, kb_docs, make_services, run_graph
 from tests.factories import single_doc_source
@@ -40,7 +40,7 @@ async def test_reads_documents_then_answers(embedder) -> None:
     run = await run_graph(
         services,
         "How long does the on-call engineer carry the pager and when does it rotate?",
-        Context(user="bob", fastpass_enabled=False),
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     nodes = run.nodes()
     assert "read_documents" in nodes
@@ -113,7 +113,9 @@ async def test_source_timeout_is_retried_then_recorded(embedder) -> None:
 async def test_fastpass_keeps_few_strong_hits_and_skips_later_stages(embedder) -> None:
     only = single_doc_source()
     services = make_services(embedder, [only])
-    run = await run_graph(services, "WireGuard VPN client", Context(user="bob", max_variants=1))
+    run = await run_graph(
+        services, "WireGuard VPN client", Context(user="bob", search=SearchKnobs(max_variants=1))
+    )
     log = run.state.values["filter_log"][0]
     assert log["fastpass"] == 1 and "rerank" not in log
     ev = run.state.values["evidence"][0]
@@ -125,7 +127,9 @@ async def test_fastpass_switched_off_uses_rerank(embedder) -> None:
     only = single_doc_source()
     services = make_services(embedder, [only])
     run = await run_graph(
-        services, "WireGuard VPN client", Context(user="bob", fastpass_enabled=False)
+        services,
+        "WireGuard VPN client",
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     ev = run.state.values["evidence"][0]
     assert ev["kept_by"] == "rerank" and "rerank" in ev["scores"]
@@ -174,7 +178,9 @@ async def test_llm_citation_to_unknown_id_is_rejected_and_retried(embedder) -> N
     )
     services = make_services(embedder, chat_model=model)
     run = await run_graph(
-        services, "How do I install the VPN client?", Context(user="bob", fastpass_enabled=False)
+        services,
+        "How do I install the VPN client?",
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     checks = run.node_events("check_answer")
     assert len(checks) == 2
@@ -199,7 +205,7 @@ async def test_unknown_citation_is_stripped_when_no_budget_is_left(embedder) -> 
     run = await run_graph(
         services,
         "How do I install the VPN client?",
-        Context(user="bob", max_rounds=1, fastpass_enabled=False),
+        Context(user="bob", max_rounds=1, filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     out = run.output
     assert "[src:made/up#1]" not in out["answer"]
@@ -221,7 +227,7 @@ async def test_an_answer_that_copies_its_instructions_becomes_the_sources_quotes
     run = await run_graph(
         services,
         "How do I install the VPN client?",
-        Context(user="bob", max_rounds=1, fastpass_enabled=False),
+        Context(user="bob", max_rounds=1, filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     out = run.output
     assert out["mode"] == "extractive" and "Use only the sources" not in out["answer"]
@@ -277,7 +283,7 @@ async def test_time_budget_forces_an_answer(services) -> None:
     run = await run_graph(
         services,
         "What is the Zanzibar parking rule for meal allowance claims?",
-        Context(user="bob", max_seconds=0.0),
+        Context(user="bob", budget=BudgetKnobs(max_seconds=0.0)),
     )
     assert run.state.values["forced_reason"].startswith("time budget spent")
     assert run.nodes().count("expand_query") == 1
@@ -295,7 +301,11 @@ async def test_token_budget_stops_an_llm_run(embedder) -> None:
     run = await run_graph(
         services,
         "How do I install the VPN client, and what is the Zanzibar parking rule?",
-        Context(user="bob", max_tokens=10, fastpass_enabled=False),
+        Context(
+            user="bob",
+            budget=BudgetKnobs(max_tokens=10),
+            filtering=FilteringKnobs(fastpass_enabled=False),
+        ),
     )
     values = run.state.values
     assert values["forced_reason"].startswith("token budget spent")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import Context, FilteringKnobs
 from seekgraph.nodes.plumbing.services import Services
 from seekgraph.providers.embeddings import E5Embedder, Embedder
 from seekgraph.providers.rerank import LocalReranker
@@ -190,7 +190,9 @@ async def test_a_short_reply_is_found_through_the_messages_around_it(
     services = _chat_index(tmp_path, embedder, messages)
     question = "Until when is the Harbor Street garage parking permit valid?"
     alone = await run_graph(
-        services, question, Context(user="bob", context_weight=0.0, max_rounds=1)
+        services,
+        question,
+        Context(user="bob", filtering=FilteringKnobs(context_weight=0.0), max_rounds=1),
     )
     judged = await run_graph(services, question, Context(user="bob", max_rounds=1))
 

@@ -9,7 +9,7 @@ from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import Context, FilteringKnobs, OfflineReaderKnobs, SearchKnobs
 from seekgraph.nodes.plumbing.admission import AdmissionError
 from seekgraph.nodes.plumbing.evidence import relevance
 from seekgraph.nodes.reader.conflicts import facts
@@ -96,7 +96,7 @@ async def test_expand_query_drops_variants_too_close_to_tried_ones(real_services
     out = await expand_query(state, runtime, services)
     assert "How do I connect to the VPN?" not in out["variants"]
     assert events[0]["detail"]["dropped"]
-    loose, _ = rt(variant_similarity_threshold=0.9999)
+    loose, _ = rt(search=SearchKnobs(variant_similarity_threshold=0.9999))
     assert (
         "How do I connect to the VPN?" in (await expand_query(state, loose, services))["variants"]
     )
@@ -125,7 +125,7 @@ async def test_filter_results_rerank_threshold_and_top_k(services) -> None:
     hits = [hit(f"kb/d{i}#0", 0.5, f"WireGuard VPN client install step {i}") for i in range(5)]
     hits.append(hit("kb/cafe#0", 0.5, "The cafeteria closes on Fridays."))
     state = base_state("How do I install the WireGuard VPN client?", hits=hits)
-    out = await filter_results(state, rt(rerank_top_k=3)[0], services)
+    out = await filter_results(state, rt(filtering=FilteringKnobs(rerank_top_k=3))[0], services)
     kept = out["evidence"]
     assert len(kept) == 3 and all(e["kept_by"] == "rerank" for e in kept)
     assert all(e["scores"]["rerank"] >= 0.3 for e in kept)
@@ -144,7 +144,9 @@ async def test_filter_results_counts_the_sources_ranking_and_what_is_found_again
     assert a["scores"]["reranker"] == b["scores"]["reranker"]  # same text, same judgement
     assert a["scores"]["rerank"] > b["scores"]["rerank"]  # the source ranked a first
     alone = await filter_results(
-        base_state(question, hits=first), rt(retrieval_weight=0)[0], services
+        base_state(question, hits=first),
+        rt(filtering=FilteringKnobs(retrieval_weight=0))[0],
+        services,
     )
     assert len({e["scores"]["rerank"] for e in alone["evidence"]}) == 1
 
@@ -167,7 +169,7 @@ async def test_a_hit_is_judged_by_its_own_query_only_when_that_query_is_a_hop(se
     answer["query"] = question
     state = base_state(question, hits=[lone, answer])
     state["verdict"]["gap_questions"] = ["famous"]
-    out = await filter_results(state, rt(rerank_min_score=0)[0], services)
+    out = await filter_results(state, rt(filtering=FilteringKnobs(rerank_min_score=0))[0], services)
     scores = {e["source_id"]: e["scores"] for e in out["evidence"]}
     assert "rerank_query" not in scores["kb/lone#0"]  # a part of the question is not a hop
     assert scores["kb/kestrel#0"]["rerank"] > scores["kb/lone#0"]["rerank"]
@@ -176,7 +178,7 @@ async def test_a_hit_is_judged_by_its_own_query_only_when_that_query_is_a_hop(se
     hop = hit("kb/ada#0", 0.6, "Ada Moreau led the Kestrel team.", query="Ada Moreau famous")
     state = base_state(question, hits=[hop])
     state["verdict"]["gap_questions"] = ["Ada Moreau famous"]
-    out = await filter_results(state, rt(rerank_min_score=0)[0], services)
+    out = await filter_results(state, rt(filtering=FilteringKnobs(rerank_min_score=0))[0], services)
     assert "rerank_query" in out["evidence"][0]["scores"]
 
 
@@ -288,7 +290,11 @@ async def test_filter_results_llm_grading_in_batches(embedder) -> None:
     model = GenericFakeChatModel(messages=iter(replies))
     services = make_services(embedder, chat_model=model)
     state = base_state("How do I install the WireGuard VPN client?", hits=hits, mode="llm")
-    out = await filter_results(state, rt(grading_batch_size=2, fastpass_enabled=False)[0], services)
+    out = await filter_results(
+        state,
+        rt(filtering=FilteringKnobs(grading_batch_size=2, fastpass_enabled=False))[0],
+        services,
+    )
     kept = {e["source_id"]: e for e in out["evidence"]}
     assert set(kept) == {"kb/d0#0", "kb/d2#0"}
     assert kept["kb/d0#0"]["scores"]["grade"] == 0.9 and "rerank" in kept["kb/d0#0"]["scores"]
@@ -337,7 +343,11 @@ async def test_evaluate_checks_once_that_no_newer_source_changes_the_amount_it_q
     state["budget"] = {**state["budget"], "rounds": 2}  # the probe's round: answer now
     assert (await evaluate(state, rt()[0], services))["verdict"]["action"] == "answer"
     # off, or for a question that asks for no amount or date: no extra round
-    off = await evaluate(base_state(q, evidence=[policy]), rt(freshness_probe=False)[0], services)
+    off = await evaluate(
+        base_state(q, evidence=[policy]),
+        rt(offline=OfflineReaderKnobs(freshness_probe=False))[0],
+        services,
+    )
     assert off["verdict"]["action"] == "answer"
     steps = base_state("How do I claim the meal allowance?", evidence=[policy])
     assert (await evaluate(steps, rt()[0], services))["verdict"]["action"] != "search"

@@ -10,7 +10,7 @@ from langchain_core.language_models import GenericFakeChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import Context, FilteringKnobs, ResearchKnobs, SearchKnobs
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.run import run, run_config
 from seekgraph.nodes.research.plan_checks import PlanError, checked_plan, named_parts
@@ -215,7 +215,9 @@ async def test_a_report_on_a_person_quotes_what_they_said_of_substance_within_it
         graph,
         {"question": "Write a report on Priya"},
         run_config("p"),
-        Context(user="bob", search_k=20, report_words=60),
+        Context(
+            user="bob", search=SearchKnobs(search_k=20), research=ResearchKnobs(report_words=60)
+        ),
     )
     report = done.values["answer"]
     body = report.split("## What could not be found")[0].split("\n[1]:")[0]
@@ -281,7 +283,7 @@ async def test_one_trace_id_reaches_every_sub_run_event_and_model_call(embedder)
         graph,
         {"question": "VPN", "plan": plan, "trace_id": "trace-7"},
         {**run_config("t"), "callbacks": [seen]},
-        Context(user="bob", mode="llm", fastpass_enabled=False),
+        Context(user="bob", mode="llm", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     # the section the model wrote, without the sentence citing what its slice does not hold
     assert "Install WireGuard from Self Service. [1]" in done.values["answer"]

@@ -9,7 +9,7 @@ from typing import Any, TypedDict
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import BudgetKnobs, Context
 from seekgraph.server.runs.local_coordination import LocalCoordinator
 from seekgraph.server.runs.manager import RunManager
 
@@ -40,7 +40,7 @@ async def test_a_run_past_its_time_budget_ends_in_error_and_frees_its_thread() -
         "t1",
         "alice",
         {"question": "vpn?"},
-        Context(user="alice", max_seconds=0.3),
+        Context(user="alice", budget=BudgetKnobs(max_seconds=0.3)),
         "r1",
         graph=graph,
         flow="search",

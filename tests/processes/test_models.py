@@ -16,7 +16,7 @@ import httpx
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import BudgetKnobs, Context, FilteringKnobs
 from seekgraph.graph.inspect import question_state
 from seekgraph.graph.search import search_flow
 from seekgraph.nodes.plumbing.decisions import EvaluateDecision
@@ -192,7 +192,7 @@ async def answered_with(servers, embedder, step: dict[str, Any]) -> tuple[Any, M
     out, values = await run(
         services,
         "How do I install the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False),
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     [call] = [c for c in values["model_calls"] if c["node"] == "integrate"]
     script_model(servers["primary"])
@@ -207,7 +207,7 @@ async def test_malformed_output_twice_degrades_that_node_and_the_state_says_so(
     out, values = await run(
         services,
         "How do I install the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False),
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     [degraded] = [c for c in values["model_calls"] if c["outcome"] == "degraded"]
     assert degraded["node"] == "expand_query"
@@ -289,7 +289,7 @@ async def test_citations_in_a_models_own_form_are_kept_as_citations(servers, emb
     out, values = await run(
         services,
         "How do I install the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False),
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     assert out["mode"] == "llm"
     assert out["answer"].count("[src:kb/vpn#0]") == 3 and "[kb/vpn#0]" not in out["answer"]
@@ -308,7 +308,7 @@ async def test_an_answer_stating_a_number_no_source_gives_becomes_the_quotes(
     out, values = await run(
         services,
         "How do I install the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False),
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     assert out["mode"] == "extractive" and "2031" not in out["answer"]
     assert "[src:kb/vpn#0]" in out["answer"]
@@ -332,7 +332,7 @@ async def test_a_models_answer_laid_out_like_its_prompt_is_shown(servers, embedd
     out, values = await run(
         services,
         "How do I install the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False),
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     assert out["mode"] == "llm" and "Install the client from Self Service" in out["answer"]
     [call] = [c for c in values["model_calls"] if c["node"] == "integrate"]
@@ -351,7 +351,7 @@ async def test_a_models_not_found_stands_in_its_own_words(servers, embedder) -> 
     out, values = await run(
         services,
         "What is the parking allowance for visitors?",
-        Context(user="bob", fastpass_enabled=False),
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     assert out["mode"] == "llm" and out["status"] == "not_found"
     assert out["answer"] == refusal
@@ -379,7 +379,9 @@ async def test_a_models_right_answer_stands_as_written(
     # no lexical judgement of what the question "needs" overrules the model
     services = graph_services(embedder, servers)
     script_model(servers["primary"], {}, {}, {}, {"content": reply})
-    out, values = await run(services, question, Context(user="bob", fastpass_enabled=False))
+    out, values = await run(
+        services, question, Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False))
+    )
     assert out["mode"] == "llm" and out["status"] == "answered"
     assert out["answer"] == reply
     [call] = [c for c in values["model_calls"] if c["node"] == "integrate"]
@@ -397,7 +399,7 @@ async def test_a_models_answer_naming_what_its_passage_does_not_becomes_the_quot
     out, values = await run(
         services,
         "How do I install the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False),
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     assert out["mode"] == "extractive" and "Microsoft" not in out["answer"]
     assert "Self Service" in out["answer"] and "[src:kb/vpn#0]" in out["answer"]
@@ -415,7 +417,7 @@ async def test_a_models_decision_to_search_again_stands(servers, embedder) -> No
     out, values = await run(
         services,
         "How do I install the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False, max_rounds=2),
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False), max_rounds=2),
     )
     assert values["budget"]["rounds"] == 2
     assert out["mode"] == "llm"
@@ -436,12 +438,16 @@ async def test_a_slow_models_grading_gets_the_time_its_measured_pace_needs(
         pace.forget()
         pace.record("primary-model", 3.0)
         script_model(servers["primary"], {}, {"sleep": 1.0})  # expand, then grade
-        ctx = Context(user="bob", grading_timeout=0.4, fastpass_enabled=False, **knobs)
+        ctx = Context(
+            user="bob",
+            filtering=FilteringKnobs(grading_timeout=0.4, fastpass_enabled=False),
+            **knobs,
+        )
         _, values = await run(services, question, ctx)
         return next(c for c in values["model_calls"] if c["node"] == "filter_results")
 
     fitted = await grading()
-    fixed = await grading(fit_seconds_to_model=False)
+    fixed = await grading(budget=BudgetKnobs(fit_seconds_to_model=False))
     assert fitted["outcome"] == "ok", fitted
     assert fixed["outcome"] == "degraded" and "grading timed out after 0.4 s" in fixed["detail"]
     script_model(servers["primary"])
@@ -458,7 +464,9 @@ async def test_grading_learns_its_own_pace_from_a_timeout(servers, embedder) -> 
 
     async def grading() -> dict[str, Any]:
         script_model(servers["primary"], {}, {"sleep": 0.5})  # expand, then grade
-        ctx = Context(user="bob", grading_timeout=0.4, fastpass_enabled=False)
+        ctx = Context(
+            user="bob", filtering=FilteringKnobs(grading_timeout=0.4, fastpass_enabled=False)
+        )
         _, values = await run(services, "How do I install the WireGuard VPN client?", ctx)
         return next(c for c in values["model_calls"] if c["node"] == "filter_results")
 
@@ -479,9 +487,14 @@ async def test_a_slow_models_run_gets_the_time_its_measured_pace_needs(servers, 
     services = graph_services(embedder, servers)
     question = "How do I install the WireGuard VPN client?"
 
-    async def budget_of(**knobs: Any) -> tuple[float, str]:
+    async def budget_of(fit: bool = True) -> tuple[float, str]:
         script_model(servers["primary"], *[{"sleep": 0.3}] * 8)
-        ctx = Context(user="bob", max_seconds=1.0, max_rounds=2, fastpass_enabled=False, **knobs)
+        ctx = Context(
+            user="bob",
+            budget=BudgetKnobs(max_seconds=1.0, fit_seconds_to_model=fit),
+            max_rounds=2,
+            filtering=FilteringKnobs(fastpass_enabled=False),
+        )
         done = await run_graph(services, question, ctx)
         budget = done.state.values["budget"]
         prepared = next(e for e in done.events if e.get("node") == "prepare" and "summary" in e)
@@ -489,7 +502,7 @@ async def test_a_slow_models_run_gets_the_time_its_measured_pace_needs(servers, 
 
     first, _ = await budget_of()  # nothing measured yet: max_seconds
     fitted, said = await budget_of()
-    kept, _ = await budget_of(fit_seconds_to_model=False)
+    kept, _ = await budget_of(fit=False)
     assert first == pytest.approx(1.0)
     assert fitted == pytest.approx(0.3 * (3 * 2 + 2), rel=0.5) and fitted > 2.0
     assert "primary-model takes 0.3 s a call here, so this run has" in said
@@ -504,7 +517,7 @@ async def test_a_full_run_answers_while_the_primary_fails_half_its_calls(servers
     out, values = await run(
         services,
         "How do I install the WireGuard VPN client?",
-        Context(user="bob", fastpass_enabled=False),
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     assert out["mode"] == "llm"
     assert out["citations"] and "[src:" in out["answer"]
@@ -544,7 +557,7 @@ async def test_answer_interrupted_mid_stream_fails_the_step_and_resumes(servers,
         await run(
             services,
             "How do I install the WireGuard VPN client?",
-            Context(user="bob", fastpass_enabled=False),
+            Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
             "t-int",
             saver,
         )
@@ -582,7 +595,7 @@ async def test_cohere_rerank_is_used_and_its_failure_falls_back(servers, embedde
     _, values = await run(
         services,
         "WireGuard VPN client",
-        Context(user="bob", mode="extractive", fastpass_enabled=False),
+        Context(user="bob", mode="extractive", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     assert values["filter_log"][0]["reranker"].startswith("local (cohere failed")
     httpx.post(servers["cohere"].url + "/script", json={})
@@ -623,7 +636,7 @@ async def test_images_use_the_vision_model_even_from_history_and_stay_with_their
     saver = InMemorySaver()
     graph = search_flow(services, saver)
     cfg = {"configurable": {"thread_id": "img"}}
-    ctx = Context(user="bob", fastpass_enabled=False)
+    ctx = Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False))
     script_model(servers["backup"])
     await graph.ainvoke(
         {"question": "How do I install the VPN client?", "images": refs}, cfg, context=ctx
@@ -717,7 +730,7 @@ async def test_a_small_models_non_answer_becomes_the_closest_passages(
     out, values = await run(
         services,
         "By when must I have requested my VPN profile?",
-        Context(user="bob", fastpass_enabled=False),
+        Context(user="bob", filtering=FilteringKnobs(fastpass_enabled=False)),
     )
     assert out["mode"] == "extractive" and out["status"] == "passages"
     assert not out["answer"].startswith("I found nothing")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from seekgraph.graph.context import Context
+from seekgraph.graph.context import Context, ResearchKnobs
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.run import run, run_config
 from seekgraph.providers.chat import ChatModelConfig, load_chat_model
@@ -135,7 +135,9 @@ async def test_spent_tokens_stop_the_next_batch_and_the_report_says_so(embedder,
     plan_tokens = free["model_calls"][0]["tokens"]
     assert plan_tokens and all(free["results"][i]["tokens"] > 1000 for i in ("q1", "q2"))
     # enough for the plan and the first batch to start, not for the second
-    done, state = await research(embedder, model, "llm-5", report_max_tokens=plan_tokens + 1000)
+    done, state = await research(
+        embedder, model, "llm-5", research=ResearchKnobs(report_max_tokens=plan_tokens + 1000)
+    )
     status = {i: r["status"] for i, r in state["results"].items()}
     # the first batch: the model's q1, q2 and the request's part it left out (q4)
     assert status == {"q1": "done", "q2": "done", "q4": "done", "q3": "skipped"}

@@ -205,6 +205,36 @@ async def test_a_plan_under_review_is_edited_through_the_api_and_a_bad_edit_is_a
         assert nothing.status_code == 422 and "nothing on this thread waits" in nothing.text
 
 
+async def test_run_knobs_are_grouped_and_the_flat_names_of_before_are_still_read(
+    workdir,
+) -> None:
+    too_short = "research.report_words: Input should be greater than or equal to 100"
+    async with serving(workdir) as api:
+        t = await thread(api)
+        for knobs, said in [
+            ({"research": {"report_words": 50}}, too_short),
+            ({"report_words": 50}, too_short),  # the flat name is read as its group's knob
+            (
+                {"report_words": 800, "research": {"report_words": 900}},
+                "research.report_words only",
+            ),
+            ({"research": {"report_word": 800}}, "research.report_word: Extra inputs"),
+        ]:
+            body = {"question": "The VPN", "flow": "research", **knobs}
+            refused = await api.post(f"/threads/{t}/runs", json=body)
+            assert refused.status_code == 422 and said in refused.json()["detail"], knobs
+        # the LangGraph door's context takes them alike
+        lg = await api.post("/langgraph/threads", json={})
+        door = f"/langgraph/threads/{lg.json()['thread_id']}/runs/stream"
+        asked = {"assistant_id": "research", "input": {"question": "The VPN"}}
+        for context in ({"research": {"report_words": 50}}, {"report_words": 50}):
+            refused = await api.post(door, json={**asked, "context": context})
+            assert refused.status_code == 422 and too_short in refused.json()["detail"], context
+        body = {"question": "How do I connect to the VPN?", "flow": "quick", "report_words": 800}
+        done = frames((await api.post(f"/threads/{t}/runs", json=body)).text)
+        assert ended(done) == "done"
+
+
 def ended(events: list[tuple[str, dict[str, Any]]]) -> str:
     """The status of a run's last event, which must be its ``end`` (with the run's usage)."""
     kind, data = events[-1]

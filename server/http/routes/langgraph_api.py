@@ -21,7 +21,7 @@ from langgraph.types import StateSnapshot
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from seekgraph.graph.api import User
-from seekgraph.graph.context import REQUEST_KNOBS
+from seekgraph.graph.context import FLAT_NAMES, REQUEST_KNOBS
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.inspect import flow_steps
 from seekgraph.graph.run import jsonable
@@ -325,7 +325,7 @@ async def start_protocol_run(
         value = body.command["resume"]
         return await resume_run(app, user, thread_id, value, True, background=background)
     fields = {**(body.input or {}), **body.context}
-    allowed = {"question", "images", *REQUEST_KNOBS}
+    allowed = {"question", "images", *REQUEST_KNOBS, *FLAT_NAMES}  # RunRequest regroups
     try:
         request = RunRequest(
             flow=flow,
