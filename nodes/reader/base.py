@@ -76,6 +76,18 @@ class Review:
     calls: list[ModelCall] = field(default_factory=list)
 
 
+@dataclass
+class Rephrased:
+    """A round's query variants as the reader wrote them, before near-duplicates are dropped."""
+
+    queries: list[str]
+    """Gap questions first, the question itself last."""
+    strategy: str
+    """``llm``, ``feedback`` (the offline reader) or ``feedback (model unavailable)``."""
+    tokens: int = 0
+    calls: list[ModelCall] = field(default_factory=list)
+
+
 class Reader(Protocol):
     """Every judgement about text the graph makes. Nodes call it; they hold no language rules.
 
@@ -83,6 +95,10 @@ class Reader(Protocol):
     output) and ``nodes.reader.offline.OfflineReader`` (the extractive mode);
     ``nodes.reader.reader_for`` picks one for a run.
     """
+
+    async def rephrase(self, state: SearchState) -> Rephrased:
+        """The query variants of the round: what to search for next."""
+        ...
 
     async def grade(
         self, question: str, passages: list[Evidence], timeout: float

@@ -14,7 +14,12 @@ import re
 from langgraph.runtime import Runtime
 
 from seekgraph.nodes.plumbing.context import Context
-from seekgraph.nodes.plumbing.decisions import AnswerReview, EvaluateDecision, Grades
+from seekgraph.nodes.plumbing.decisions import (
+    AnswerReview,
+    EvaluateDecision,
+    Grades,
+    QueryVariants,
+)
 from seekgraph.nodes.plumbing.evidence import by_authority, kept
 from seekgraph.nodes.plumbing.llm import Decision, decide
 from seekgraph.nodes.plumbing.prompting import (
@@ -27,7 +32,7 @@ from seekgraph.nodes.plumbing.prompting import (
 from seekgraph.nodes.plumbing.prompts import FORCED_NOTE, INTEGRATE_PROMPT
 from seekgraph.nodes.plumbing.services import Services, node_name
 from seekgraph.nodes.plumbing.writing import images_in_budget, stream_reply, with_images
-from seekgraph.nodes.reader.base import Grading, Judged, Reply, Review, Written
+from seekgraph.nodes.reader.base import Grading, Judged, Rephrased, Reply, Review, Written
 from seekgraph.nodes.reader.conflicts import conflict_lines
 from seekgraph.nodes.reader.guard import guard_reply
 from seekgraph.nodes.reader.needs import describe_needs
@@ -109,6 +114,26 @@ class ModelReader:
         self.services = services
         self.ctx = ctx
         self.offline = OfflineReader(services, ctx)
+
+    async def rephrase(self, state: SearchState) -> Rephrased:
+        """The model's variants (structured ``QueryVariants``), then the question.
+
+        The offline reader's variants stand in when the model gives none.
+        """
+        prompt = self.ctx.prompts.expand_query.format(
+            question=state["question"],
+            conversation=conversation_of(state),
+            tried="\n".join(state.get("tried_queries", [])) or "none",
+            gaps="\n".join(state["verdict"].get("gap_questions", [])) or "none",
+            max_variants=self.ctx.search.max_variants,
+        )
+        decision = await decide(node_name("expand_query"), self.model, prompt, QueryVariants)
+        if decision.value is None:
+            fallback = await self.offline.rephrase(state)
+            queries, strategy = fallback.queries, "feedback (model unavailable)"
+        else:
+            queries, strategy = [*decision.value.queries, state["question"]], "llm"
+        return Rephrased(queries, strategy, decision.tokens, [decision.call])
 
     async def grade(self, question: str, passages: list[Evidence], timeout: float) -> Grading:
         """Relevance grades per ``source_id``, in batches of ``grading_batch_size``.

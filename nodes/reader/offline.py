@@ -24,7 +24,7 @@ from seekgraph.nodes.reader.answerable import (
     subject_part,
 )
 from seekgraph.nodes.reader.attribution import wrong_person
-from seekgraph.nodes.reader.base import Judged, Reply, Review, Written
+from seekgraph.nodes.reader.base import Judged, Rephrased, Reply, Review, Written
 from seekgraph.nodes.reader.conflicts import current_first, find_conflicts
 from seekgraph.nodes.reader.coverage import coverage_verdict
 from seekgraph.nodes.reader.extractive import (
@@ -40,6 +40,7 @@ from seekgraph.nodes.reader.passages import MAX_REPLY_CHARS, answer_reply, close
 from seekgraph.nodes.reader.question_kind import procedure_steps
 from seekgraph.nodes.reader.quote_verdict import judged_verdict
 from seekgraph.nodes.reader.tables import asks_history, history_page
+from seekgraph.nodes.reader.variants import extractive_variants
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import Conflict, Evidence
 from seekgraph.state.schemas import SearchState, Verdict
@@ -186,6 +187,10 @@ class OfflineReader:
     def __init__(self, services: Services, ctx: Context) -> None:
         self.services = services
         self.ctx = ctx
+
+    async def rephrase(self, state: SearchState) -> Rephrased:
+        """Gap questions, feedback and bridging variants, then the question (``variants``)."""
+        return Rephrased(extractive_variants(state), "feedback")
 
     async def grade(self, question: str, passages: list[Evidence], timeout: float) -> None:
         """The offline reader does not grade: the reranker's scores stand."""

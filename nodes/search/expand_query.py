@@ -1,8 +1,10 @@
 """``expand_query``: this round's query variants — gap questions first, the original last.
 
-LLM mode asks the model for complete natural-language variants; extractive mode builds
-pseudo-relevance-feedback variants from the evidence kept so far and bridge terms from
-documents read. Variants whose embedding is too close to a query already tried are dropped.
+The reader writes the variants (``Reader.rephrase``): a model writes complete
+natural-language ones; the offline reader builds pseudo-relevance-feedback variants from the
+evidence kept so far and bridge terms from documents read. This node drops variants whose
+embedding is too close to a query already tried, and makes the web's queries of the person's
+words only.
 """
 
 from __future__ import annotations
@@ -13,71 +15,17 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from seekgraph.nodes.plumbing.context import Context
-from seekgraph.nodes.plumbing.decisions import QueryVariants
-from seekgraph.nodes.plumbing.evidence import kept, relevance
-from seekgraph.nodes.plumbing.llm import decide
-from seekgraph.nodes.plumbing.prompting import conversation_of
-from seekgraph.nodes.plumbing.services import Services, chat_model_for, node_name, now
+from seekgraph.nodes.plumbing.evidence import kept
+from seekgraph.nodes.plumbing.services import Services, node_name, now
+from seekgraph.nodes.reader import reader_for
 from seekgraph.nodes.reader.coverage import bridge_questions
+from seekgraph.nodes.reader.variants import feedback_terms
 from seekgraph.providers.embeddings import Embedder, aembed_queries
-from seekgraph.providers.terms import STOPWORDS, display_words, stem, term_set
+from seekgraph.providers.terms import display_words
 from seekgraph.sources.web import outside_words
 from seekgraph.state.budget import spend
 from seekgraph.state.events import node_event
-from seekgraph.state.models import ModelCall
 from seekgraph.state.schemas import SearchState
-
-
-def feedback_terms(state: SearchState, limit: int = 3) -> list[str]:
-    """Words frequent in the best evidence and absent from the question (RM-style feedback)."""
-    question_terms = term_set(state["question"])
-    weights: dict[str, float] = {}
-    shown: dict[str, str] = {}
-    for ev in sorted(kept(state.get("evidence", [])), key=relevance, reverse=True)[:5]:
-        for word in display_words(f"{ev['title']} {ev['snippet']}"):
-            key = stem(word.lower())
-            if key in question_terms or word.lower() in STOPWORDS or word.isdigit():
-                continue
-            weights[key] = weights.get(key, 0.0) + relevance(ev)
-            shown.setdefault(key, word)
-    return [shown[k] for k in sorted(weights, key=lambda k: -weights[k])[:limit]]
-
-
-def thread_terms(state: SearchState, limit: int = 4) -> list[str]:
-    """Words of the thread's earlier questions that this one does not repeat, newest first.
-
-    A follow-up often names its topic only by reference ("When is the retest?" after a
-    question about Project Nightjar's penetration test).
-    """
-    asked = term_set(state["question"])
-    out: dict[str, str] = {}
-    for turn in reversed(state.get("turns", [])):
-        for word in display_words(turn["question"]):
-            key = stem(word.lower())
-            if key not in asked and not word.isdigit():
-                out.setdefault(key, word)
-    return list(out.values())[:limit]
-
-
-def extractive_variants(state: SearchState) -> list[str]:
-    """Gap questions, then feedback and bridging variants, then the original question."""
-    question = state["question"]
-    core = " ".join(display_words(question))
-    candidates = list(state["verdict"].get("gap_questions", []))
-    if state["budget"]["rounds"] == 0:
-        candidates.append(core)
-        earlier = thread_terms(state)
-        if earlier:  # a follow-up ("the retest", "it") searched with the thread's topic
-            candidates.append(f"{core} {' '.join(earlier)}")
-    else:
-        bridge = state.get("bridge_terms", [])[:3]
-        if bridge:
-            candidates.append(f"{core} {' '.join(bridge)}")
-        feedback = feedback_terms(state)
-        if feedback:
-            candidates.append(f"{question} {' '.join(feedback)}")
-    candidates.append(question)
-    return candidates
 
 
 def web_queries(state: SearchState, limit: int = 3) -> list[str]:
@@ -163,29 +111,9 @@ async def expand_query(
 ) -> dict[str, Any]:
     """Choose the query variants of a new round."""
     ctx = runtime.context
-    model = chat_model_for(services, state)
-    tokens = 0
-    calls: list[ModelCall] = []
-    strategy = "feedback"
-    if model is not None:
-        prompt = ctx.prompts.expand_query.format(
-            question=state["question"],
-            conversation=conversation_of(state),
-            tried="\n".join(state.get("tried_queries", [])) or "none",
-            gaps="\n".join(state["verdict"].get("gap_questions", [])) or "none",
-            max_variants=ctx.search.max_variants,
-        )
-        decision = await decide(node_name("expand_query"), model, prompt, QueryVariants)
-        tokens = decision.tokens
-        calls.append(decision.call)
-        if decision.value is not None:
-            candidates = [*decision.value.queries, state["question"]]
-            strategy = "llm"
-        else:
-            candidates = extractive_variants(state)
-            strategy = "feedback (model unavailable)"
-    else:
-        candidates = extractive_variants(state)
+    rephrased = await reader_for(services, state, ctx).rephrase(state)
+    candidates, strategy = rephrased.queries, rephrased.strategy
+    tokens, calls = rephrased.tokens, rephrased.calls
 
     fresh, dropped = await pick_variants(
         candidates, state["question"], list(state.get("tried_queries", [])), ctx, services.embedder
