@@ -84,7 +84,6 @@ def test_a_busy_thread_names_the_run_to_attach_to() -> None:
     response = client_raising(RunConflictError("t-1", "run-7")).get("/threads/t-1")
     assert response.status_code == 409
     assert response.json() == {
-        "detail": "a run is already live on this thread; attach to it with "
-        "GET /threads/t-1/stream",
+        "detail": "a run is already live on this thread; attach to it with GET /threads/t-1/stream",
         "run_id": "run-7",
     }
