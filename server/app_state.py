@@ -1,12 +1,13 @@
-"""What every route shares (``AppState``), and how it is opened and closed.
+"""The composition root: the process's parts (``AppState``), built once, opened and closed.
 
-Routes and doors depend on this module, never on ``server.http.app``, so the app can import its
-routes at the top and there is no import cycle.
+Routes take the parts they use from it through ``server.http.deps``, never the whole of it;
+threads and runs are its ``service`` (``server.service.RunService``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from contextlib import AsyncExitStack
@@ -50,12 +51,16 @@ from seekgraph.server.runs.retention import (
 )
 from seekgraph.server.runs.webhooks import Webhooks
 from seekgraph.server.runs.worker import Worker, worker_name
+from seekgraph.server.service.run_service import RunService
 from seekgraph.server.settings import Settings
 
 if TYPE_CHECKING:
     from seekgraph.nodes.plumbing.services import Services
 
 log = logging.getLogger("seekgraph.server")
+
+#: The store's sizes walk every key: measured at most this often, whatever the scrapes.
+STORE_EVERY_S = 30.0
 
 
 @dataclass
@@ -98,34 +103,31 @@ class AppState:
     """How long threads are kept; deletes them."""
     redis: aioredis.Redis | None = None
     """The shared Redis client (None on SQLite)."""
+    service: RunService = field(init=False)
+    """Threads and runs for every door, over the parts above."""
 
-    async def flow_of(self, thread_id: str) -> str:
-        """The flow the thread runs (its runs' checkpoints say; a new thread: the default)."""
-        config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
-        found = await self.saver.aget_tuple(config)
-        for _ in range(3):  # a rolled-back thread's latest is a copy: its parent names it
-            if found is None or (found.metadata or {}).get("flow") or not found.parent_config:
-                break
-            found = await self.saver.aget_tuple(found.parent_config)
-        flow = (found.metadata or {}).get("flow") if found is not None else None
-        return str(flow) if flow in self.graphs else DEFAULT_FLOW
-
-    async def graph_of(self, thread_id: str) -> CompiledStateGraph[Any, Any, Any, Any]:
-        """The compiled flow of the thread."""
-        return self.graphs.get(await self.flow_of(thread_id), self.graph)
-
-    async def shown_graph_of(self, thread_id: str) -> CompiledStateGraph[Any, Any, Any, Any]:
-        """The thread's flow for reading it: its state as its person may see it now."""
-        from seekgraph.graph.visibility import visible_graph
-
-        owner = await self.coordinator.owner(thread_id)
-        return visible_graph(await self.graph_of(thread_id), self.services.registry, owner or "")
-
-    async def store_ready(self) -> bool:
-        """The checkpoint store answers and has its search indexes (recreated if missing)."""
-        await self.coordinator.ping()
-        ready = getattr(self.saver, "indexes_ready", None)
-        return True if ready is None else bool(await ready())
+    def __post_init__(self) -> None:
+        self.service = RunService(
+            settings=self.settings,
+            services=self.services,
+            graphs=self.graphs,
+            saver=self.saver,
+            coordinator=self.coordinator,
+            runs=self.runs,
+            records=self.records,
+            queue=self.queue,
+            limits=self.limits,
+            metrics=self.metrics,
+            keys=self.keys,
+            audit=self.audit,
+            http=self.http,
+            instance=self.instance,
+            images_dir=self.images_dir,
+            has_worker=self.worker is not None,
+            events=self.events,
+            retention=self.retention,
+            decoding=self.decoding,
+        )
 
 
 def redis_clients(url: str) -> tuple[aioredis.Redis, redis.Redis]:
@@ -330,6 +332,49 @@ async def sync_loop(
             if unsynced is not None:
                 unsynced.discard(connector.name)
         await asyncio.sleep(max(0.0, minutes * 60 - (time.monotonic() - started)))
+
+
+async def measure(state: AppState) -> None:
+    """Set the gauges read at scrape time: index sizes, syncs, the queue, the store's sizes.
+
+    The store's sizes walk every key: measured at most every ``STORE_EVERY_S``.
+    """
+    from seekgraph.graph.api import connector_state
+
+    metrics, registry = state.metrics, state.services.registry
+    await registry.refresh_sources()
+    for source in registry.select():
+        index, name = getattr(source, "index", None), getattr(source, "name", "")
+        if index is not None and hasattr(index, "count"):
+            documents, chunks = await asyncio.to_thread(index.count, name)
+            metrics.index_documents.labels(name).set(documents)
+            metrics.index_chunks.labels(name).set(chunks)
+            synced = await asyncio.to_thread(index.get_meta, f"synced:{name}")
+            if synced:
+                kept = json.loads(synced)
+                metrics.synced_at.labels(name).set(kept["at"])
+                metrics.sync_problems.labels(name).set(kept["problems"])
+    for connector, index in registry.connectors:
+        kept = await asyncio.to_thread(connector_state, index, connector.name)
+        if kept.get("at"):
+            metrics.synced_at.labels(connector.name).set(kept["at"])
+        metrics.sync_problems.labels(connector.name).set(len(kept.get("problems") or []))
+        metrics.connector_failing.labels(connector.name).set(1 if kept.get("error") else 0)
+    for status, count in (await state.queue.depth()).items():
+        metrics.queue_runs.labels(status).set(count)
+    stale = time.monotonic() - metrics.store_measured_at > STORE_EVERY_S
+    if state.redis is not None and state.retention is not None and stale:
+        from seekgraph.server.runs.retention import threads_past_half
+        from seekgraph.server.runs.storage import FAMILIES, family_sizes
+
+        sizes = await family_sizes(state.redis)
+        for family in [name for name, _ in FAMILIES] + ["other"]:
+            metrics.store_bytes.labels(family).set(sizes.bytes[family])
+            metrics.store_keys.labels(family).set(sizes.keys[family])
+        past, unmanaged = await threads_past_half(state.redis, state.retention.ttl_s)
+        metrics.threads_past_half.set(past)
+        metrics.threads_unmanaged.set(unmanaged)
+        metrics.store_measured_at = time.monotonic()
 
 
 async def close_app_state(state: AppState) -> None:

@@ -425,3 +425,8 @@ class ModelSpans(AsyncCallbackHandler):
         if span is not None:
             span.set_status(Status(StatusCode.ERROR, type(error).__name__))
             span.end()
+
+
+def name_run(run_id: str) -> None:
+    """Put the run's id (its trace's id) on the request's span: from the request to the run."""
+    trace.get_current_span().set_attribute("seekgraph.run_id", run_id)

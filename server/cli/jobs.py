@@ -16,7 +16,6 @@ import redis.asyncio as aioredis
 
 from seekgraph.graph.context import Context, context_to_dict
 from seekgraph.server.cli.common import CliError
-from seekgraph.server.http.submit import queued_token
 from seekgraph.server.runs.coordination import RedisCoordinator
 from seekgraph.server.runs.manager import RunManager
 from seekgraph.server.runs.queue import Job, RedisRunQueue
@@ -28,6 +27,7 @@ from seekgraph.server.runs.records import (
     ask_to_cancel,
 )
 from seekgraph.server.runs.retention import seconds_of
+from seekgraph.server.service.run_service import queued_token
 from seekgraph.server.settings import Settings
 from seekgraph.server.thread_ids import new_thread_id
 

@@ -64,6 +64,6 @@ async def serve_mcp_stdio(args: argparse.Namespace) -> int:
             CALLER.set(caller)  # its audit entries name the door (and the key, if one)
             return user
 
-        server = build_mcp_server(lambda: state, user_of)
+        server = build_mcp_server(lambda: state.service, user_of)
         await server.run_stdio_async()
     return 0

@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from seekgraph.server.app_state import close_app_state, open_app_state
 from seekgraph.server.http.chat_completions import openai_error
+from seekgraph.server.http.errors import map_service_errors
 from seekgraph.server.http.http_guard import JsonShapeGuard, KeyGate, RequestGuard
 from seekgraph.server.http.mcp_door import RequireApiKey, build_mcp_server, http_user
 from seekgraph.server.http.routes import (
@@ -33,7 +34,6 @@ from seekgraph.server.http.routes import (
     threads,
     v1,
 )
-from seekgraph.server.http.submit import RunConflictError
 from seekgraph.server.http.telemetry import instrument_http
 from seekgraph.server.observe import Telemetry
 from seekgraph.server.settings import Settings
@@ -102,7 +102,7 @@ def create_app(settings: Settings | None = None, telemetry: Telemetry | None = N
     async def store_reset(request: Request, exc: RedisVLError) -> JSONResponse:
         # the saver's search indexes are gone (Redis restarted empty): recreate, say retry
         log.warning("checkpoint store error on %s: %s", request.url.path, exc)
-        await request.app.state.seekgraph.store_ready()
+        await request.app.state.seekgraph.service.store_ready()
         return JSONResponse(
             status_code=503,
             content={"detail": "the checkpoint store was reset or is not ready; try again shortly"},
@@ -115,10 +115,7 @@ def create_app(settings: Settings | None = None, telemetry: Telemetry | None = N
             content={"detail": "the checkpoint store is unreachable; try again shortly"},
         )
 
-    @app.exception_handler(RunConflictError)
-    async def busy(request: Request, exc: RunConflictError) -> JSONResponse:
-        # a run holds the thread: 409 naming it, so the client can attach to it
-        return JSONResponse(status_code=409, content={"detail": str(exc), "run_id": exc.run_id})
+    map_service_errors(app)  # the run service's refusals: status, message, Retry-After
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -146,7 +143,7 @@ def create_app(settings: Settings | None = None, telemetry: Telemetry | None = N
     # can serve any request. DNS-rebinding protection (a Host allow-list) is for servers
     # without credentials; every request here carries an API key a browser cannot forge.
     mcp_server = build_mcp_server(
-        lambda: app.state.seekgraph, http_user(lambda: app.state.seekgraph)
+        lambda: app.state.seekgraph.service, http_user(lambda: app.state.seekgraph.service)
     )
     mcp_http = mcp_server.streamable_http_app(
         streamable_http_path="/mcp",
@@ -157,7 +154,7 @@ def create_app(settings: Settings | None = None, telemetry: Telemetry | None = N
     app.router.routes.append(
         Route(
             "/mcp",
-            RequireApiKey(mcp_endpoint, lambda: app.state.seekgraph),
+            RequireApiKey(mcp_endpoint, lambda: app.state.seekgraph.service),
             include_in_schema=False,
         )
     )

@@ -1,31 +1,121 @@
-"""Typed dependencies: the shared app state, the caller, and a thread the caller owns."""
+"""Typed dependencies: each route declares only what it uses (``Annotated`` aliases).
+
+The app's ``AppState`` (built once at start-up, ``server.app_state``) is the container they
+are taken from; no route takes the container itself.
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Path, Request
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from fastapi.responses import StreamingResponse
 
-from seekgraph.graph.api import UnknownUserError, User
-from seekgraph.server.app_state import AppState
-from seekgraph.server.caller import CALLER, Caller, door_of, key_id
-from seekgraph.server.thread_ids import BadThreadIdError, canonical_thread_id
+from seekgraph.graph.api import User
+from seekgraph.server.app_state import AppState, measure
+from seekgraph.server.audit import AuditLog
+from seekgraph.server.caller import door_of
+from seekgraph.server.observe import Metrics
+from seekgraph.server.service.run_service import RunService
+from seekgraph.server.service.sse import with_heartbeats
+from seekgraph.server.settings import Settings
 
-STORE_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-def get_app_state(request: Request) -> AppState:
-    """The state built at start-up."""
+def _root(request: Request) -> AppState:
     state: AppState = request.app.state.seekgraph
     return state
 
 
-AppDep = Annotated[AppState, Depends(get_app_state)]
+def run_service(request: Request) -> RunService:
+    """Threads and runs: the one implementation every door translates to."""
+    return _root(request).service
 
 
-async def current_user(request: Request, app: AppDep) -> User:
+def settings(request: Request) -> Settings:
+    """The process's settings."""
+    return _root(request).settings
+
+
+def metrics(request: Request) -> Metrics:
+    """The process's metrics."""
+    return _root(request).metrics
+
+
+def audit_log(request: Request) -> AuditLog:
+    """Who was shown which documents."""
+    return _root(request).audit
+
+
+@dataclass(frozen=True)
+class Instance:
+    """What readiness reports of this process."""
+
+    backend: str
+    name: str
+    unsynced: set[str]
+    """Live connectors whose first sync since start has not ended."""
+
+
+def instance(request: Request) -> Instance:
+    """The process: its store's backend, its name, the connectors not synced yet."""
+    state = _root(request)
+    return Instance(state.backend, state.instance, state.unsynced)
+
+
+async def fresh_metrics(request: Request) -> Metrics:
+    """The metrics with their gauges measured now (index sizes, syncs, queue, store)."""
+    state = _root(request)
+    await measure(state)
+    return state.metrics
+
+
+Runs = Annotated[RunService, Depends(run_service)]
+SettingsDep = Annotated[Settings, Depends(settings)]
+MetricsDep = Annotated[Metrics, Depends(metrics)]
+AuditDep = Annotated[AuditLog, Depends(audit_log)]
+InstanceDep = Annotated[Instance, Depends(instance)]
+FreshMetrics = Annotated[Metrics, Depends(fresh_metrics)]
+
+
+class SseResponses:
+    """SSE responses with heartbeats, counted as open streams."""
+
+    def __init__(self, metrics: Metrics, heartbeat_seconds: float) -> None:
+        self.metrics = metrics
+        self.heartbeat_seconds = heartbeat_seconds
+
+    def __call__(
+        self, frames: AsyncIterator[bytes], run_id: str | None = None
+    ) -> StreamingResponse:
+        """An SSE response of ``frames`` (``X-Run-Id`` names the run)."""
+        headers = dict(SSE_HEADERS)
+        if run_id:
+            headers["X-Run-Id"] = run_id
+
+        async def counted() -> AsyncIterator[bytes]:
+            self.metrics.sse_open.inc()
+            try:
+                async for raw in with_heartbeats(frames, self.heartbeat_seconds):
+                    yield raw
+            finally:
+                self.metrics.sse_open.dec()
+
+        return StreamingResponse(counted(), media_type="text/event-stream", headers=headers)
+
+
+def sse_responses(metrics: MetricsDep, settings: SettingsDep) -> SseResponses:
+    """How a door answers with a run's event stream."""
+    return SseResponses(metrics, settings.heartbeat_seconds)
+
+
+Sse = Annotated[SseResponses, Depends(sse_responses)]
+
+
+async def current_user(request: Request, runs: Runs) -> User:
     """The user of the bearer API key; 401 without a valid one."""
     header = request.headers.get("authorization", "")
     scheme, _, key = header.partition(" ")
@@ -35,79 +125,15 @@ async def current_user(request: Request, app: AppDep) -> User:
             "send an API key: Authorization: Bearer <key>",
             headers={"WWW-Authenticate": "Bearer"},
         )
-    return await user_for_key(app, key.strip(), door_of(request.url.path))
-
-
-async def user_for_key(app: AppState, key: str, door: str) -> User:
-    """The user of an API key; 401 for an unknown key, 403 for a user the workspace lacks.
-
-    The request's ``Caller`` (user, key id, door) is set for what the request does next,
-    and the key's request rate is counted (429 past it).
-    """
-    try:
-        name = await app.keys.user_for(key)
-    except STORE_DOWN:
-        raise HTTPException(503, "the key store is unreachable; try again shortly") from None
-    if name is None:
-        raise HTTPException(401, "unknown API key", headers={"WWW-Authenticate": "Bearer"})
-    try:
-        user = app.services.registry.user(name)
-    except UnknownUserError:
-        raise HTTPException(403, "this key's user is not known to the workspace") from None
-    caller = Caller(user=user.name, key_id=key_id(key), door=door)
-    CALLER.set(caller)
-    await within_rate(app, caller.key_id)
-    return user
-
-
-async def within_rate(app: AppState, key: str) -> None:
-    """Count a request with the key ``key`` (its id); 429 with ``Retry-After`` past the rate."""
-    try:
-        wait = await app.limits.hit(key, app.settings.rate_limit_per_minute)
-    except STORE_DOWN:
-        raise HTTPException(503, "the limits store is unreachable; try again shortly") from None
-    if wait is not None:
-        app.metrics.limited.labels("rate").inc()
-        raise HTTPException(
-            429,
-            f"more than {app.settings.rate_limit_per_minute} requests a minute with this "
-            "key; wait and try again",
-            headers={"Retry-After": str(max(1, round(wait)))},
-        )
+    return await runs.user_for_key(key.strip(), door_of(request.url.path))
 
 
 UserDep = Annotated[User, Depends(current_user)]
 
 
-async def owned_thread(app: AppDep, user: UserDep, thread_id: Annotated[str, Path()]) -> str:
+async def owned_thread(runs: Runs, user: UserDep, thread_id: Annotated[str, Path()]) -> str:
     """The canonical thread id, when the caller owns it; 404 otherwise (exists or not)."""
-    return await own_thread(app, user, thread_id)
-
-
-def thread_id_of(raw: str) -> str:
-    """The canonical form of a thread id a client sent; 422 when it is not one."""
-    try:
-        return canonical_thread_id(raw)
-    except BadThreadIdError as exc:
-        raise HTTPException(422, str(exc)) from None
-
-
-async def own_thread(app: AppState, user: User, raw: str) -> str:
-    """The canonical id of ``raw`` when ``user`` owns it; 404 otherwise (exists or not).
-
-    Every door checks ownership here, and uses the id it returns from then on. The thread
-    is renewed (``server.runs.retention``): reading or continuing it keeps it.
-    """
-    thread_id = thread_id_of(raw)
-    try:
-        owner = await app.coordinator.owner(thread_id)
-        if owner == user.name and app.retention is not None:
-            await app.retention.touch(thread_id)  # read or continued: kept from now
-    except STORE_DOWN:
-        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
-    if owner != user.name:
-        raise HTTPException(404, f"no thread {thread_id}")
-    return thread_id
+    return await runs.own_thread(user, thread_id)
 
 
 ThreadDep = Annotated[str, Depends(owned_thread)]

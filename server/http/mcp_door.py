@@ -16,7 +16,6 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, Literal
 
-from fastapi import HTTPException
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import ToolAnnotations
@@ -25,12 +24,12 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from seekgraph.graph.api import MAX_SOURCES, UnknownSourceError, UnknownUserError, User
-from seekgraph.server.app_state import AppState
 from seekgraph.server.audit import AuditEntry
 from seekgraph.server.caller import CALLER, Caller, key_id
-from seekgraph.server.http.api_models import RunRequest
-from seekgraph.server.http.streams import events, run_frames, started_frames, thread_for
-from seekgraph.server.http.submit import RunConflictError, cancel_run, start_run
+from seekgraph.server.service.errors import ServiceError
+from seekgraph.server.service.requests import RunRequest
+from seekgraph.server.service.run_service import RunService
+from seekgraph.server.service.streams import events
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 #: Seconds a source may take in the ``search`` tool before it is reported as failed.
@@ -143,7 +142,7 @@ Sources = Annotated[
 Question = Annotated[str, Field(min_length=1, max_length=4000)]
 
 
-def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
+def build_mcp_server(app: Callable[[], RunService], user_of: UserOf) -> MCPServer:
     """The MCP server over an app's services; ``user_of`` says who calls."""
     server = MCPServer(
         "seekgraph",
@@ -209,12 +208,10 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
         state, user = app(), await user_of(ctx)
         request = RunRequest(question=question, sources=sources, mode=mode)
         try:
-            thread = await thread_for(state, user, thread_id)
-            frames, _ = await run_frames(state, user, thread, request)
-        except RunConflictError as exc:
-            raise ToolError(str(exc)) from None
-        except HTTPException as exc:  # the shared admission's refusal: the same message
-            raise ToolError(str(exc.detail)) from None
+            thread = await state.thread_for(user, thread_id)
+            frames, _ = await state.run_frames(user, thread, request)
+        except ServiceError as exc:  # the service's refusal: the same message as the API's
+            raise ToolError(exc.detail) from None
         return await result_of(frames, thread, ctx)
 
     @server.tool(annotations=READ_ONLY)
@@ -231,15 +228,15 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
         state, user = app(), await user_of(ctx)
         request = RunRequest(question=question, sources=sources, flow="research", stream=False)
         try:
-            thread = await thread_for(state, user, None)
-            started = await start_run(state, user, thread, request)
-        except HTTPException as exc:
-            raise ToolError(str(exc.detail)) from None
-        frames = started_frames(state, started, user.name)
+            thread = await state.thread_for(user, None)
+            started = await state.start_run(user, thread, request)
+        except ServiceError as exc:
+            raise ToolError(exc.detail) from None
+        frames = state.started_frames(started, user.name)
         try:
             return await result_of(frames, thread, ctx)
         except asyncio.CancelledError:  # the client cancelled the call: stop the run too
-            await asyncio.shield(cancel_run(state, thread, started.run_id, "interrupt"))
+            await asyncio.shield(state.cancel_run(thread, started.run_id, "interrupt"))
             raise
 
     @server.tool(annotations=READ_ONLY)
@@ -291,7 +288,7 @@ def build_mcp_server(app: Callable[[], AppState], user_of: UserOf) -> MCPServer:
     return server
 
 
-async def audit_shown(state: AppState, user: str, action: str, doc_ids: list[str]) -> None:
+async def audit_shown(state: RunService, user: str, action: str, doc_ids: list[str]) -> None:
     """The audit entry of a tool call that showed documents' content."""
     await state.audit.append(AuditEntry.now(user, action, shown=list(dict.fromkeys(doc_ids))))
 
@@ -303,7 +300,7 @@ def bearer_key(headers: Any) -> str | None:
     return key.strip() if scheme.lower() == "bearer" and key.strip() else None
 
 
-def http_user(app: Callable[[], AppState]) -> UserOf:
+def http_user(app: Callable[[], RunService]) -> UserOf:
     """Who calls over HTTP: the user of the request's API key."""
 
     async def user_of(ctx: Context) -> User:
@@ -325,7 +322,7 @@ def http_user(app: Callable[[], AppState]) -> UserOf:
 class RequireApiKey:
     """ASGI guard in front of the MCP endpoint: no valid API key, no MCP session."""
 
-    def __init__(self, inner: ASGIApp, app: Callable[[], AppState]) -> None:
+    def __init__(self, inner: ASGIApp, app: Callable[[], RunService]) -> None:
         self.inner = inner
         self.app = app
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
-from opentelemetry import trace
 from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.trace import Span
@@ -75,8 +74,3 @@ def instrument_http(app: FastAPI, telemetry: Telemetry) -> None:
             http_capture_headers_sanitize_fields=SECRET_HEADERS,
             exclude_spans=["receive", "send"],  # one span per request, not one per chunk
         )
-
-
-def name_run(run_id: str) -> None:
-    """Put the run's id (its trace's id) on the request's span: from the request to the run."""
-    trace.get_current_span().set_attribute("seekgraph.run_id", run_id)

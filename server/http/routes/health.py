@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from seekgraph.server.http.deps import STORE_DOWN, AppDep
+from seekgraph.server.http.deps import InstanceDep, Runs
+from seekgraph.server.service.stores import STORE_DOWN
 
 router = APIRouter(tags=["health"])
 
@@ -17,10 +18,10 @@ async def healthz() -> dict[str, str]:
 
 
 @router.get("/readyz", response_model=None)
-async def readyz(app: AppDep) -> dict[str, str] | JSONResponse:
+async def readyz(runs: Runs, instance: InstanceDep) -> dict[str, str] | JSONResponse:
     """Ready to take runs: the store answers, the graph is compiled, live sources synced once."""
     try:
-        indexes = await app.store_ready()
+        indexes = await runs.store_ready()
     except STORE_DOWN:
         return JSONResponse(
             status_code=503, content={"status": "unavailable", "detail": "redis is unreachable"}
@@ -34,12 +35,12 @@ async def readyz(app: AppDep) -> dict[str, str] | JSONResponse:
                 "and they could not be recreated yet",
             },
         )
-    if app.unsynced:  # a source that was never synced would answer "found nothing"
+    if instance.unsynced:  # a source that was never synced would answer "found nothing"
         return JSONResponse(
             status_code=503,
             content={
                 "status": "unavailable",
-                "detail": f"first sync not finished: {', '.join(sorted(app.unsynced))}",
+                "detail": f"first sync not finished: {', '.join(sorted(instance.unsynced))}",
             },
         )
-    return {"status": "ready", "backend": app.backend, "instance": app.instance}
+    return {"status": "ready", "backend": instance.backend, "instance": instance.name}

@@ -16,7 +16,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
-from langgraph.errors import InvalidUpdateError
 from langgraph.types import StateSnapshot
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -25,14 +24,11 @@ from seekgraph.graph.context import FLAT_NAMES, REQUEST_KNOBS
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.inspect import flow_steps
 from seekgraph.graph.run import jsonable
-from seekgraph.server.app_state import AppState
-from seekgraph.server.http.api_models import RunRequest
-from seekgraph.server.http.deps import AppDep, current_user, own_thread, thread_id_of, user_for_key
-from seekgraph.server.http.routes.threads import remove_thread
-from seekgraph.server.http.sse import event_data
-from seekgraph.server.http.streams import attach_frames, sse, started_frames
-from seekgraph.server.http.submit import Started, resume_run, start_run
-from seekgraph.server.thread_ids import new_thread_id
+from seekgraph.server.http.deps import Runs, Sse, current_user
+from seekgraph.server.service.errors import BadInputError, ConflictError, NotFoundError
+from seekgraph.server.service.requests import RunRequest
+from seekgraph.server.service.run_service import RunService, Started, thread_id_of
+from seekgraph.server.service.sse import event_data
 
 router = APIRouter(prefix="/langgraph", tags=["langgraph"])
 
@@ -42,12 +38,12 @@ ASSISTANTS = {name: flow.graph_name for name, flow in FLOWS.items()}
 ALWAYS = {"metadata", "end", "error"}
 
 
-async def protocol_user(request: Request, app: AppDep) -> User:
+async def protocol_user(request: Request, runs: Runs) -> User:
     """The caller, from ``x-api-key`` (the SDK's header) or ``Authorization: Bearer``."""
     key = request.headers.get("x-api-key", "").strip()
     if key:
-        return await user_for_key(app, key, "langgraph")
-    return await current_user(request, app)
+        return await runs.user_for_key(key, "langgraph")
+    return await current_user(request, runs)
 
 
 ProtocolUser = Annotated[User, Depends(protocol_user)]
@@ -93,20 +89,17 @@ def snapshot_json(snap: StateSnapshot) -> dict[str, Any]:
     }
 
 
-async def thread_json(app: AppState, thread_id: str, owner: str) -> dict[str, Any]:
+async def thread_json(runs: RunService, thread_id: str, owner: str) -> dict[str, Any]:
     """A thread as the protocol shows it."""
-    snap = await (await app.shown_graph_of(thread_id)).aget_state(
-        {"configurable": {"thread_id": thread_id}}
-    )
-    live = app.runs.live(thread_id)
-    status = "busy" if live is not None and not live.done else "idle"
+    snap = await runs.state_of(thread_id)
+    status = "busy" if runs.busy(thread_id) else "idle"
     if snap.interrupts:
         status = "interrupted"
     return {
         "thread_id": thread_id,
         "created_at": snap.created_at or now(),
         "updated_at": snap.created_at or now(),
-        "metadata": {"owner": owner, "title": await app.coordinator.title(thread_id)},
+        "metadata": {"owner": owner, "title": await runs.title(thread_id)},
         "status": status,
         "values": jsonable(snap.values or {}),
         "interrupts": {
@@ -128,7 +121,7 @@ class ThreadCreate(BaseModel):
 
 
 @router.post("/threads")
-async def create_thread(app: AppDep, user: ProtocolUser, body: ThreadCreate) -> dict[str, Any]:
+async def create_thread(runs: Runs, user: ProtocolUser, body: ThreadCreate) -> dict[str, Any]:
     """A new thread owned by the caller, its id chosen here.
 
     A client may name only a thread it owns (``if_exists="do_nothing"`` returns it, otherwise
@@ -136,31 +129,30 @@ async def create_thread(app: AppDep, user: ProtocolUser, body: ThreadCreate) -> 
     an id another user will be given, and no learning which ids exist.
     """
     if body.thread_id is None:
-        thread_id = new_thread_id()
-        await app.coordinator.create_thread(thread_id, user.name)
-        return await thread_json(app, thread_id, user.name)
+        thread_id = await runs.create_thread(user)
+        return await thread_json(runs, thread_id, user.name)
     thread_id = thread_id_of(body.thread_id)
-    if await app.coordinator.owner(thread_id) != user.name:
-        raise HTTPException(
-            422, "thread ids are chosen by the server: create the thread without thread_id"
+    if not await runs.owns(user, thread_id):
+        raise BadInputError(
+            "thread ids are chosen by the server: create the thread without thread_id"
         )
     if body.if_exists != "do_nothing":
-        raise HTTPException(409, f"thread {thread_id} already exists")
-    return await thread_json(app, thread_id, user.name)
+        raise ConflictError(f"thread {thread_id} already exists")
+    return await thread_json(runs, thread_id, user.name)
 
 
 @router.get("/threads/{thread_id}")
-async def get_thread(app: AppDep, user: ProtocolUser, thread_id: str) -> dict[str, Any]:
+async def get_thread(runs: Runs, user: ProtocolUser, thread_id: str) -> dict[str, Any]:
     """One of the caller's threads."""
-    thread_id = await own_thread(app, user, thread_id)
-    return await thread_json(app, thread_id, user.name)
+    thread_id = await runs.own_thread(user, thread_id)
+    return await thread_json(runs, thread_id, user.name)
 
 
 @router.delete("/threads/{thread_id}", status_code=204)
-async def delete_thread(app: AppDep, user: ProtocolUser, thread_id: str) -> Response:
+async def delete_thread(runs: Runs, user: ProtocolUser, thread_id: str) -> Response:
     """``threads.delete``: the thread and everything it made, at once."""
-    thread_id = await own_thread(app, user, thread_id)
-    await remove_thread(app, thread_id)
+    thread_id = await runs.own_thread(user, thread_id)
+    await runs.delete_thread(thread_id)
     return Response(status_code=204)
 
 
@@ -175,26 +167,18 @@ class ThreadSearch(BaseModel):
 
 @router.post("/threads/search")
 async def search_threads(
-    app: AppDep, user: ProtocolUser, body: ThreadSearch
+    runs: Runs, user: ProtocolUser, body: ThreadSearch
 ) -> list[dict[str, Any]]:
     """The caller's threads, newest first."""
-    ids = (await app.coordinator.threads_of(user.name))[body.offset : body.offset + body.limit]
-    return [await thread_json(app, t, user.name) for t in ids]
+    ids = (await runs.threads_of(user))[body.offset : body.offset + body.limit]
+    return [await thread_json(runs, t, user.name) for t in ids]
 
 
 @router.get("/threads/{thread_id}/state")
-async def get_state(app: AppDep, user: ProtocolUser, thread_id: str) -> dict[str, Any]:
+async def get_state(runs: Runs, user: ProtocolUser, thread_id: str) -> dict[str, Any]:
     """The thread's latest checkpoint."""
-    thread_id = await own_thread(app, user, thread_id)
-    return snapshot_json(
-        await (await app.shown_graph_of(thread_id)).aget_state(
-            {"configurable": {"thread_id": thread_id}}
-        )
-    )
-
-
-#: State fields ``update_state`` may write (a person's edit of the answer).
-EDITABLE_FIELDS = frozenset({"answer"})
+    thread_id = await runs.own_thread(user, thread_id)
+    return snapshot_json(await runs.state_of(thread_id))
 
 
 class StateUpdate(BaseModel):
@@ -208,38 +192,15 @@ class StateUpdate(BaseModel):
 
 @router.post("/threads/{thread_id}/state")
 async def update_state(
-    app: AppDep, user: ProtocolUser, thread_id: str, body: StateUpdate
+    runs: Runs, user: ProtocolUser, thread_id: str, body: StateUpdate
 ) -> dict[str, Any]:
     """Write values into the thread's state as a node would (no run may be live).
 
     A person may edit the answer only: everything else in the state (evidence, turns and
     their images, budgets) is what the server wrote and what its checks rely on.
     """
-    thread_id = await own_thread(app, user, thread_id)
-    foreign = sorted(set(body.values or {}) - EDITABLE_FIELDS)
-    if foreign:
-        raise HTTPException(
-            422,
-            f"only {', '.join(sorted(EDITABLE_FIELDS))} may be edited; not {', '.join(foreign)}",
-        )
-    graph = await app.graph_of(thread_id)
-    if body.as_node is not None and body.as_node not in graph.nodes:
-        raise HTTPException(
-            422,
-            f"no node {body.as_node!r}; as_node is one of "
-            f"{', '.join(n for n in graph.nodes if not n.startswith('__'))}",
-        )
-    run_id = app.runs.new_run_id()
-    if not await app.runs.try_lock(thread_id, run_id):
-        raise HTTPException(409, "a run is live on this thread; update its state when it ends")
-    try:
-        config = await graph.aupdate_state(
-            {"configurable": {"thread_id": thread_id}}, body.values, as_node=body.as_node
-        )
-    except (ValueError, KeyError, InvalidUpdateError) as exc:
-        raise HTTPException(422, f"cannot update the state: {exc}") from None
-    finally:
-        await app.coordinator.release(thread_id, app.runs.token(run_id))
+    thread_id = await runs.own_thread(user, thread_id)
+    config = await runs.update_state(thread_id, body.values, body.as_node)
     return {"checkpoint": checkpoint_of(config)}
 
 
@@ -253,11 +214,11 @@ class HistoryQuery(BaseModel):
 
 @router.post("/threads/{thread_id}/history")
 async def get_history(
-    app: AppDep, user: ProtocolUser, thread_id: str, body: HistoryQuery
+    runs: Runs, user: ProtocolUser, thread_id: str, body: HistoryQuery
 ) -> list[dict[str, Any]]:
     """The thread's checkpoints, newest first."""
-    thread_id = await own_thread(app, user, thread_id)
-    steps = await flow_steps(await app.shown_graph_of(thread_id), thread_id)
+    thread_id = await runs.own_thread(user, thread_id)
+    steps = await flow_steps(await runs.shown_graph_of(thread_id), thread_id)
     return [snapshot_json(snap) for snap, _ in reversed(steps)][: body.limit]
 
 
@@ -306,7 +267,7 @@ def run_headers(thread_id: str, run_id: str) -> dict[str, str]:
 
 
 async def start_protocol_run(
-    app: AppState,
+    runs: RunService,
     user: User,
     thread_id: str,
     body: RunCreate,
@@ -316,14 +277,14 @@ async def start_protocol_run(
     """Start (``input``) or resume (``command.resume``) a run of the body's assistant."""
     flow = next((n for n, g in ASSISTANTS.items() if body.assistant_id in (n, g)), None)
     if flow is None:
-        raise HTTPException(
-            404, f"no assistant {body.assistant_id!r}; assistants: {', '.join(ASSISTANTS)}"
+        raise NotFoundError(
+            f"no assistant {body.assistant_id!r}; assistants: {', '.join(ASSISTANTS)}"
         )
     if body.command is not None:
         if "resume" not in body.command:
-            raise HTTPException(422, "command: only resume is served")
+            raise BadInputError("command: only resume is served")
         value = body.command["resume"]
-        return await resume_run(app, user, thread_id, value, True, background=background)
+        return await runs.resume_run(user, thread_id, value, True, background=background)
     fields = {**(body.input or {}), **body.context}
     allowed = {"question", "images", *REQUEST_KNOBS, *FLAT_NAMES}  # RunRequest regroups
     try:
@@ -336,26 +297,27 @@ async def start_protocol_run(
         )
     except ValidationError as exc:
         raise RequestValidationError(exc.errors()) from None
-    return await start_run(app, user, thread_id, request, record_protocol=True)
+    return await runs.start_run(user, thread_id, request, record_protocol=True)
 
 
 @router.post("/threads/{thread_id}/runs/stream", response_model=None)
 async def stream_run(
-    app: AppDep, user: ProtocolUser, thread_id: str, body: RunCreate
+    runs: Runs, sse: Sse, user: ProtocolUser, thread_id: str, body: RunCreate
 ) -> StreamingResponse:
     """Start a run (``input``) or resume one that waits (``command.resume``) and stream it."""
-    thread_id = await own_thread(app, user, thread_id)
+    thread_id = await runs.own_thread(user, thread_id)
     modes = modes_of(body.stream_mode)
-    started = await start_protocol_run(app, user, thread_id, body)  # busy: 409
-    frames = started_frames(app, started, user.name, channel="protocol")
-    response = sse(app, filtered(frames, modes), started.run_id)
+    started = await start_protocol_run(runs, user, thread_id, body)  # busy: 409
+    frames = runs.started_frames(started, user.name, channel="protocol")
+    response = sse(filtered(frames, modes), started.run_id)
     response.headers.update(run_headers(thread_id, started.run_id))
     return response
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/stream")
 async def join_run(
-    app: AppDep,
+    runs: Runs,
+    sse: Sse,
     user: ProtocolUser,
     thread_id: str,
     run_id: str,
@@ -363,9 +325,9 @@ async def join_run(
     stream_mode: Annotated[list[str] | None, Query()] = None,
 ) -> StreamingResponse:
     """Join the thread's run (here, on its origin, or continued after its origin died)."""
-    thread_id = await own_thread(app, user, thread_id)
-    frames, live_run = await attach_frames(app, user.name, thread_id, last_event_id, "protocol")
-    response = sse(app, filtered(frames, modes_of(stream_mode)), live_run or run_id)
+    thread_id = await runs.own_thread(user, thread_id)
+    frames, live_run = await runs.attach_frames(user.name, thread_id, last_event_id, "protocol")
+    response = sse(filtered(frames, modes_of(stream_mode)), live_run or run_id)
     response.headers.update(run_headers(thread_id, live_run or run_id))
     return response
 
@@ -380,7 +342,7 @@ async def search_assistants(user: ProtocolUser) -> list[dict[str, Any]]:
 async def get_assistant(user: ProtocolUser, assistant_id: str) -> dict[str, Any]:
     """One graph served."""
     if assistant_id not in ASSISTANTS:
-        raise HTTPException(404, f"no assistant {assistant_id!r}")
+        raise NotFoundError(f"no assistant {assistant_id!r}")
     return assistant(assistant_id)
 
 

@@ -11,17 +11,12 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
+from seekgraph.graph.api import User
 from seekgraph.graph.run import jsonable
-from seekgraph.server.app_state import AppState
-from seekgraph.server.http.deps import AppDep, own_thread
+from seekgraph.server.http.deps import Runs
 from seekgraph.server.http.routes.langgraph_api import ProtocolUser, RunCreate, start_protocol_run
-from seekgraph.server.http.submit import (
-    Started,
-    finished,
-    record_of,
-    stop_run,
-)
 from seekgraph.server.runs.records import RunRecord
+from seekgraph.server.service.run_service import RunService, Started
 
 router = APIRouter(prefix="/langgraph", tags=["langgraph"])
 
@@ -57,43 +52,44 @@ def run_json(record: RunRecord) -> dict[str, Any]:
     }
 
 
-async def create(app: AppState, user: Any, thread_id: str, body: BackgroundRunCreate) -> Started:
+async def create(
+    runs: RunService, user: User, thread_id: str, body: BackgroundRunCreate
+) -> Started:
     """Queue the run the body asks for."""
     strategy = body.multitask_strategy
-    return await start_protocol_run(app, user, thread_id, body, True, strategy)
+    return await start_protocol_run(runs, user, thread_id, body, True, strategy)
 
 
-async def values_of(app: AppState, thread_id: str) -> dict[str, Any]:
+async def values_of(runs: RunService, thread_id: str) -> dict[str, Any]:
     """The thread's state values as its person may see them now."""
-    shown = await app.shown_graph_of(thread_id)
-    snap = await shown.aget_state({"configurable": {"thread_id": thread_id}})
+    snap = await runs.state_of(thread_id)
     return dict(jsonable(snap.values or {}))
 
 
 @router.post("/threads/{thread_id}/runs", response_model=None)
 async def create_run(
-    app: AppDep, user: ProtocolUser, thread_id: str, body: BackgroundRunCreate
+    runs: Runs, user: ProtocolUser, thread_id: str, body: BackgroundRunCreate
 ) -> dict[str, Any]:
     """``runs.create``: queue a background run; its ``Run`` comes back at once."""
-    thread_id = await own_thread(app, user, thread_id)
-    started = await create(app, user, thread_id, body)  # busy: 409 naming the live run
-    return run_json(await record_of(app, thread_id, started.run_id))
+    thread_id = await runs.own_thread(user, thread_id)
+    started = await create(runs, user, thread_id, body)  # busy: 409 naming the live run
+    return run_json(await runs.record_of(thread_id, started.run_id))
 
 
 @router.post("/threads/{thread_id}/runs/wait", response_model=None)
 async def wait_run(
-    app: AppDep, user: ProtocolUser, thread_id: str, body: BackgroundRunCreate
+    runs: Runs, user: ProtocolUser, thread_id: str, body: BackgroundRunCreate
 ) -> dict[str, Any]:
     """``runs.wait``: queue a run and answer with the thread's values once it has ended."""
-    thread_id = await own_thread(app, user, thread_id)
-    started = await create(app, user, thread_id, body)
-    await finished(app, thread_id, started.run_id, 3600.0)
-    return await values_of(app, thread_id)
+    thread_id = await runs.own_thread(user, thread_id)
+    started = await create(runs, user, thread_id, body)
+    await runs.finished(thread_id, started.run_id, 3600.0)
+    return await values_of(runs, thread_id)
 
 
 @router.get("/threads/{thread_id}/runs")
 async def list_runs(
-    app: AppDep,
+    runs: Runs,
     user: ProtocolUser,
     thread_id: str,
     limit: Annotated[int, Query(ge=1, le=200)] = 10,
@@ -101,29 +97,29 @@ async def list_runs(
     status: str | None = None,
 ) -> list[dict[str, Any]]:
     """``runs.list``: the thread's runs, newest first."""
-    thread_id = await own_thread(app, user, thread_id)
-    shown = [run_json(r) for r in await app.records.list(thread_id, offset + limit)]
+    thread_id = await runs.own_thread(user, thread_id)
+    shown = [run_json(r) for r in await runs.list_runs(thread_id, offset + limit)]
     return [r for r in shown if status is None or r["status"] == status][offset:]
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}")
-async def get_run(app: AppDep, user: ProtocolUser, thread_id: str, run_id: str) -> dict[str, Any]:
+async def get_run(runs: Runs, user: ProtocolUser, thread_id: str, run_id: str) -> dict[str, Any]:
     """``runs.get``: the run."""
-    thread_id = await own_thread(app, user, thread_id)
-    return run_json(await record_of(app, thread_id, run_id))
+    thread_id = await runs.own_thread(user, thread_id)
+    return run_json(await runs.record_of(thread_id, run_id))
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
-async def join_run(app: AppDep, user: ProtocolUser, thread_id: str, run_id: str) -> dict[str, Any]:
+async def join_run(runs: Runs, user: ProtocolUser, thread_id: str, run_id: str) -> dict[str, Any]:
     """``runs.join``: wait for the run to end; the thread's values after it."""
-    thread_id = await own_thread(app, user, thread_id)
-    await finished(app, thread_id, run_id, 3600.0)
-    return await values_of(app, thread_id)
+    thread_id = await runs.own_thread(user, thread_id)
+    await runs.finished(thread_id, run_id, 3600.0)
+    return await values_of(runs, thread_id)
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel", status_code=202, response_model=None)
 async def cancel(
-    app: AppDep,
+    runs: Runs,
     user: ProtocolUser,
     thread_id: str,
     run_id: str,
@@ -131,5 +127,5 @@ async def cancel(
     action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> dict[str, Any]:
     """``runs.cancel``: stop the run at its next step (``wait``: answer once it stopped)."""
-    thread_id = await own_thread(app, user, thread_id)
-    return run_json(await stop_run(app, thread_id, run_id, action, wait))
+    thread_id = await runs.own_thread(user, thread_id)
+    return run_json(await runs.stop_run(thread_id, run_id, action, wait))

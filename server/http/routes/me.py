@@ -6,18 +6,17 @@ from fastapi import APIRouter
 
 from seekgraph.graph.flows import FLOWS
 from seekgraph.server.http.api_models import FlowOut, MeOut, SourceOut
-from seekgraph.server.http.deps import AppDep, UserDep
+from seekgraph.server.http.deps import Runs, UserDep
 
 router = APIRouter(tags=["me"])
 
 
 @router.get("/me")
-async def me(app: AppDep, user: UserDep) -> MeOut:
+async def me(runs: Runs, user: UserDep) -> MeOut:
     """The API key's user and the sources a run may search (each enforces its own ACLs)."""
-    await app.services.registry.refresh_sources()
     sources = [
         SourceOut(name=s.name, kind=s.kind, authority=s.authority)
-        for s in app.services.registry.select()
+        for s in await runs.searchable_sources()
     ]
     return MeOut(user=user.name, display_name=user.display_name or user.name, sources=sources)
 

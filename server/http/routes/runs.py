@@ -1,6 +1,7 @@
-"""Runs: start one (streamed as SSE) and attach to the current or last one, resuming anywhere.
+"""The native API's runs: start one (streamed as SSE), attach, get, list, join, cancel.
 
-The paths a reconnect takes (same instance, forwarded, taken over) are in ``server.http.streams``.
+A translation of ``RunService`` to the native API's shapes; the paths a reconnect takes (same
+instance, forwarded, taken over) are in ``server.service.streams``.
 """
 
 from __future__ import annotations
@@ -9,12 +10,10 @@ from collections.abc import Awaitable
 from typing import Annotated, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Header, HTTPException, Query
+from fastapi import APIRouter, Header, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
-from seekgraph.graph.api import PlanError, checked_plan
 from seekgraph.graph.run import jsonable
-from seekgraph.server.app_state import AppState
 from seekgraph.server.http.api_models import (
     ContinueRequest,
     JoinOut,
@@ -23,35 +22,29 @@ from seekgraph.server.http.api_models import (
     RunOut,
     RunRequest,
 )
-from seekgraph.server.http.deps import AppDep, ThreadDep, UserDep
-from seekgraph.server.http.streams import attach_frames, sse, started_frames
-from seekgraph.server.http.submit import (
-    Started,
-    continue_run,
-    finished,
-    record_of,
-    resume_run,
-    start_run,
-    stop_run,
-)
+from seekgraph.server.http.deps import Runs, Sse, SseResponses, ThreadDep, UserDep
+from seekgraph.server.service.run_service import RunService, Started
 
 router = APIRouter(prefix="/threads", tags=["runs"])
 
 
 async def streamed(
-    app: AppState, owner: str, starting: Awaitable[Started], stream: bool = True
+    runs: RunService,
+    sse: SseResponses,
+    owner: str,
+    starting: Awaitable[Started],
+    stream: bool = True,
 ) -> StreamingResponse | JSONResponse:
     """The run ``starting`` starts, streamed, or 202 for a background run.
 
     A 409 names the live run if one holds the thread.
     """
-    started = await starting  # busy: 409 naming the live run (the app's handler)
+    started = await starting  # busy: 409 naming the live run (server.http.errors)
     if not stream:
-        record = await app.records.get(started.thread_id, started.run_id)
-        assert record is not None
+        record = await runs.record_of(started.thread_id, started.run_id)
         location = f"/threads/{quote(started.thread_id, safe='')}/runs/{started.run_id}"
         return JSONResponse(record.public(), 202, headers={"Location": location})
-    return sse(app, started_frames(app, started, owner), started.run_id)
+    return sse(runs.started_frames(started, owner), started.run_id)
 
 
 @router.post(
@@ -61,13 +54,14 @@ async def streamed(
     response_model=None,
 )
 async def create_run(
-    app: AppDep, user: UserDep, thread_id: ThreadDep, body: RunRequest
+    runs: Runs, sse: Sse, user: UserDep, thread_id: ThreadDep, body: RunRequest
 ) -> StreamingResponse | JSONResponse:
     """Start a run and stream its events (``text/event-stream``).
 
     With ``"stream": false`` it is queued as a background run: 202 with its record.
     """
-    return await streamed(app, user.name, start_run(app, user, thread_id, body), body.stream)
+    starting = runs.start_run(user, thread_id, body)
+    return await streamed(runs, sse, user.name, starting, body.stream)
 
 
 @router.post(
@@ -77,19 +71,14 @@ async def create_run(
     response_model=None,
 )
 async def resume(
-    app: AppDep, user: UserDep, thread_id: ThreadDep, body: ResumeRequest
+    runs: Runs, sse: Sse, user: UserDep, thread_id: ThreadDep, body: ResumeRequest
 ) -> StreamingResponse | JSONResponse:
     """Resume a run that waits for a person (``waiting``) and stream the rest of it.
 
     An edited plan is checked first: one that cannot run is a 422 naming the problem, and
     the run keeps waiting.
     """
-    if body.resume.get("plan") is not None:
-        try:
-            checked_plan(body.resume["plan"])
-        except PlanError as exc:
-            raise HTTPException(422, f"the plan cannot run: {exc}") from None
-    return await streamed(app, user.name, resume_run(app, user, thread_id, body.resume))
+    return await streamed(runs, sse, user.name, runs.resume_run(user, thread_id, body.resume))
 
 
 @router.post(
@@ -99,20 +88,21 @@ async def resume(
     response_model=None,
 )
 async def continue_(
-    app: AppDep, user: UserDep, thread_id: ThreadDep, body: ContinueRequest
+    runs: Runs, sse: Sse, user: UserDep, thread_id: ThreadDep, body: ContinueRequest
 ) -> StreamingResponse | JSONResponse:
     """Continue a run that stopped half-way from its last saved step.
 
     A run cancelled with ``interrupt``, or stopped by a failure, goes on: what it finished
     (a research run's answered sub-questions) is not done again.
     """
-    starting = continue_run(app, user, thread_id, background=not body.stream)
-    return await streamed(app, user.name, starting, body.stream)
+    starting = runs.continue_run(user, thread_id, background=not body.stream)
+    return await streamed(runs, sse, user.name, starting, body.stream)
 
 
 @router.get("/{thread_id}/stream", response_class=StreamingResponse)
 async def attach(
-    app: AppDep,
+    runs: Runs,
+    sse: Sse,
     user: UserDep,
     thread_id: ThreadDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
@@ -121,35 +111,35 @@ async def attach(
     ] = None,
 ) -> StreamingResponse:
     """Attach to the thread's current or last run (honours ``Last-Event-ID``)."""
-    frames, run_id = await attach_frames(app, user.name, thread_id, last_event_id or last_event)
-    return sse(app, frames, run_id)
+    frames, run_id = await runs.attach_frames(user.name, thread_id, last_event_id or last_event)
+    return sse(frames, run_id)
 
 
 @router.get("/{thread_id}/runs", response_model=list[RunOut])
 async def list_runs(
-    app: AppDep,
+    runs: Runs,
     thread_id: ThreadDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     status: str | None = None,
 ) -> list[dict[str, object]]:
     """The thread's runs, newest first (``status`` keeps only the runs in that status)."""
-    runs = await app.records.list(thread_id, limit)
-    return [r.public() for r in runs if status is None or r.status == status]
+    listed = await runs.list_runs(thread_id, limit)
+    return [r.public() for r in listed if status is None or r.status == status]
 
 
 @router.get(
     "/{thread_id}/runs/{run_id}", response_model=RunOut, responses={404: {"model": Problem}}
 )
-async def get_run(app: AppDep, thread_id: ThreadDep, run_id: str) -> dict[str, object]:
+async def get_run(runs: Runs, thread_id: ThreadDep, run_id: str) -> dict[str, object]:
     """One run: its status, when it began and last changed, who runs it."""
-    return (await record_of(app, thread_id, run_id)).public()
+    return (await runs.record_of(thread_id, run_id)).public()
 
 
 @router.post(
     "/{thread_id}/runs/{run_id}/join", response_model=JoinOut, responses={404: {"model": Problem}}
 )
 async def join_run(
-    app: AppDep,
+    runs: Runs,
     thread_id: ThreadDep,
     run_id: str,
     timeout: Annotated[float, Query(gt=0, le=3600)] = 300.0,
@@ -158,9 +148,8 @@ async def join_run(
 
     A run still going after ``timeout`` comes back as it is (its status says so).
     """
-    record = await finished(app, thread_id, run_id, timeout)
-    shown = await app.shown_graph_of(thread_id)
-    snap = await shown.aget_state({"configurable": {"thread_id": thread_id}})
+    record = await runs.finished(thread_id, run_id, timeout)
+    snap = await runs.state_of(thread_id)
     return {"run": record.public(), "values": jsonable(snap.values or {})}
 
 
@@ -171,7 +160,7 @@ async def join_run(
     responses={404: {"model": Problem}, 409: {"model": Problem}},
 )
 async def cancel(
-    app: AppDep,
+    runs: Runs,
     thread_id: ThreadDep,
     run_id: str,
     action: Literal["interrupt", "rollback"] = "interrupt",
@@ -183,4 +172,4 @@ async def cancel(
     can be continued); ``rollback`` puts the thread back where the run found it. ``wait``:
     answer once it has stopped. A run that already ended is a 409.
     """
-    return (await stop_run(app, thread_id, run_id, action, wait)).public()
+    return (await runs.stop_run(thread_id, run_id, action, wait)).public()

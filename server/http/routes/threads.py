@@ -1,78 +1,50 @@
-"""Threads: create, list, and read their checkpointed state and history."""
+"""The native API's threads: create, list, delete, and read their state and history.
+
+A translation of ``RunService`` to the native API's shapes (``server.http.api_models``).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Response
+from fastapi import APIRouter, Response
 
 from seekgraph.graph.inspect import question_state, steps_of
-from seekgraph.server.app_state import AppState
 from seekgraph.server.http.api_models import HistoryItem, StateOut, ThreadOut
-from seekgraph.server.http.deps import STORE_DOWN, AppDep, ThreadDep, UserDep
+from seekgraph.server.http.deps import Runs, SettingsDep, ThreadDep, UserDep
 from seekgraph.server.observe import prices_of
-from seekgraph.server.thread_ids import new_thread_id
 
 router = APIRouter(prefix="/threads", tags=["threads"])
 
 
 @router.post("", status_code=201)
-async def create_thread(app: AppDep, user: UserDep) -> ThreadOut:
+async def create_thread(runs: Runs, user: UserDep) -> ThreadOut:
     """A new thread owned by the caller."""
-    thread_id = new_thread_id()
-    try:
-        await app.coordinator.create_thread(thread_id, user.name)
-    except STORE_DOWN:
-        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
+    thread_id = await runs.create_thread(user)
     return ThreadOut(
-        thread_id=thread_id,
-        owner=user.name,
-        created_at=iso(await app.coordinator.created_at(thread_id)),
+        thread_id=thread_id, owner=user.name, created_at=iso(await runs.created_at(thread_id))
     )
 
 
 @router.get("")
-async def list_threads(app: AppDep, user: UserDep) -> list[ThreadOut]:
+async def list_threads(runs: Runs, user: UserDep) -> list[ThreadOut]:
     """The caller's threads, newest first."""
-    try:
-        ids = await app.coordinator.threads_of(user.name)
-    except STORE_DOWN:
-        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
     return [
         ThreadOut(
             thread_id=t,
             owner=user.name,
-            title=await app.coordinator.title(t),
-            created_at=iso(await app.coordinator.created_at(t)),
+            title=await runs.title(t),
+            created_at=iso(await runs.created_at(t)),
         )
-        for t in ids
+        for t in await runs.threads_of(user)
     ]
 
 
-async def remove_thread(app: AppState, thread_id: str) -> None:
-    """Delete the thread with every key it made, at once; 409 while a run has it."""
-    try:
-        holder = await app.coordinator.holder(thread_id)
-        if holder is not None:
-            run_id = holder.split("@", 1)[0]
-            raise HTTPException(
-                409,
-                f"thread {thread_id} has a live or queued run ({run_id}); cancel it first",
-            )
-        if app.retention is not None:
-            await app.retention.delete(thread_id)
-    except STORE_DOWN:
-        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
-    handle = app.runs.live(thread_id)
-    if handle is not None:
-        app.runs.forget(handle)
-
-
 @router.delete("/{thread_id}", status_code=204)
-async def delete_thread(app: AppDep, thread_id: ThreadDep) -> Response:
+async def delete_thread(runs: Runs, thread_id: ThreadDep) -> Response:
     """Delete the thread: its checkpoints, runs, events and record, all at once."""
-    await remove_thread(app, thread_id)
+    await runs.delete_thread(thread_id)
     return Response(status_code=204)
 
 
@@ -138,9 +110,9 @@ def _checkpoint_id(config: Any) -> str | None:
 
 
 @router.get("/{thread_id}/state")
-async def thread_state(app: AppDep, thread_id: ThreadDep) -> StateOut:
+async def thread_state(runs: Runs, thread_id: ThreadDep) -> StateOut:
     """The latest checkpoint of the thread, with its latest question's whole search state."""
-    shown = await app.shown_graph_of(thread_id)
+    shown = await runs.shown_graph_of(thread_id)
     snap = await shown.aget_state({"configurable": {"thread_id": thread_id}})
     return StateOut(
         thread_id=thread_id,
@@ -152,11 +124,13 @@ async def thread_state(app: AppDep, thread_id: ThreadDep) -> StateOut:
 
 
 @router.get("/{thread_id}/history")
-async def thread_history(app: AppDep, thread_id: ThreadDep) -> list[HistoryItem]:
+async def thread_history(
+    runs: Runs, settings: SettingsDep, thread_id: ThreadDep
+) -> list[HistoryItem]:
     """The state after every step, oldest first: what each node decided and why."""
     items: list[HistoryItem] = []
-    prices = prices_of(app.settings.model_prices)
-    for snap, wrote in await steps_of(await app.shown_graph_of(thread_id), thread_id):
+    prices = prices_of(settings.model_prices)
+    for snap, wrote in await steps_of(await runs.shown_graph_of(thread_id), thread_id):
         meta = snap.metadata or {}
         items.append(
             HistoryItem(

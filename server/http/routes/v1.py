@@ -22,9 +22,9 @@ from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.inspect import question_state
 from seekgraph.server.http.api_models import ChatMessage, ChatRequest, RunRequest
 from seekgraph.server.http.chat_completions import Completion, usage_of
-from seekgraph.server.http.deps import AppDep, UserDep
-from seekgraph.server.http.sse import with_heartbeats
-from seekgraph.server.http.streams import SSE_HEADERS, events, run_frames, thread_for
+from seekgraph.server.http.deps import SSE_HEADERS, Runs, SettingsDep, UserDep
+from seekgraph.server.service.sse import with_heartbeats
+from seekgraph.server.service.streams import events
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 
@@ -74,7 +74,8 @@ def question_of(messages: list[ChatMessage]) -> tuple[str, list[str]]:
 
 @router.post("/chat/completions", response_model=None)
 async def chat_completions(
-    app: AppDep,
+    runs: Runs,
+    settings: SettingsDep,
     user: UserDep,
     body: ChatRequest,
     thread_header: Annotated[str | None, Header(alias=THREAD_HEADER, max_length=200)] = None,
@@ -92,17 +93,17 @@ async def chat_completions(
         mode=body.mode,
         flow=FLOW_OF_MODEL[body.model],
     )
-    thread_id = await thread_for(app, user, body.thread_id or thread_header)
-    frames, run_id = await run_frames(app, user, thread_id, request)
+    thread_id = await runs.thread_for(user, body.thread_id or thread_header)
+    frames, run_id = await runs.run_frames(user, thread_id, request)
     completion = Completion(
         completion_id=f"chatcmpl-{run_id or uuid.uuid4().hex[:12]}",
         model=body.model,
-        thinking=app.settings.openai_thinking,
+        thinking=settings.openai_thinking,
     )
     headers = {THREAD_HEADER: thread_id}
 
     async def usage() -> dict[str, int]:
-        return usage_of(await question_state(await app.graph_of(thread_id), thread_id))
+        return usage_of(await question_state(await runs.graph_of(thread_id), thread_id))
 
     if not body.stream:
         async for event, data in events(frames):
@@ -121,7 +122,7 @@ async def chat_completions(
         yield b"data: [DONE]\n\n"
 
     return StreamingResponse(
-        with_heartbeats(stream(), app.settings.heartbeat_seconds),
+        with_heartbeats(stream(), settings.heartbeat_seconds),
         media_type="text/event-stream",
         headers={**SSE_HEADERS, **headers},
     )

@@ -1,69 +1,48 @@
 """Where a run's events come from: the run just started, or the one attached to, anywhere.
 
 Every door (the native SSE API, the OpenAI-compatible chat, MCP, the LangGraph protocol)
-reads runs with ``started_frames`` and ``attach_frames``, so resume, forwarding, takeover
-and the runs that workers execute are written once.
+reads runs with ``started_frames`` and ``attach_frames`` (through ``RunService``), so
+resume, forwarding, takeover and the runs that workers execute are written once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import Any
-
-from fastapi import HTTPException
-from fastapi.responses import StreamingResponse
+from typing import TYPE_CHECKING, Any
 
 from seekgraph.graph.api import User
-from seekgraph.server.app_state import AppState
-from seekgraph.server.http.api_models import RunRequest
-from seekgraph.server.http.deps import STORE_DOWN, own_thread
-from seekgraph.server.http.resume import forward_frames, open_forward, takeover_frames
-from seekgraph.server.http.sse import (
+from seekgraph.server.runs.events import replica_frames, seed
+from seekgraph.server.runs.handle import Event, RunHandle
+from seekgraph.server.service.errors import (
+    BadInputError,
+    ConflictError,
+    NotFoundError,
+    RunConflictError,
+    UnavailableError,
+)
+from seekgraph.server.service.requests import RunRequest
+from seekgraph.server.service.resume import forward_frames, open_forward, takeover_frames
+from seekgraph.server.service.sse import (
     BadEventIdError,
     event_data,
     frame,
     handle_frames,
     parse_last_event_id,
-    with_heartbeats,
 )
-from seekgraph.server.http.submit import RunConflictError, Started, start_run
-from seekgraph.server.runs.events import replica_frames, seed
-from seekgraph.server.runs.handle import Event, RunHandle
-from seekgraph.server.thread_ids import new_thread_id
+from seekgraph.server.service.stores import STORE_DOWN
+
+if TYPE_CHECKING:
+    from seekgraph.server.service.run_service import RunService, Started
 
 log = logging.getLogger("seekgraph.runs")
 
-SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-
-
-def sse(
-    app: AppState, frames: AsyncIterator[bytes], run_id: str | None = None
-) -> StreamingResponse:
-    """An SSE response with heartbeats."""
-    headers = dict(SSE_HEADERS)
-    if run_id:
-        headers["X-Run-Id"] = run_id
-
-    async def counted() -> AsyncIterator[bytes]:
-        app.metrics.sse_open.inc()
-        try:
-            async for raw in with_heartbeats(frames, app.settings.heartbeat_seconds):
-                yield raw
-        finally:
-            app.metrics.sse_open.dec()
-
-    return StreamingResponse(
-        counted(),
-        media_type="text/event-stream",
-        headers=headers,
-    )
-
 
 async def attach_frames(
-    app: AppState, owner: str, thread_id: str, lei: str | None, channel: str = "native"
+    app: RunService, owner: str, thread_id: str, lei: str | None, channel: str = "native"
 ) -> tuple[AsyncIterator[bytes], str | None]:
     """The frames of the thread's current or last run, wherever it lives, and its run id.
 
@@ -76,7 +55,7 @@ async def attach_frames(
     try:
         _, seq = parse_last_event_id(lei)
     except BadEventIdError as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise BadInputError(str(exc)) from None
     handle = app.runs.live(thread_id)
     stopped = ("interrupted", "lost", "handed_back")
     if handle is not None and handle.done and handle.status in stopped:
@@ -99,7 +78,7 @@ async def attach_frames(
             return frames, latest[0].run_id
         route = await app.coordinator.route(thread_id)
     except STORE_DOWN:
-        raise HTTPException(503, "the routing store is unreachable; try again shortly") from None
+        raise UnavailableError("the routing store is unreachable; try again shortly") from None
     if route is not None and route.instance != app.instance and app.settings.internal_token:
         upstream = await open_forward(
             app, route.instance, thread_id, route.run_id, owner, lei, channel
@@ -109,7 +88,7 @@ async def attach_frames(
     return takeover_frames(app, thread_id, owner, seq, channel), None
 
 
-async def hidden_from(app: AppState, owner: str, held: Any) -> Callable[[Any], Any] | None:
+async def hidden_from(app: RunService, owner: str, held: Any) -> Callable[[Any], Any] | None:
     """What takes out of an event what ``owner`` may no longer read (None: nothing to take)."""
     from seekgraph.graph.run import jsonable
     from seekgraph.graph.visibility import revoked, without
@@ -122,20 +101,8 @@ async def hidden_from(app: AppState, owner: str, held: Any) -> Callable[[Any], A
     return (lambda data: without(data, gone)) if gone else None
 
 
-async def thread_for(app: AppState, user: User, given: str | None) -> str:
-    """The thread to run on: the caller's own when named (404 otherwise), or a new one."""
-    if given:
-        return await own_thread(app, user, given)
-    try:
-        thread_id = new_thread_id()
-        await app.coordinator.create_thread(thread_id, user.name)
-        return thread_id
-    except STORE_DOWN:
-        raise HTTPException(503, "the thread store is unreachable; try again shortly") from None
-
-
 async def run_frames(
-    app: AppState, user: User, thread_id: str, request: RunRequest
+    app: RunService, user: User, thread_id: str, request: RunRequest
 ) -> tuple[AsyncIterator[bytes], str | None]:
     """A new run's frames, or those of the run already answering this question.
 
@@ -148,16 +115,16 @@ async def run_frames(
     if same and snap.tasks:  # interrupted, or its instance died: continue it
         return await attach_frames(app, user.name, thread_id, None)
     try:
-        started = await start_run(app, user, thread_id, request)
+        started = await app.start_run(user, thread_id, request)
     except RunConflictError as exc:
         if same:  # the client retried while the run goes on: follow it
             return await attach_frames(app, user.name, thread_id, None)
-        raise HTTPException(409, f"{exc}; or wait for it to finish") from None
+        raise ConflictError(f"{exc}; or wait for it to finish") from None
     return started_frames(app, started, user.name), started.run_id
 
 
 def started_frames(
-    app: AppState, started: Started, owner: str, channel: str = "native"
+    app: RunService, started: Started, owner: str, channel: str = "native"
 ) -> AsyncIterator[bytes]:
     """The frames of a run just started, here or by a worker."""
     if started.handle is not None:
@@ -166,7 +133,7 @@ def started_frames(
 
 
 async def queued_frames(
-    app: AppState,
+    app: RunService,
     thread_id: str,
     run_id: str,
     owner: str,
@@ -204,6 +171,30 @@ async def queued_frames(
             yield frame(run_id, Event(after + 1, "end", {"status": status}))
             return
         await asyncio.sleep(0.05)
+
+
+def origin_frames(
+    app: RunService, thread_id: str, run_id: str, owner: str, lei: str | None, channel: str
+) -> tuple[AsyncIterator[bytes], str]:
+    """The live run's snapshot and events, for the instance a client reconnected to.
+
+    Served only when this instance's live run on the thread is ``run_id`` of ``owner``: the
+    run and the user the forwarding instance authorised (``NotFoundError`` otherwise).
+    """
+    handle = app.runs.live(thread_id)
+    if (
+        handle is None
+        or handle.done
+        or handle.thread_id != thread_id
+        or not hmac.compare_digest(handle.run_id.encode(), run_id.encode())
+        or not hmac.compare_digest(handle.owner.encode(), owner.encode())
+    ):
+        raise NotFoundError("no such live run here")
+    try:
+        _, after = parse_last_event_id(lei)
+    except BadEventIdError as exc:
+        raise BadInputError(str(exc)) from None
+    return handle_frames(handle, snapshot=True, after=after, channel=channel), handle.run_id
 
 
 def events(frames: AsyncIterator[bytes]) -> AsyncIterator[tuple[str, dict[str, Any]]]:

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
@@ -18,21 +18,23 @@ from seekgraph.graph.api import checkpoint_events, fold_event
 from seekgraph.graph.context import context_from_dict
 from seekgraph.graph.inspect import question_state, steps_of
 from seekgraph.graph.run import jsonable
-from seekgraph.server.app_state import AppState
-from seekgraph.server.http.sse import (
+from seekgraph.server.runs.handle import Event, RunHandle
+from seekgraph.server.service.sse import (
     BadEventIdError,
     error_frame,
     frame,
     handle_frames,
     parse_last_event_id,
 )
-from seekgraph.server.runs.handle import Event, RunHandle
+
+if TYPE_CHECKING:
+    from seekgraph.server.service.run_service import RunService
 
 INTERNAL_HEADER = "X-Seekgraph-Internal"
 
 
 async def open_forward(
-    app: AppState,
+    app: RunService,
     instance: str,
     thread_id: str,
     route_run: str,
@@ -71,7 +73,7 @@ async def open_forward(
 
 
 async def forward_frames(
-    app: AppState,
+    app: RunService,
     upstream: httpx.Response,
     thread_id: str,
     owner: str,
@@ -100,7 +102,7 @@ async def forward_frames(
 
 
 async def takeover_frames(
-    app: AppState, thread_id: str, owner: str, seq: int, channel: str = "native"
+    app: RunService, thread_id: str, owner: str, seq: int, channel: str = "native"
 ) -> AsyncIterator[bytes]:
     """No live origin: show the last checkpoint, and continue the run from it if unfinished."""
     config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}

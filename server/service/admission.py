@@ -1,29 +1,35 @@
 """What a run must pass before it is accepted: its key's limits, its images, the day's tokens.
 
-Every way to start work (``server.http.submit``) calls these, so a key's limits are claimed the
-same way whatever the door: a live slot for a run that holds its thread, a waiting place (per
-key and per thread) for one that waits for a busy thread.
+Every way to start work (``server.service.run_service``) calls these, so a key's limits
+are claimed the same way whatever the door: a live slot for a run that holds its thread, a
+waiting place (per key and per thread) for one that waits for a busy thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Any
-
-from fastapi import HTTPException
+from typing import TYPE_CHECKING, Any
 
 from seekgraph.graph.api import User
 from seekgraph.graph.context import Context
-from seekgraph.server.app_state import AppState
 from seekgraph.server.caller import CALLER
-from seekgraph.server.http.deps import STORE_DOWN
 from seekgraph.server.images import ImageError, check_images, store_images, stored_bytes
 from seekgraph.server.limits import seconds_to_midnight
+from seekgraph.server.service.errors import (
+    BadInputError,
+    QuotaExceededError,
+    RateLimitedError,
+    UnavailableError,
+)
+from seekgraph.server.service.stores import STORE_DOWN
+
+if TYPE_CHECKING:
+    from seekgraph.server.service.run_service import RunService
 
 
-async def claim_live(app: AppState, limit_key: str, thread_id: str, token: str) -> None:
-    """Count the run holding ``thread_id`` as ``token`` against its key; 429 past the limit.
+async def claim_live(app: RunService, limit_key: str, thread_id: str, token: str) -> None:
+    """Count the run holding ``thread_id`` as ``token`` against its key (refused past it).
 
     The thread's lock is released when the run may not start.
     """
@@ -32,16 +38,15 @@ async def claim_live(app: AppState, limit_key: str, thread_id: str, token: str) 
         return
     await app.coordinator.release(thread_id, token)
     app.metrics.limited.labels("live_runs").inc()
-    raise HTTPException(
-        429,
+    raise RateLimitedError(
         f"{most} runs of this key are live already (SEEKGRAPH_MAX_LIVE_RUNS_PER_KEY); wait "
         "for one to end",
-        headers={"Retry-After": "5"},
+        retry_after=5,
     )
 
 
-async def claim_waiting(app: AppState, limit_key: str, thread_id: str, run_id: str) -> None:
-    """Count a run that waits for a busy thread; 429 past the key's or the thread's bound."""
+async def claim_waiting(app: RunService, limit_key: str, thread_id: str, run_id: str) -> None:
+    """Count a run that waits for a busy thread (refused past the key's or thread's bound)."""
     settings = app.settings
     refused = await app.limits.claim_waiting(
         limit_key, thread_id, run_id, settings.max_queued_runs_per_key,
@@ -60,7 +65,7 @@ async def claim_waiting(app: AppState, limit_key: str, thread_id: str, run_id: s
             f"{settings.max_queued_runs_per_key} runs of this key wait for their threads "
             "already (SEEKGRAPH_MAX_QUEUED_RUNS_PER_KEY); wait for them to start"
         )
-    raise HTTPException(429, detail, headers={"Retry-After": "5"})
+    raise RateLimitedError(detail, retry_after=5)
 
 
 def limit_key_of(user: User) -> str:
@@ -70,13 +75,13 @@ def limit_key_of(user: User) -> str:
 
 
 async def accepted_images(
-    app: AppState, user: User, limit_key: str, encoded: list[str], earlier: list[Any]
+    app: RunService, user: User, limit_key: str, encoded: list[str], earlier: list[Any]
 ) -> list[Any]:
     """The request's images checked, decoded and stored, off the event loop.
 
-    Their pixels are read from the headers first and bounded per request (422); the decoding
-    is bounded per key (429 while the key's other requests decode too many pixels), so other
-    clients' requests are answered meanwhile.
+    Their pixels are read from the headers first and bounded per request (``BadInputError``);
+    the decoding is bounded per key (``RateLimitedError`` while the key's other requests decode
+    too many pixels), so other clients' requests are answered meanwhile.
     """
     if not encoded:
         return []
@@ -87,15 +92,14 @@ async def accepted_images(
             settings.max_image_pixels_per_request,
         )  # fmt: skip
     except ImageError as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise BadInputError(str(exc)) from None
     most = settings.max_decoding_pixels_per_key
     if not app.decoding.take(limit_key, checked.pixels, most):
         app.metrics.limited.labels("decoding").inc()
-        raise HTTPException(
-            429,
+        raise RateLimitedError(
             f"this key's requests are decoding {most / 1e6:,.0f} million pixels of images "
             "already (SEEKGRAPH_MAX_DECODING_PIXELS_PER_KEY); wait for them and try again",
-            headers={"Retry-After": "2"},
+            retry_after=2,
         )
     try:
         thread_bytes = await asyncio.to_thread(stored_bytes, app.images_dir, user.name, earlier)
@@ -104,15 +108,15 @@ async def accepted_images(
             settings.max_thread_image_bytes,
         )  # fmt: skip
     except ImageError as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise BadInputError(str(exc)) from None
     finally:
         app.decoding.give(limit_key, checked.pixels)
 
 
-async def within_daily_tokens(app: AppState, user: User, context: Context) -> Context:
+async def within_daily_tokens(app: RunService, user: User, context: Context) -> Context:
     """The run's context with its token budget cut to what is left of the user's day.
 
-    429 (with ``Retry-After`` until the next UTC day) when the day's tokens are spent.
+    ``QuotaExceededError`` (retry after the next UTC day begins) when the day's tokens are spent.
     """
     budget = app.settings.daily_tokens_per_user
     if budget is None:
@@ -120,14 +124,13 @@ async def within_daily_tokens(app: AppState, user: User, context: Context) -> Co
     try:
         used, _ = await app.limits.usage_today(user.name)
     except STORE_DOWN:
-        raise HTTPException(503, "the limits store is unreachable; try again shortly") from None
+        raise UnavailableError("the limits store is unreachable; try again shortly") from None
     if used >= budget:
         app.metrics.limited.labels("daily_tokens").inc()
-        raise HTTPException(
-            429,
+        raise QuotaExceededError(
             f"your daily model budget of {budget} tokens is spent ({used} used today, UTC); "
             "it renews at midnight UTC",
-            headers={"Retry-After": str(seconds_to_midnight())},
+            retry_after=seconds_to_midnight(),
         )
     tokens = min(context.budget.max_tokens, budget - used)
     return dataclasses.replace(
