@@ -36,6 +36,27 @@ TIERS = ("fast", "service", "processes", "browser", "soak")
 TESTS = Path(__file__).resolve().parent
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (``-n 2``, the processes tier in ``.ci/run``) each worker gets a
+    Redis and a data directory of its own: one worker's tests never see another's keys, queues
+    or indexes (some drop the checkpoint indexes, some count what a queue holds)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None or not os.environ.get("SEEKGRAPH_TEST_REDIS_URL"):
+        return  # one process; or no Redis given, so the `redis_url` fixture starts its own
+    import shutil
+    import tempfile
+
+    from tests.support.processes import start_redis
+
+    home = Path(tempfile.mkdtemp(prefix=f"seekgraph-{worker}-"))
+    proc, url = start_redis(home)
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+    config.add_cleanup(proc.stop)
+    os.environ["SEEKGRAPH_TEST_REDIS_URL"] = url
+    (home / "data").mkdir()
+    os.environ["SEEKGRAPH_DATA_DIR"] = str(home / "data")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test with its folder's tier; a test outside every tier's folder is an error."""
     for item in items:

@@ -473,32 +473,32 @@ def test_the_command_line_detaches_a_research_run_lists_and_cancels_runs(world) 
     assert queued.returncode == 0, queued.stderr
     ids = json.loads(queued.stdout)
 
-    def ended() -> dict[str, Any] | None:
-        [run] = json.loads(cli("runs", "list", ids["thread_id"], "--json").stdout)
-        return run if run["status"] not in ("pending", "running") else None
+    api, alice = world["api"].url, world["alice"]
 
-    run = wait_until(ended, timeout=60, what="the detached run to end", interval=0.5)
+    def ended(c: httpx.Client, thread: str, run: str) -> bool:
+        """Waited on through the API (a command per poll would start a process each time)."""
+        return record(c, api, alice, thread, run)["status"] not in ("pending", "running")
+
+    def listed(thread: str) -> dict[str, Any]:
+        [run] = json.loads(cli("runs", "list", thread, "--json").stdout)
+        return dict(run)
+
+    with httpx.Client(timeout=30) as c:
+        wait_until(lambda: ended(c, ids["thread_id"], ids["run_id"]), timeout=60,
+                   what="the detached run to end", interval=0.5)  # fmt: skip
+        state = c.get(f"{api}/threads/{ids['thread_id']}/state",  # alice's, as the API shows it
+                      headers=auth(alice)).json()["values"]  # fmt: skip
+    run = listed(ids["thread_id"])
     assert run["run_id"] == ids["run_id"] and run["status"] == "success", run
-    with httpx.Client(timeout=30) as c:  # alice's thread, as the API shows it
-        state = c.get(f"{world['api'].url}/threads/{ids['thread_id']}/state",
-                      headers=auth(world["alice"])).json()["values"]  # fmt: skip
     assert "## Contents" in state["answer"]
     second = json.loads(cli("research", "VPN, meals and SSO", "--user", "alice", "--plan",
                             str(plan), "--detach", "--json").stdout)  # fmt: skip
     stopped = cli("runs", "cancel", second["thread_id"], second["run_id"])
     assert stopped.returncode == 0, stopped.stderr
-    rec = wait_until(
-        lambda: (
-            (r := json.loads(cli("runs", "list", second["thread_id"], "--json").stdout)[0])[
-                "status"
-            ]
-            != "running"
-            and r
-        ),
-        timeout=30,
-        what="the cancelled run to stop",
-        interval=0.3,
-    )
+    with httpx.Client(timeout=30) as c:
+        wait_until(lambda: ended(c, second["thread_id"], second["run_id"]), timeout=30,
+                   what="the cancelled run to stop", interval=0.3)  # fmt: skip
+    rec = listed(second["thread_id"])
     assert rec["status"] == "cancelled"
     again = cli("runs", "cancel", second["thread_id"], second["run_id"])
     assert again.returncode == 2 and "already ended (cancelled)" in again.stderr

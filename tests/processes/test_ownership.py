@@ -408,40 +408,46 @@ def test_the_keys_file_is_readable_by_its_owner_only(world) -> None:
     assert stat.S_IMODE(os.stat(world["keys"]).st_mode) == 0o600
 
 
-def test_a_user_past_the_live_runs_allowed_gets_429(world, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def one_live_run(world) -> Iterator[Proc]:
+    """A third instance on the same Redis that lets a key have one live run at a time."""
+    env = {**world["env"], "SEEKGRAPH_MAX_LIVE_RUNS_PER_KEY": 1}
+    app = start_app(world["tmp"], "one-live-run", env)
+    yield app
+    app.stop()
+
+
+def test_a_user_past_the_live_runs_allowed_gets_429(world, one_live_run: Proc) -> None:
     """Counted in Redis, so across instances: the limit is the user's, not the process's."""
-    app = start_app(tmp_path, "limited", {**world["env"], "SEEKGRAPH_MAX_LIVE_RUNS_PER_KEY": 1})
-    try:
-        with httpx.Client(timeout=60) as c:
-            t1 = new_thread(c, app.url, world["alice"])
-            t2 = new_thread(c, app.url, world["alice"])
-            with c.stream(
-                "POST", f"{app.url}/threads/{t1}/runs", json=NIGHTJAR, headers=auth(world["alice"])
-            ) as first:
-                assert first.status_code == 200
-                second = c.post(
-                    f"{app.url}/threads/{t2}/runs", json=NIGHTJAR, headers=auth(world["alice"])
-                )
-                assert second.status_code == 429 and "live already" in second.text
-                assert int(second.headers["retry-after"]) >= 1
-                bobs = c.post(
-                    f"{app.url}/threads/{new_thread(c, app.url, world['bob'])}/runs",
-                    json={"question": "How do I connect to the VPN?"},
-                    headers=auth(world["bob"]),
-                )
-                assert bobs.status_code == 200  # bob is not held back by alice's runs
-                first.read()
-            # the slot is given back when the run ends
-            again = read(
-                c,
-                "POST",
-                f"{app.url}/threads/{t2}/runs",
-                json=NIGHTJAR,
-                headers=auth(world["alice"]),
+    app = one_live_run
+    with httpx.Client(timeout=60) as c:
+        t1 = new_thread(c, app.url, world["alice"])
+        t2 = new_thread(c, app.url, world["alice"])
+        with c.stream(
+            "POST", f"{app.url}/threads/{t1}/runs", json=NIGHTJAR, headers=auth(world["alice"])
+        ) as first:
+            assert first.status_code == 200
+            second = c.post(
+                f"{app.url}/threads/{t2}/runs", json=NIGHTJAR, headers=auth(world["alice"])
             )
-            assert again.status == 200
-    finally:
-        app.stop()
+            assert second.status_code == 429 and "live already" in second.text
+            assert int(second.headers["retry-after"]) >= 1
+            bobs = c.post(
+                f"{app.url}/threads/{new_thread(c, app.url, world['bob'])}/runs",
+                json={"question": "How do I connect to the VPN?"},
+                headers=auth(world["bob"]),
+            )
+            assert bobs.status_code == 200  # bob is not held back by alice's runs
+            first.read()
+        # the slot is given back when the run ends
+        again = read(
+            c,
+            "POST",
+            f"{app.url}/threads/{t2}/runs",
+            json=NIGHTJAR,
+            headers=auth(world["alice"]),
+        )
+        assert again.status == 200
 
 
 def test_a_user_over_the_request_rate_gets_429(world, tmp_path: Path) -> None:
@@ -563,11 +569,11 @@ def lock_held(world: dict, thread: str) -> bool:
 
 
 def test_the_runs_of_a_dead_instance_stop_counting_once_their_locks_lapse(
-    world, tmp_path: Path
+    world, one_live_run: Proc, tmp_path: Path
 ) -> None:
     env = {**world["env"], "SEEKGRAPH_MAX_LIVE_RUNS_PER_KEY": 1}
     doomed = start_app(tmp_path, "doomed", env)
-    other = start_app(tmp_path, "other", env)
+    other = one_live_run  # the same limit, on the same Redis
     try:
         with httpx.Client(timeout=60) as c:
             t1 = new_thread(c, doomed.url, world["alice"])
@@ -598,5 +604,4 @@ def test_the_runs_of_a_dead_instance_stop_counting_once_their_locks_lapse(
             )
             assert again.status == 200 and again.of("end")[0].data["status"] == "done"
     finally:
-        other.stop()
         doomed.stop()

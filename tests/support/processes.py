@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +36,17 @@ def cli(
     A new data directory starts with the demo workspace's index already built (what every
     run after a user's first finds), unless ``fresh``: the first run's indexing is the point.
     """
-    if not fresh and not (data_dir / "indexes").exists():
+    if not fresh:
+        seed_demo_index(data_dir)
+    return _seekgraph(args, data_dir, timeout)
+
+
+def seed_demo_index(data_dir: Path) -> None:
+    """Put the demo workspace's index, built once per session, in a new data directory: a
+    process started on it skips indexing the demo (seconds of embedding at every start)."""
+    if not (data_dir / "indexes").exists():
         (data_dir / "indexes").mkdir(parents=True)
         shutil.copy(_demo_index(), data_dir / "indexes" / "demo.sqlite")
-    return _seekgraph(args, data_dir, timeout)
 
 
 def _seekgraph(
@@ -57,10 +65,16 @@ def _seekgraph(
 
 
 _demo_index_path: list[Path] = []
+_demo_index_lock = threading.Lock()  # servers may be started from several threads at once
 
 
 def _demo_index() -> Path:
     """The demo workspace's index as the CLI's first run builds it, built once per session."""
+    with _demo_index_lock:
+        return _build_demo_index()
+
+
+def _build_demo_index() -> Path:
     if not _demo_index_path:
         seed = Path(tempfile.mkdtemp(prefix="seekgraph-demo-index-"))
         atexit.register(shutil.rmtree, seed, True)
@@ -203,11 +217,19 @@ def start_model_server(
     )
 
 
-def start_app(tmp: Path, name: str, env_extra: dict[str, Any], *args: str) -> Proc:
-    """``seekgraph serve`` on a free port (``args``: more options, e.g. ``--no-worker``)."""
+def start_app(
+    tmp: Path, name: str, env_extra: dict[str, Any], *args: str, fresh: bool = False
+) -> Proc:
+    """``seekgraph serve`` on a free port (``args``: more options, e.g. ``--no-worker``).
+
+    Its data directory (``tmp/data-NAME``) starts with the demo workspace's index already
+    built, unless ``fresh``: indexing at start is the point (see :func:`cli`).
+    """
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     data = tmp / f"data-{name}"
+    if not fresh:
+        seed_demo_index(data)
     env = {
         **os.environ,
         "SEEKGRAPH_DATA_DIR": str(data),
@@ -238,8 +260,15 @@ def start_app(tmp: Path, name: str, env_extra: dict[str, Any], *args: str) -> Pr
     return proc
 
 
-def start_worker(tmp: Path, name: str, env_extra: dict[str, Any], *args: str) -> Proc:
-    """``seekgraph worker``, once it says it takes runs; ``proc.url`` holds its name."""
+def start_worker(
+    tmp: Path, name: str, env_extra: dict[str, Any], *args: str, fresh: bool = False
+) -> Proc:
+    """``seekgraph worker``, once it says it takes runs; ``proc.url`` holds its name.
+
+    Its data directory starts with the demo's index, unless ``fresh`` (see :func:`start_app`).
+    """
+    if not fresh:
+        seed_demo_index(tmp / f"data-{name}")
     env = {
         **os.environ,
         "SEEKGRAPH_DATA_DIR": str(tmp / f"data-{name}"),
