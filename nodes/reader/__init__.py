@@ -9,8 +9,8 @@ a ``status`` a program can act on:
   sentence of its reply was dropped because the passage it cites does not hold it;
 - ``not_found`` — nothing relevant was retrieved, or the model said the sources do not answer.
 
-The graph's nodes call one interface, ``Reader`` (grade passages, judge whether the evidence
-answers, write the answer, check it); ``reader_for`` picks its implementation for a run:
+The graph's nodes call one interface, ``Reader`` (write the query variants, grade passages,
+judge whether the evidence answers, write the answer, check it); ``reader_for`` picks its implementation for a run:
 
 - ``ModelReader`` (``nodes.reader.model``) when a chat model serves the run: the model
   decides, with structured output; ``nodes.reader.guard`` overrides it only on what a program
