@@ -10,7 +10,8 @@ a ``status`` a program can act on:
 - ``not_found`` — nothing relevant was retrieved, or the model said the sources do not answer.
 
 The graph's nodes call one interface, ``Reader`` (write the query variants, grade passages,
-judge whether the evidence answers, write the answer, check it); ``reader_for`` picks its implementation for a run:
+judge whether the evidence answers, write the answer, check it); ``reader_for`` picks its
+implementation for a run:
 
 - ``ModelReader`` (``nodes.reader.model``) when a chat model serves the run: the model
   decides, with structured output; ``nodes.reader.guard`` overrides it only on what a program
