@@ -15,11 +15,11 @@ from seekgraph.providers.language import alternation, words
 #: A line that is a documentation generator's directive, not prose: mkdocstrings' "::: pkg.mod",
 #: Sphinx's ".. autoclass::", admonition openers ("??? abstract", "!!! note").
 DIRECTIVE = re.compile(r"^\s*(?::::\s+\S|\.\.\s+\w+::|\?\?\?\+?\s|!!!\s)", re.M)
-#: Pages about the project rather than its subject: how to contribute, what changed when.
-#: A request that names them ("the changelog") gets them.
+#: Pages about the project rather than its subject: how to contribute, its sponsors, what
+#: changed when (the history pages ``history_page`` knows). A request that names them ("the
+#: changelog") gets them.
 ABOUT_THE_PROJECT = re.compile(
-    r"\b(?:contribut\w*|change\s?log|changes|release\s+notes|history|code\s+of\s+conduct|"
-    r"sponsor\w*)\b",
+    rf"\b(?:contribut\w*|code\s+of\s+conduct|sponsor\w*|{alternation(words('history_pages'))})\b",
     re.I,
 )
 
@@ -62,5 +62,8 @@ def history_page(hit: Mapping[str, Any]) -> bool:
 
 
 def asks_history(question: str) -> bool:
-    """The question asks about history: a version, a release, what changed or since when."""
+    """The question asks about history: a version, a release, what changed or since when.
+
+    Golden case: ``test_a_changelog_comes_after_the_page_about_how_things_are``.
+    """
     return _HISTORY_QUESTION.search(question) is not None

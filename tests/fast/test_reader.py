@@ -240,3 +240,10 @@ def test_a_changelog_comes_after_the_page_about_how_things_are() -> None:
     ]
     since = "Since which version can StaticFiles follow symlinks?"  # asks about history
     assert ranked_passages([], [note, page], (), since)[0][1]["source_id"] == note["source_id"]
+    # the same in Chinese: a page titled 更新日志 (changelog) comes after, unless the question
+    # asks 从哪个版本 (since which version)
+    log = {**note, "title": "更新日志", "doc_id": "docs/gengxin"}
+    asked_zh = "StaticFiles 默认会跟随符号链接吗？"
+    assert ranked_passages([], [log, page], (), asked_zh)[0][1] is page
+    since_zh = "StaticFiles 从哪个版本开始跟随符号链接？"
+    assert ranked_passages([], [log, page], (), since_zh)[0][1] is log
