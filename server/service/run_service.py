@@ -35,7 +35,7 @@ from seekgraph.graph.api import (
     admit,
     checked_plan,
 )
-from seekgraph.graph.context import REQUEST_KNOBS, context_from_dict, context_to_dict
+from seekgraph.graph.context import REQUEST_KNOBS, Context, context_from_dict, context_to_dict
 from seekgraph.graph.flows import DEFAULT_FLOW
 from seekgraph.server.audit import AuditLog
 from seekgraph.server.auth import ApiKeyStore
@@ -460,23 +460,9 @@ class RunService:
         try:
             await self.coordinator.set_title(thread_id, admitted.question[:120])
             await self.records.put(record)
-            if queued:
-                job = Job(run_id, thread_id, user.name, flow, "start", graph_input,
-                          context_to_dict(context), limit_key, record_protocol, token)  # fmt: skip
-                await self.queue.put(job)
-                await self.keep_while_queued(thread_id)
-                return Started(run_id, thread_id, None)
-            handle = self.runs.start(
-                thread_id,
-                user.name,
-                graph_input,
-                context,
-                run_id,
-                record_protocol=record_protocol,
-                limit_key=limit_key,
-                graph=self.graphs[flow],
-                flow=flow,
-            )
+            job = Job(run_id, thread_id, user.name, flow, "start", graph_input,
+                      context_to_dict(context), limit_key, record_protocol, token)  # fmt: skip
+            return await self._queue_or_start(job, context, queued)
         except BaseException:
             # nothing started: the thread must not stay locked by a run that never ran
             log.exception("could not start run %s on thread %s", run_id, thread_id)
@@ -488,7 +474,29 @@ class RunService:
                     await self.coordinator.release(thread_id, token)
                     await self.limits.release_run(limit_key, thread_id, token)
             raise UnavailableError("the run could not be started; nothing was changed") from None
-        return Started(run_id, thread_id, handle)
+
+    async def _queue_or_start(self, job: Job, context: Context, queued: bool) -> Started:
+        """Queue ``job`` for a worker (``queued``), or start it on this instance."""
+        if queued:
+            await self.queue.put(job)
+            await self.keep_while_queued(job.thread_id)
+            return Started(job.run_id, job.thread_id, None)
+        # a new run's input, a waiting run's resume value; a continued run starts at its checkpoint
+        graph_input = job.input if job.kind == "start" else None
+        if job.kind == "resume":
+            graph_input = Command(resume=job.input)
+        handle = self.runs.start(
+            job.thread_id,
+            job.owner,
+            graph_input,
+            context,
+            job.run_id,
+            record_protocol=job.record_protocol,
+            limit_key=job.limit_key,
+            graph=self.graphs[job.flow],
+            flow=job.flow,
+        )
+        return Started(job.run_id, job.thread_id, handle)
 
     async def _take_thread(
         self, thread_id: str, run_id: str, queued: bool, strategy: str, limit_key: str
@@ -584,29 +592,14 @@ class RunService:
         try:
             record = RunRecord(run_id, thread_id, user.name, flow, background=background)
             await self.records.put(dataclasses.replace(record, queued=queued))
-            if queued:
-                job = Job(run_id, thread_id, user.name, flow, kind, value,
-                          context_to_dict(context), limit_key, record_protocol, token)  # fmt: skip
-                await self.queue.put(job)
-                await self.keep_while_queued(thread_id)
-                return Started(run_id, thread_id, None)
-            handle = self.runs.start(
-                thread_id,
-                user.name,
-                Command(resume=value) if kind == "resume" else None,
-                context,
-                run_id,
-                record_protocol=record_protocol,
-                limit_key=limit_key,
-                graph=self.graphs[flow],
-                flow=flow,
-            )
+            job = Job(run_id, thread_id, user.name, flow, kind, value,
+                      context_to_dict(context), limit_key, record_protocol, token)  # fmt: skip
+            return await self._queue_or_start(job, context, queued)
         except BaseException:
             with contextlib.suppress(Exception):
                 await self.coordinator.release(thread_id, token)
                 await self.limits.release_run(limit_key, thread_id, token)
             raise
-        return Started(run_id, thread_id, handle)
 
     # --- event streams (``server.service.streams``) ----------------------------------------
 
