@@ -6,7 +6,7 @@
 For each report task, the extractive plan's topic sub-questions are generated without
 merging; every pair's embedding cosine is recorded, with how many pairs each candidate
 threshold would merge and the closest pairs' texts, so the threshold
-(``nodes.research.plan_research.DUPLICATE_COSINE``) is chosen by reading what it merges.
+(``nodes.reader.report_plan.DUPLICATE_COSINE``) is chosen by reading what it merges.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-import seekgraph.nodes.research.plan_research as planning
+import seekgraph.nodes.reader.report_plan as planning
 from bench.report import command_line, write
 from bench.research import report_services, report_tasks
 from seekgraph.graph.context import Context, SearchKnobs

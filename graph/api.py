@@ -8,13 +8,13 @@ input before loading them.
 """
 
 from seekgraph.nodes.plumbing.admission import Admission, AdmissionError, admit, check_question
-from seekgraph.nodes.research.plan_checks import PlanError, checked_plan
 from seekgraph.sources.base import User
 from seekgraph.sources.connectors.connector import ConnectorError, connector_state, sync_connector
 from seekgraph.sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
 from seekgraph.sources.registry import MAX_SOURCES
 from seekgraph.state.events import ANSWER_KEYS, checkpoint_events, empty_fold, fold_event
 from seekgraph.state.models import KIND_LABELS, ImageRef
+from seekgraph.state.plans import PlanError, checked_plan
 
 __all__ = [
     "MAX_SOURCES",

@@ -45,12 +45,12 @@ def build_research_graph(
     b.add_node("schedule", schedule)
     b.add_node(
         "research_one",
-        bind(research_one, None, search=search),
+        bind(research_one, services, search=search),
         retry_policy=RetryPolicy(max_attempts=2, initial_interval=0.5),
         error_handler=record_subquestion_failure,
     )
     b.add_node("write_report", bind(write_report, services))
-    b.add_node("check_report", check_report)
+    b.add_node("check_report", bind(check_report, services))
     b.add_node("plan_gaps", bind(plan_gaps, services))
     b.add_edge(START, "plan_research")
     b.add_edge("plan_research", "review_plan")

@@ -21,15 +21,33 @@ implementation for a run:
   (``nodes.reader.coverage``, ``nodes.reader.quote_verdict`` and the extractive modules they
   build on); it answers only when it is sure, and otherwise shows passages
   (``nodes.reader.passages``).
+
+The research flow's nodes call the reader too: ``ReportReader`` (plan the report, ask the
+gap questions again, write the sections, check them, read the names an answer gives a later
+sub-question); ``report_reader_for`` picks its implementation by the same rule:
+
+- ``ModelReportReader`` (``nodes.reader.report_model``): the model plans (told the corpus's
+  topics), asks the gap questions and writes each section, then edits the report, each with
+  structured output; the offline reader stands in for a step the model cannot take;
+- ``OfflineReportReader`` (``nodes.reader.report_offline``): the parts the request names and
+  the corpus's topics (``nodes.reader.report_plan``, ``nodes.reader.request_parts``), quotes
+  chosen to fit the report's length (``nodes.reader.report_text``), and the check that every
+  quote is one (``nodes.reader.report_check``), which both readers use.
+
+The research nodes hold no language rules either, and neither kind of node asks for a chat
+model itself.
 """
 
 from __future__ import annotations
 
 from seekgraph.nodes.plumbing.context import Context
 from seekgraph.nodes.plumbing.services import Services, chat_model_for
-from seekgraph.nodes.reader.base import STATUSES, Reader, Reply
+from seekgraph.nodes.reader.base import STATUSES, Reader, Reply, ReportReader
 from seekgraph.nodes.reader.model import ModelReader
 from seekgraph.nodes.reader.offline import OfflineReader
+from seekgraph.nodes.reader.report_model import ModelReportReader
+from seekgraph.nodes.reader.report_offline import OfflineReportReader
+from seekgraph.state.research import ResearchState, SubRun
 from seekgraph.state.schemas import SearchState
 
 
@@ -41,4 +59,29 @@ def reader_for(services: Services, state: SearchState, ctx: Context) -> Reader:
     return ModelReader(model, state.get("model"), services, ctx)
 
 
-__all__ = ["STATUSES", "ModelReader", "OfflineReader", "Reader", "Reply", "reader_for"]
+def report_reader_for(
+    services: Services, state: ResearchState | SubRun, ctx: Context
+) -> ReportReader:
+    """The research run's reader, by ``reader_for``'s rule: the model's, else offline.
+
+    The model's calls carry the run's trace id.
+    """
+    model = chat_model_for(services, state)  # type: ignore[arg-type]
+    if model is None:
+        return OfflineReportReader(services, ctx)
+    model = model.with_config(metadata={"trace_id": state.get("trace_id", "")})
+    return ModelReportReader(model, services, ctx)
+
+
+__all__ = [
+    "STATUSES",
+    "ModelReader",
+    "ModelReportReader",
+    "OfflineReader",
+    "OfflineReportReader",
+    "Reader",
+    "ReportReader",
+    "Reply",
+    "reader_for",
+    "report_reader_for",
+]

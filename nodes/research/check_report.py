@@ -1,109 +1,35 @@
 """``check_report``: every citation is evidence of this run, every quoted sentence a quote.
 
-A model-written section may cite only the passages it was given (its slice).
-
-Checked against the run's ledger (what was retrieved for this user); then references are
-numbered for reading.
-
-Sentences that fail the check are dropped (and counted), never shown. ``[n]`` maps to the
-stable ``[src:id]`` in ``references``.
+The reader checks (``ReportReader.check``): a model-written section may cite only the
+passages it was given (its slice), a quoted sentence must be a quote of what it cites;
+checked against the run's ledger (what was retrieved for this user). Sentences that fail
+the check are dropped (and counted), never shown. Then the report is laid out: its sections
+in the plan's order (a part the request named is one even when nothing was found for it),
+where the sources disagree, what could not be found, and the references, numbered for
+reading: ``[n]`` maps to the stable ``[src:id]`` in ``references``.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 from urllib.parse import urlsplit
 
 from langgraph.runtime import Runtime
 
 from seekgraph.nodes.plumbing.context import Context
+from seekgraph.nodes.plumbing.services import Services
+from seekgraph.nodes.reader import report_reader_for
 from seekgraph.nodes.research.budgets import budget_left
 from seekgraph.nodes.research.events import tell
-from seekgraph.nodes.research.plan_checks import gaps_of, named_parts, part_title
-from seekgraph.nodes.research.report_text import (
-    attribution,
-    normal,
-    parsed_date,
-    short_date,
-    subject_of,
-)
-from seekgraph.state.models import KIND_LABELS, Evidence
+from seekgraph.nodes.research.plan_checks import gaps_of
 from seekgraph.state.research import ResearchState
-
-_MARK = re.compile(r"^\((?:out of date|upcoming)\)\s*")
-_SPEAKER = re.compile(r"^[^:\n]{1,40}:\s+")
-
-
-def is_quote(text: str, passage: str) -> bool:
-    """``text`` (less a leading "Name: ") appears in ``passage``, words compared."""
-    text = _MARK.sub("", text)
-    body = normal(_SPEAKER.sub("", text)) or normal(text)
-    return bool(body) and (body in normal(passage) or normal(text) in normal(passage))
-
-
-def dated(value: str | None, kind: str) -> str:
-    """``knowledge base, 15 Jan 2026``: what a claim is and when it was written."""
-    moment = parsed_date(value)
-    label = KIND_LABELS.get(kind, kind)
-    return f"{label}, {short_date(moment)}" if moment else label
-
-
-def disagreements(
-    state: ResearchState, ledger: dict[str, Evidence], numbers: dict[str, int]
-) -> list[str]:
-    """Where the run's sources disagree, and cited passages a newer document replaces.
-
-    The disagreements are the sub-questions' conflicts; every claim is a quote of evidence
-    in the ledger.
-    """
-    lines: list[str] = []
-    seen: set[tuple[str, str]] = set()
-    results = state.get("results", {})
-    for sub in state["plan"]:
-        result = results.get(sub["id"])
-        for conflict in result.get("conflicts", []) if result else []:
-            claims = [
-                c
-                for c in conflict["claims"]
-                if c["id"] in ledger
-                and is_quote(c["text"], f"{ledger[c['id']]['title']}. {ledger[c['id']]['snippet']}")
-            ]
-            key = (conflict["topic"], conflict["trust"])
-            if len(claims) < 2 or key in seen or conflict["trust"] not in ledger:
-                continue
-            seen.add(key)
-            said = " vs ".join(
-                f"“{c['text']}” ({dated(c.get('updated_at'), ledger[c['id']]['kind'])}) "
-                f"[{numbers.setdefault(c['id'], len(numbers) + 1)}]"
-                for c in claims
-            )
-            trust = numbers.setdefault(conflict["trust"], len(numbers) + 1)
-            lines.append(f"- {said}. Trust [{trust}]: {conflict['reason']}")
-    by_doc = {ev["doc_id"]: sid for sid, ev in ledger.items() if not ev.get("deprecated")}
-    stale = [i for i in state.get("superseded", []) if i in ledger]
-    listed: set[str] = set()
-    for source_id in [*numbers, *stale]:
-        ev = ledger[source_id]
-        if not ev.get("deprecated") or ev["doc_id"] in listed:
-            continue
-        listed.add(ev["doc_id"])
-        n = numbers.setdefault(source_id, len(numbers) + 1)
-        newer = by_doc.get(ev.get("superseded_by") or "")
-        instead = ""
-        if newer:
-            m = numbers.setdefault(newer, len(numbers) + 1)
-            instead = f"; replaced by {ledger[newer]['title']} [{m}]"
-        lines.append(f"- [{n}] {ev['title']} is out of date{instead}.")
-    return lines
-
 
 #: The section of a part the request named when nothing was found for it.
 NOTHING_FOR_PART = "Nothing on this was found in the sources you can access"
 
 
 def in_plan_order(
-    state: ResearchState, written: dict[str, tuple[str, list[str]]]
+    state: ResearchState, written: dict[str, tuple[str, list[str]]], named: set[str]
 ) -> list[tuple[str, list[str]]]:
     """The written sections, and one saying so for each asked part nothing answered.
 
@@ -112,11 +38,11 @@ def in_plan_order(
     ("timeouts, retries and connection pooling": three sections, one of them perhaps empty,
     and saying so); its gap sub-question's section answers it. Topics found in the sources
     are not asked for and appear only when written. (A model's edit may have reordered the
-    written sections: that order stands.)
+    written sections: that order stands.) ``named``: the titles of the parts the request
+    names (``Verified.parts``).
     """
     results = state.get("results", {})
     plan = state["plan"]
-    named = {part_title(p) for p in named_parts(state["question"])}
     answered_by_gap = {s["gap_for"] for s in plan if s.get("gap_for") and s["id"] in written}
     order = list(written)
     for n, sub in enumerate(plan):
@@ -133,49 +59,23 @@ def in_plan_order(
     return [written[i] for i in order]
 
 
-async def check_report(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def check_report(
+    state: ResearchState, runtime: Runtime[Context], services: Services
+) -> dict[str, Any]:
     """Verify the sections against the ledger, number the references, write the report."""
     ledger = state.get("ledger", {})
-    numbers: dict[str, int] = {}
-    dropped = 0
+    checked = report_reader_for(services, state, runtime.context).check(state)
+    numbers, dropped = checked.numbers, checked.dropped
     lines = [f"# {state['question']}", ""]
     body: list[str] = []
     contents: list[str] = []
-    subject = subject_of(state["question"]).lower().split()
-    written: dict[str, tuple[str, list[str]]] = {}
-    for section in state.get("sections", []):
-        shown = []
-        last_date = ""
-        by_model = section.get("written") == "llm"
-        allowed = set(section.get("allowed", []))
-        for sentence in section["sentences"]:
-            ev = ledger.get(sentence["source_id"])
-            if ev is None or (
-                sentence["source_id"] not in allowed  # a model cites only its own slice
-                if by_model
-                else not is_quote(sentence["text"], f"{ev['title']}. {ev['snippet']}")
-            ):
-                dropped += 1
-                continue
-            n = numbers.setdefault(sentence["source_id"], len(numbers) + 1)
-            if by_model:
-                shown.append(f"{sentence['text'].rstrip()} [{n}]")
-            elif "where" in sentence:  # a passage quoted whole, under its place
-                shown.append(f"{sentence['where']} [{n}]:\n\n{sentence['text']}\n")
-            else:
-                said, last_date = attribution(ev, subject, last_date)
-                shown.append(f"- {said}{sentence['text']} [{n}]")
-        if shown:
-            paragraphs = [" ".join(shown)] if by_model else shown
-            written[section["id"]] = (section["title"], paragraphs)
-    for title, paragraphs in in_plan_order(state, written):
+    for title, paragraphs in in_plan_order(state, checked.written, checked.parts):
         contents.append(title)
         body += [f"## {title}", "", *paragraphs, ""]
     lines += ["## Contents", ""] + [f"{i}. {t}" for i, t in enumerate(contents, 1)] + [""]
     lines += body
-    disagree = disagreements(state, ledger, numbers)
-    if disagree:
-        lines += ["## Sources disagree or are out of date", "", *disagree, ""]
+    if checked.disagreements:
+        lines += ["## Sources disagree or are out of date", "", *checked.disagreements, ""]
     if state.get("unanswered"):
         lines += ["## What could not be found", ""]
         lines += [f"- {u}" for u in state["unanswered"]] + [""]

@@ -8,7 +8,6 @@ as the sub-question's result with its reason (``record_subquestion_failure``).
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -19,12 +18,11 @@ from langgraph.runtime import Runtime
 
 from seekgraph.nodes.plumbing.context import Context
 from seekgraph.nodes.plumbing.evidence import relevance
+from seekgraph.nodes.plumbing.services import Services
+from seekgraph.nodes.reader import report_reader_for
 from seekgraph.nodes.research.events import tell
 from seekgraph.nodes.research.plan_checks import filled
-from seekgraph.nodes.research.report_text import quoted_lines
-from seekgraph.providers.language import MONTH_NAMES, WEEKDAY_NAMES
 from seekgraph.providers.pace import fitted_seconds
-from seekgraph.providers.terms import STOPWORDS
 from seekgraph.state.models import Turn
 from seekgraph.state.research import SubResult, SubRun, not_answered
 
@@ -34,55 +32,22 @@ REPORT_SENTENCES = 8
 REPORT_EVIDENCE = 20
 
 
-#: Month and weekday names, never a bridge name (python-dateutil's).
-_CALENDAR = MONTH_NAMES | WEEKDAY_NAMES
-#: Names a placeholder is filled with ("A or B"): the first is not always the bridge.
-BRIDGE_NAMES = 2
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
-_NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'-]*)*")
-
-
-def short_answer(answer: str, question: str, lead: str = "", words: int = 12) -> str:
-    """What fills a ``{q1}`` placeholder: the names the answer adds to its question.
-
-    An extractive answer is a list of quotes, the best first; a model's answer is prose with
-    citations; an answer that quotes nothing ("I found nothing…") is no name, so the passage
-    its search found most relevant (``lead``) is read instead. From that text: the names the
-    question did not say at all (two words or more before a lone capitalised word, never a
-    month or a sentence's first word), the best two as "A or B" — the next hop searches for
-    either; else the first name that adds a word; else its first words.
-    """
-    quotes = quoted_lines(answer)
-    text = quotes[0]["text"] if quotes else (answer if "[src:" in answer else lead or answer)
-    asked = {w.lower() for w in re.findall(r"\w+", question)} - STOPWORDS
-    body = text.split(": ", 1)[-1]
-    names = [
-        m.group(0).strip()
-        for m in _NAME.finditer(body)
-        if m.group(0).strip().lower() not in _CALENDAR
-        # a lone capitalised word opening a sentence ("Although") says nothing of a name
-        and not (" " not in m.group(0).strip() and _SENTENCE_START.search(body[: m.start()]))
-    ]
-    said = [{w.lower() for w in re.findall(r"\w+", n)} - STOPWORDS for n in names]
-    new = [n for n, own in zip(names, said, strict=True) if own and not own & asked]
-    ranked = list(dict.fromkeys([n for n in new if len(n.split()) > 1] + new))
-    if ranked:
-        return " or ".join(ranked[:BRIDGE_NAMES])
-    for name, own in zip(names, said, strict=True):
-        if own - asked:
-            return name
-    return " ".join(text.split()[:words])
-
-
 #: Seconds a sub-question's search may run past its budget to write its answer.
 SUBQUESTION_GRACE = 30.0
 
 
-async def research_one(state: SubRun, runtime: Runtime[Context], search: Any) -> dict[str, Any]:
-    """Search one sub-question; its kept evidence joins the run's ledger."""
+async def research_one(
+    state: SubRun, runtime: Runtime[Context], services: Services, search: Any
+) -> dict[str, Any]:
+    """Search one sub-question; its kept evidence joins the run's ledger.
+
+    A ``{q1}`` in its question is filled with what the reader reads off the dependency's
+    answer (``bridge``: the names it adds).
+    """
     sub = state["sub"]
+    reader = report_reader_for(services, state, runtime.context)
     answers = {
-        d["id"]: short_answer(d["answer"], d["question"], d.get("lead", ""))
+        d["id"]: reader.bridge(d["answer"], d["question"], d.get("lead", ""))
         for d in state["depends"]
     }
     question = filled(sub["question"], answers)

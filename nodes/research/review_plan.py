@@ -2,7 +2,7 @@
 
 It only calls ``interrupt()`` with the plan and its estimate and returns the decision; it has
 no side effects, because LangGraph runs it again on resume. Edits are checked like any plan
-(``plan_checks``): an invalid one (a cycle, with its path) is refused and the review asked
+(``state.plans``): an invalid one (a cycle, with its path) is refused and the review asked
 again with the reason; nothing runs before approval.
 """
 
@@ -15,8 +15,8 @@ from langgraph.types import interrupt
 
 from seekgraph.nodes.plumbing.context import Context
 from seekgraph.nodes.research.events import tell
-from seekgraph.nodes.research.plan_checks import PlanError, checked_plan
 from seekgraph.providers.pace import report_seconds
+from seekgraph.state.plans import PlanError, checked_plan
 from seekgraph.state.research import ResearchState
 
 #: Seconds one sub-question takes in extractive mode on this machine (MuSiQue p50 ~0.7 s).

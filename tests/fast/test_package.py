@@ -63,3 +63,35 @@ def test_sources_and_nodes_are_split_into_rooms() -> None:
     for layer, allowed in shared.items():
         loose = {p.stem for p in (REPO / layer).glob("*.py")} - {"__init__"}
         assert loose <= allowed, f"{layer}/: modules to place in a room: {sorted(loose - allowed)}"
+
+
+#: What asks a chat model: the run's model, the model's type, structured output.
+MODEL_NAMES = {"chat_model_for", "ChatModel", "BaseChatModel", "with_structured_output"}
+
+
+def names_in(node: ast.AST) -> list[str]:
+    """The names a syntax node says: a name, an attribute, what an import brings in and from."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return [getattr(node, "module", None) or "", *(a.name for a in node.names)]
+    return []
+
+
+def test_the_research_nodes_ask_no_model_themselves() -> None:
+    """The research room reaches a chat model only through the reader (``report_reader_for``).
+
+    import-linter forbids the room the reader's modules and the model plumbing; this checks
+    the names it cannot see: ``chat_model_for`` (``nodes.plumbing.services``, which the room
+    may import) and LangChain's chat models, however imported.
+    """
+    asked = [
+        f"{path.relative_to(REPO)}:{node.lineno}: {name}"
+        for path in sorted((REPO / "nodes" / "research").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for name in names_in(node)
+        if name in MODEL_NAMES or name.startswith("langchain_core.language_models")
+    ]
+    assert not asked, "ask the reader (report_reader_for) instead:\n" + "\n".join(asked)

@@ -161,7 +161,7 @@ def test_documentation_boilerplate_is_never_a_finding() -> None:
 
 
 def test_a_request_naming_three_parts_in_a_library_gets_three() -> None:
-    from seekgraph.nodes.research.plan_checks import named_parts, part_questions
+    from seekgraph.nodes.reader.request_parts import named_parts, part_questions
 
     request = "Write a guide on timeouts, retries and connection pooling in httpx"
     assert named_parts(request) == ["timeouts", "retries", "connection pooling"]
@@ -171,7 +171,7 @@ def test_a_request_naming_three_parts_in_a_library_gets_three() -> None:
 
 
 def test_an_overview_of_three_kinds_gets_three() -> None:
-    from seekgraph.nodes.research.plan_checks import named_parts
+    from seekgraph.nodes.reader.request_parts import named_parts
 
     request = (
         "Write an overview of native histograms, classic histograms and summaries in "
@@ -182,7 +182,7 @@ def test_an_overview_of_three_kinds_gets_three() -> None:
 
 
 def test_a_list_of_clauses_names_one_part_per_clause() -> None:
-    from seekgraph.nodes.research.plan_checks import named_parts
+    from seekgraph.nodes.reader.request_parts import named_parts
 
     request = (
         "Write a guide on protecting a Starlette app: plugging in an authentication backend "

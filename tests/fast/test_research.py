@@ -13,10 +13,11 @@ from langgraph.types import Command
 from seekgraph.graph.context import Context, FilteringKnobs, ResearchKnobs, SearchKnobs
 from seekgraph.graph.flows import FLOWS
 from seekgraph.graph.run import run, run_config
-from seekgraph.nodes.research.plan_checks import PlanError, checked_plan, named_parts
-from seekgraph.nodes.research.plan_research import topic_headings, topic_words
+from seekgraph.nodes.reader.report_plan import topic_headings, topic_words
+from seekgraph.nodes.reader.request_parts import named_parts, part_title
 from seekgraph.providers import pace
 from seekgraph.providers.chat import SERVING
+from seekgraph.state.plans import PlanError, checked_plan
 
 PLAN = [
     {"id": "q1", "question": "What is the daily meal allowance?", "intent": "the amount only"},
@@ -149,7 +150,7 @@ async def test_an_extractive_plan_comes_from_the_corpus_topics(services) -> None
 
 
 def test_a_placeholder_is_filled_with_the_name_the_first_answer_adds() -> None:
-    from seekgraph.nodes.research.research_one import short_answer
+    from seekgraph.nodes.reader.report_text import short_answer
 
     answer = (
         "Extractive answer (no language model was used; each line is quoted from a source):\n\n"
@@ -372,16 +373,19 @@ def test_a_named_part_nothing_answered_is_a_section_that_says_so() -> None:
         "results": {"q2": {"id": "q2", "status": "failed", "reason": "no passage passed"}},
     }
     written = {"q1": ("Timeouts", ["- a [1]"]), "q3": ("Connection pooling", ["- b [2]"])}
-    sections = in_plan_order(state, written)  # type: ignore[arg-type]
+    # the titles of the parts the request names, as the reader reads them
+    named = {part_title(p) for p in named_parts(str(state["question"]))}
+    assert named == {"Timeouts", "Retries", "Connection pooling"}
+    sections = in_plan_order(state, written, named)  # type: ignore[arg-type]
     assert [t for t, _ in sections] == ["Timeouts", "Retries", "Connection pooling"]
     assert sections[1][1] == [f"{NOTHING_FOR_PART} (no passage passed)."]
     # a gap sub-question that found the part answers it: no "nothing found" section then
     state["plan"].append(part("g2", "Retry policies", gap_for="q2"))
     written["g2"] = ("Retry policies", ["- c [3]"])
-    titles = [t for t, _ in in_plan_order(state, written)]  # type: ignore[arg-type]
+    titles = [t for t, _ in in_plan_order(state, written, named)]  # type: ignore[arg-type]
     assert titles == ["Timeouts", "Connection pooling", "Retry policies"]
     # a model's edit that reordered the written sections stands; the empty part follows the
     # part planned before it
     edited = {"q3": written["q3"], "q1": written["q1"]}
-    titles = [t for t, _ in in_plan_order({**state, "plan": state["plan"][:4]}, edited)]  # type: ignore[arg-type]
+    titles = [t for t, _ in in_plan_order({**state, "plan": state["plan"][:4]}, edited, named)]  # type: ignore[arg-type]
     assert titles == ["Connection pooling", "Timeouts", "Retries"]

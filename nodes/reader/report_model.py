@@ -1,10 +1,11 @@
-"""The research flow's LLM steps: a plan, each section, one coherence pass.
+"""The LLM reader of the research flow: a plan, the gap questions, each section, one edit.
 
-Every step asks for JSON (``nodes.plumbing.llm.decide``: an invalid reply is repaired once, a second
-failure degrades to the extractive strategy and ``model_calls`` says so). A plan is checked
-as part of its schema, so a cycle is sent back to the model with the cycle named. Sections
-and the coherence pass may cite only the passage ids they were given; ``check_report``
-verifies it again.
+Every step asks for JSON (``nodes.plumbing.llm.decide``: an invalid reply is repaired once, a
+second failure degrades to the extractive strategy and ``model_calls`` says so). A plan is
+checked as part of its schema, so a cycle is sent back to the model with the cycle named.
+Sections and the coherence pass may cite only the passage ids they were given; the report's
+check verifies it again. ``ModelReportReader`` asks; the offline reader
+(``nodes.reader.report_offline``) stands in for each step the model cannot take.
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from seekgraph.nodes.plumbing import prompts
+from seekgraph.nodes.plumbing.context import Context
 from seekgraph.nodes.plumbing.evidence import relevance
 from seekgraph.nodes.plumbing.llm import Decision, decide
-from seekgraph.nodes.research.plan_checks import MAX_SUBQUESTIONS, checked_plan
+from seekgraph.nodes.plumbing.services import Services, node_name
+from seekgraph.nodes.reader.base import Drafted, Gaps, Planned, Verified
+from seekgraph.nodes.reader.report_offline import OfflineReportReader, slice_of
 from seekgraph.providers.chat import ChatModel
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import Evidence, ModelCall
-from seekgraph.state.research import SubQuestion
+from seekgraph.state.plans import MAX_GAPS, MAX_SUBQUESTIONS, checked_plan
+from seekgraph.state.research import ResearchState, Section, SubQuestion, SubResult
 
 #: Passages a section's writer is shown (its slice, most relevant first).
 SECTION_PASSAGES = 12
@@ -48,6 +53,12 @@ class PlanDraft(BaseModel):
     def _a_dag(self) -> PlanDraft:
         checked_plan([s.model_dump() for s in self.sub_questions])  # PlanError is a ValueError
         return self
+
+
+class GapQuestions(BaseModel):
+    """A model's sub-questions for what the report lacks."""
+
+    questions: list[str] = Field(default_factory=list)
 
 
 class Written(BaseModel):
@@ -220,3 +231,140 @@ async def llm_coherence(
                 {**original, "title": section.title or original["title"], "sentences": sentences}
             )
     return (edited or None), decision
+
+
+async def written_sections(
+    state: ResearchState,
+    answered: list[SubResult],
+    titles: dict[str, str],
+    model: ChatModel,
+    words: int,
+    offline: OfflineReportReader,
+) -> tuple[list[Section], list[ModelCall], int]:
+    """Sections a model writes from their own slices, then edits as one report.
+
+    A section the model could not write is quoted instead (its share of the length).
+    """
+    ledger = state.get("ledger", {})
+    plan = {s["id"]: s for s in state["plan"]}
+    subs: list[dict[str, Any]] = [
+        {
+            "id": r["id"],
+            "title": titles[r["id"]],
+            "question": r["question"],
+            "intent": plan[r["id"]].get("intent", ""),
+            "evidence": [ledger[i] for i in slice_of(r, state) if i in ledger],
+        }
+        for r in answered
+    ]
+    written = await llm_sections(state["question"], subs, model)
+    calls = [call for _, call, _ in written]
+    tokens = sum(t for _, _, t in written)
+    sections: list[Section] = []
+    unwritten = []
+    for sub, (sentences, _, _) in zip(subs, written, strict=True):
+        if sentences is None:
+            unwritten.append(next(r for r in answered if r["id"] == sub["id"]))
+        elif sentences:
+            allowed = [ev["source_id"] for ev in slice_for_writer(sub["evidence"])]
+            sections.append(
+                {
+                    "id": sub["id"],
+                    "title": sub["title"],
+                    "sentences": sentences,
+                    "written": "llm",
+                    "allowed": allowed,
+                }
+            )
+    if len(sections) > 1:
+        edited, decision = await llm_coherence(
+            state["question"], [dict(s) for s in sections], model
+        )
+        calls.append(decision.call)
+        tokens += decision.tokens
+        if edited is not None:
+            sections = edited  # type: ignore[assignment]
+    if unwritten:
+        share = words * len(unwritten) // max(1, len(answered))
+        quoted, _, _ = offline.quoted(state, unwritten, titles, share)
+        order = [r["id"] for r in answered]
+        sections = sorted([*sections, *quoted], key=lambda s: order.index(s["id"]))
+    return sections, calls, tokens
+
+
+class ModelReportReader:
+    """The research flow's reader in LLM mode: ``model`` decides; offline when it cannot."""
+
+    def __init__(self, model: ChatModel, services: Services, ctx: Context) -> None:
+        self.model = model
+        """The run's chat model, its calls carrying the run's trace id."""
+        self.services = services
+        self.ctx = ctx
+        self.offline = OfflineReportReader(services, ctx)
+
+    async def plan(self, request: str) -> Planned:
+        """The model's plan, told what the sources' topics are; the offline plan else.
+
+        The offline plan is made first: its topics are the model's, its passages start the
+        ledger either way, and the parts the request names stay in the model's plan.
+        """
+        found = await self.offline.plan(request)
+        drafted, decision = await llm_plan(
+            request,
+            [s.get("title", s["question"]) for s in found.plan],
+            self.model,
+            named=found.plan[: found.how.get("named_parts", 0)],  # they come first
+        )
+        found.calls.append(decision.call)
+        found.tokens += decision.tokens
+        if drafted is not None:
+            found.plan, found.how = drafted, {**found.how, "planned_by": "llm"}
+        return found
+
+    async def gaps(self, state: ResearchState, gaps: list[SubQuestion]) -> Gaps:
+        """The model's gap sub-questions (``GapQuestions``); the offline reader's if none."""
+        results = state.get("results", {})
+        missing = "\n".join(
+            f"- {results[g['id']]['question']}: {results[g['id']]['reason'] or 'nothing'}"
+            for g in gaps
+        )
+        titles = ", ".join(s["title"] for s in state.get("sections", []))
+        prompt = prompts.RESEARCH_GAPS_PROMPT.format(
+            request=state["question"], sections=titles, missing=missing, max_gaps=MAX_GAPS
+        )
+        decision = await decide(node_name("plan_gaps"), self.model, prompt, GapQuestions)
+        questions: list[str] = []
+        if decision.value is not None:
+            questions = [q.strip() for q in decision.value.questions if q.strip()][:MAX_GAPS]
+        found = (
+            Gaps(questions, [None] * len(questions))  # a model's gaps are its own
+            if questions
+            else await self.offline.gaps(state, gaps)
+        )
+        found.by_model, found.tokens, found.calls = True, decision.tokens, [decision.call]
+        return found
+
+    async def write(
+        self,
+        state: ResearchState,
+        answered: list[SubResult],
+        titles: dict[str, str],
+        words: int,
+    ) -> Drafted:
+        """Every section written at once by the model, then one coherence pass.
+
+        A section the model could not write is quoted.
+        """
+        sections, calls, tokens = await written_sections(
+            state, answered, titles, self.model, words, self.offline
+        )
+        summary = f"{len(sections)} sections written ({len(calls)} model calls)"
+        return Drafted(sections, summary, True, tokens, calls)
+
+    def check(self, state: ResearchState) -> Verified:
+        """The offline reader's: a program checks citations and quotes exactly."""
+        return self.offline.check(state)
+
+    def bridge(self, answer: str, question: str, lead: str = "") -> str:
+        """The offline reader's: the names read off the answer."""
+        return self.offline.bridge(answer, question, lead)

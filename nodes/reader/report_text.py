@@ -10,7 +10,7 @@ and none that repeats an earlier one, until the length is spent; each section th
 its own in the order they were said.
 
 An extractive answer's quoted lines (``quoted_lines``) and sentences compared as their words
-(``normal``) are read back here too (``research_one``, ``check_report``).
+(``normal``) are read back here too (what fills a ``{q1}``, the report's check).
 """
 
 from __future__ import annotations
@@ -31,9 +31,6 @@ from seekgraph.providers.sentences import sentences
 from seekgraph.providers.terms import STOPWORDS, numbers, term_set
 from seekgraph.state.models import Evidence
 
-_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")
-#: Words of a request's frame ("write a report on …"), never its subject.
-REQUEST_FRAME = words("request_frame")
 #: Two quotes sharing this share of their terms say the same thing; the later one is dropped.
 REPEAT_OVERLAP = 0.6
 #: A sentence with fewer distinct content terms says too little to spend words on.
@@ -51,12 +48,6 @@ COST_EXPONENT = 1.0
 LINE_COST = 3
 #: Kinds whose date is when it was said (a document's date is only when it was saved).
 DATED_KINDS = frozenset({"messages", "notes"})
-
-
-def subject_of(request: str) -> str:
-    """The names the request is about ("Write a report on Caroline: …" → "Caroline")."""
-    names = [n for n in _NAME.findall(request) if n.lower() not in STOPWORDS | REQUEST_FRAME]
-    return " ".join(dict.fromkeys(names))
 
 
 def parsed_date(value: str | None) -> datetime | None:
@@ -274,3 +265,43 @@ def quoted_lines(answer: str) -> list[dict[str, Any]]:
 def normal(text: str) -> str:
     """Lower-case words only, for comparing sentences."""
     return " ".join(re.findall(r"\w+", text.lower()))
+
+
+#: Month and weekday names, never a bridge name (python-dateutil's).
+_CALENDAR = MONTH_NAMES | WEEKDAY_NAMES
+#: Names a placeholder is filled with ("A or B"): the first is not always the bridge.
+BRIDGE_NAMES = 2
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
+_NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'-]*)*")
+
+
+def short_answer(answer: str, question: str, lead: str = "", words: int = 12) -> str:
+    """What fills a ``{q1}`` placeholder: the names the answer adds to its question.
+
+    An extractive answer is a list of quotes, the best first; a model's answer is prose with
+    citations; an answer that quotes nothing ("I found nothing…") is no name, so the passage
+    its search found most relevant (``lead``) is read instead. From that text: the names the
+    question did not say at all (two words or more before a lone capitalised word, never a
+    month or a sentence's first word), the best two as "A or B" — the next hop searches for
+    either; else the first name that adds a word; else its first words.
+    """
+    quotes = quoted_lines(answer)
+    text = quotes[0]["text"] if quotes else (answer if "[src:" in answer else lead or answer)
+    asked = {w.lower() for w in re.findall(r"\w+", question)} - STOPWORDS
+    body = text.split(": ", 1)[-1]
+    names = [
+        m.group(0).strip()
+        for m in _NAME.finditer(body)
+        if m.group(0).strip().lower() not in _CALENDAR
+        # a lone capitalised word opening a sentence ("Although") says nothing of a name
+        and not (" " not in m.group(0).strip() and _SENTENCE_START.search(body[: m.start()]))
+    ]
+    said = [{w.lower() for w in re.findall(r"\w+", n)} - STOPWORDS for n in names]
+    new = [n for n, own in zip(names, said, strict=True) if own and not own & asked]
+    ranked = list(dict.fromkeys([n for n in new if len(n.split()) > 1] + new))
+    if ranked:
+        return " or ".join(ranked[:BRIDGE_NAMES])
+    for name, own in zip(names, said, strict=True):
+        if own - asked:
+            return name
+    return " ".join(text.split()[:words])

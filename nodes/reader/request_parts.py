@@ -1,0 +1,144 @@
+"""What a research request asks: whom or what it is about, and the parts it names.
+
+- ``subject_of``: the names a request is about ("Write a report on Caroline: …" → "Caroline");
+- ``named_parts``/``part_questions``: the parts a request lists ("…: VPN, SSO, and
+  expenses"), one sub-question each (the offline plan), each a section the report must show
+  (the report's check).
+
+English and Chinese list marks; the request frame's words are data (``request_frame``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from seekgraph.providers.language import words
+from seekgraph.providers.terms import STOPWORDS
+from seekgraph.state.research import SubQuestion
+
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*\b")
+#: Words of a request's frame ("write a report on …"), never its subject.
+REQUEST_FRAME = words("request_frame")
+
+
+def subject_of(request: str) -> str:
+    """The names the request is about ("Write a report on Caroline: …" → "Caroline")."""
+    names = [n for n in _NAME.findall(request) if n.lower() not in STOPWORDS | REQUEST_FRAME]
+    return " ".join(dict.fromkeys(names))
+
+
+#: Where a request starts listing its parts: after a colon, or "about", "including"…
+_LIST_START = re.compile(
+    r"[:：]\s*|\b(?:about|including|covering|such as|namely|regarding|on|of)\s+", re.I
+)
+
+
+#: What closes a list by saying where all its parts belong: "…, retries and pooling in httpx"
+#: (golden case: test_reader.py::test_a_request_naming_three_parts_in_a_library_gets_three).
+_SCOPE = re.compile(r"\s+(?:in|for|using)\s+(?P<scope>[^\s,;]+(?:\s+[^\s,;]+){0,2})$", re.I)
+
+
+#: What separates the parts of a list: commas, semicolons, "and", "or", 和, 及, 与.
+_LIST_SEP = re.compile(r"\s*(?:[,;，；、]\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+|和|及|与)\s*", re.I)
+
+
+#: What separates the items of a list written with commas (Chinese enumeration marks too)
+#: (golden case: test_reader.py::test_a_list_of_clauses_names_one_part_per_clause).
+_COMMA = re.compile(r"\s*[,;，；、]\s*")
+
+
+#: The "and" or "or" that opens a list's last item after its comma.
+_LEADING_JOIN = re.compile(r"^(?:and|or)\s+", re.I)
+
+
+#: A list item that qualifies the whole list rather than naming a part.
+_QUALIFIER = re.compile(r"^(?:with|where|when|if|as|in|for|from|to|by|including)\b", re.I)
+
+
+#: Words that open a part's name but are no part of its heading.
+_ARTICLE = re.compile(r"^(?:the|a|an|their|his|her|its|our|your|my)\s+", re.I)
+
+
+#: A named part is short: a few words, not a clause.
+MAX_PART_WORDS = 12
+
+
+def named_parts(request: str) -> list[str]:
+    """The parts a request names, or none when it names fewer than two.
+
+    "… IT access: VPN, SSO, and expenses?" names VPN, SSO and expenses.
+
+    The last list in the request counts: what follows its colon or its "about"/"including".
+    An item that only qualifies the list ("with dates where …") is not a part.
+    """
+    starts = list(_LIST_START.finditer(request))
+    # "of" opens a list only when nothing stronger does ("a report on Caroline: the events
+    # of their life, their work, …" lists after its colon)
+    strong = [m for m in starts if m.group(0).strip().lower() != "of"]
+    for start in [*reversed(strong), *reversed([m for m in starts if m not in strong])]:
+        tail = request[start.end() :].strip().rstrip("?？.!。").strip()
+        items = list_items(tail)
+        if len(items) >= 2 and all(len(i.split()) <= MAX_PART_WORDS for i in items):
+            return list(dict.fromkeys(items))
+    return []
+
+
+def list_items(tail: str) -> list[str]:
+    """The items of a list as a person writes one: "a, b, c and d"; "x and y".
+
+    Where the list has commas, an "and" inside an item is part of it ("plugging in a backend
+    and guarding views, keeping users logged in, and letting …": three items); only the last
+    item's "and"/"or" separates ("interests, plans and the people close to them"). A list
+    without commas is split at its "and"s. A closing qualifier ("with dates where …") is none.
+    """
+    if not _COMMA.search(tail):
+        return _kept_items(_LIST_SEP.split(_SCOPE.sub("", tail)))
+    items = _kept_items(_COMMA.split(tail))
+    if items:
+        # "in httpx" closing the list is every part's, not the last one's — also before a
+        # closing qualifier ("…, classic histograms and summaries in Prometheus, and when to
+        # pick each"; golden case: test_reader.py::test_an_overview_of_three_kinds_gets_three)
+        items[-1:] = _kept_items(_LIST_SEP.split(_SCOPE.sub("", items[-1])))
+    return items
+
+
+def _kept_items(parts: list[str]) -> list[str]:
+    items = [_LEADING_JOIN.sub("", i.strip(" \"'“”")).strip() for i in parts if i and i.strip()]
+    return [i for i in items if i and not _QUALIFIER.match(i)]
+
+
+def part_title(part: str) -> str:
+    """A part's heading, as the request wrote it ("the people close to them" → "People…")."""
+    text = _ARTICLE.sub("", part.strip())
+    return text[:1].upper() + text[1:]
+
+
+def part_questions(request: str) -> list[SubQuestion]:
+    """One sub-question per part the request names, titled as the request names it."""
+    parts = named_parts(request)
+    if not parts:
+        return []
+    start = list(_LIST_START.finditer(request))
+    # "…a guide on" keeps its "on"; a colon is no word of the question
+    stem = (
+        request[: start[-1].end() if start[-1].group(0).strip() not in ":：" else start[-1].start()]
+        if start
+        else request
+    ).strip()
+    if start and start[-1].group(0).strip() in ":：" and len(start) > 1:
+        # "…know about IT access: VPN, SSO, and expenses": what names the list ("IT access")
+        # is not every part's subject; "…know about expenses" is what the person asked
+        stem = request[: start[-2].end()].strip()
+    tail = request[start[-1].end() :].strip().rstrip("?？.!。") if start else ""
+    scope = m.group(0) if (m := _SCOPE.search(tail)) else ""
+    return [
+        {
+            "id": f"q{n}",
+            "question": f"{stem} {part}{scope}".strip(),
+            "depends_on": [],
+            "title": part_title(part),
+            "intent": f"What the sources say about {part}, as the request asks; not its "
+            "other parts.",
+        }
+        for n, part in enumerate(parts, start=1)
+    ]
