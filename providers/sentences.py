@@ -18,6 +18,11 @@ _COMPLETES = re.compile(r"^(?:default|defaults to|returns?|type|values?|since)\b
 _LEAD_IN_LIST_CHARS = 900
 
 
+def is_list(block: str) -> bool:
+    """A block that is a Markdown list (its first line is an item)."""
+    return bool(_ITEM.match(block))
+
+
 def blocks(text: str) -> list[str]:
     """Blank-line separated blocks; a fenced code block is one block, blank lines and all."""
     out: list[str] = []

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from seekgraph.nodes.plumbing.context import Context
-from seekgraph.nodes.plumbing.evidence import relevance
 from seekgraph.nodes.plumbing.services import Services
 from seekgraph.nodes.plumbing.services import today as today_utc
 from seekgraph.nodes.reader.answerable import (
@@ -25,6 +24,7 @@ from seekgraph.nodes.reader.answerable import (
 )
 from seekgraph.nodes.reader.attribution import wrong_person
 from seekgraph.nodes.reader.base import Judged, Rephrased, Reply, Review, Written
+from seekgraph.nodes.reader.closeness import closeness, passage_order
 from seekgraph.nodes.reader.conflicts import current_first, find_conflicts
 from seekgraph.nodes.reader.coverage import coverage_verdict
 from seekgraph.nodes.reader.extractive import (
@@ -70,6 +70,7 @@ def offline_reply(
     disputed: bool = False,
     relevant: list[tuple[str, Evidence]] | None = None,
     question: str = "",
+    close: dict[str, float] | None = None,
 ) -> Reply:
     """The offline reader's reply: the answering passage when sure, else the closest whole.
 
@@ -88,7 +89,7 @@ def offline_reply(
     best = scored[0] if scored else None
     if lines and best is not None and disputed:
         return Reply(extractive_body(fitting(lines), quoted, []), "answered")
-    chosen = closest(ranked_passages(scored, pool, relevant or [], question))
+    chosen = closest(ranked_passages(scored, pool, relevant or [], question, close))
     if best is not None and best.sentence == procedure_steps(best.evidence):
         # a procedure section's steps, read as one unit because the question asks how: their
         # passage answers (golden case: ``tests/fast/test_demo_workspace.py::
@@ -104,7 +105,7 @@ def offline_reply(
     agree = best is not None and best.evidence["source_id"] == anchor["source_id"]
     if lines and agree and sure(scored, nothing_answers):
         return Reply(answer_reply(chosen, EXTRACTIVE_HEADER, fitting(lines)), "answered")
-    return Reply(passages_reply(chosen), "passages")
+    return Reply(passages_reply(chosen, question=question), "passages")
 
 
 def ranked_passages(
@@ -112,6 +113,7 @@ def ranked_passages(
     pool: list[Evidence],
     relevant: Sequence[tuple[str, Evidence]] = (),
     question: str = "",
+    close: dict[str, float] | None = None,
 ) -> list[tuple[str, Evidence]]:
     """Passages to show in the search's order (``relevance``), each with its likeliest sentence.
 
@@ -129,7 +131,7 @@ def ranked_passages(
         best_of.setdefault(q.evidence["source_id"], q.sentence)
     for sentence, ev in relevant:
         best_of.setdefault(ev["source_id"], sentence)
-    rest = sorted(pool, key=relevance, reverse=True)
+    rest = passage_order(pool, close or {})
     if scored and len(rest) > 1:
         best = scored[0].evidence["source_id"]
         at = next((i for i, ev in enumerate(rest) if ev["source_id"] == best), None)
@@ -179,6 +181,8 @@ class Draft:
     nothing_answers: bool
     by_meaning: bool
     today: dt.date
+    close: dict[str, float]
+    """How close each read passage's best line comes to the question (``closeness``)."""
 
 
 class OfflineReader:
@@ -239,11 +243,24 @@ class OfflineReader:
         if disputed:
             gaps, nothing_answers = [], False
         lines = current_first(lines, conflicts)
+        close = (
+            await closeness(self.services.embedder, question, pool)
+            if self.services.embedder is not None
+            else {}
+        )
         reply = offline_reply(
-            lines, quoted, scored, pool, nothing_answers, disputed, relevant, question
+            lines, quoted, scored, pool, nothing_answers, disputed, relevant, question, close
         )
         return Draft(
-            reply, scored, relevant, conflicts, gaps, nothing_answers, judged.by_meaning, today
+            reply,
+            scored,
+            relevant,
+            conflicts,
+            gaps,
+            nothing_answers,
+            judged.by_meaning,
+            today,
+            close,
         )
 
     async def finish(
@@ -275,9 +292,11 @@ class OfflineReader:
             footer = "\n\nMissing: " + " ".join(missing)
             if status == "passages":  # the passages make room for what is missing
                 shown = closest(
-                    ranked_passages(draft.scored, pool, draft.relevant, state["question"])
+                    ranked_passages(
+                        draft.scored, pool, draft.relevant, state["question"], draft.close
+                    )
                 )
-                body = passages_reply(shown, MAX_REPLY_CHARS - len(footer) - 1)
+                body = passages_reply(shown, MAX_REPLY_CHARS - len(footer) - 1, state["question"])
             body += footer
         reply = Reply(body, status, draft.reply.changes)
         return Written(reply, "extractive", draft.conflicts, missing)

