@@ -22,8 +22,9 @@ For the LLM answers:
   every passage the answer cites). Numbers are digit runs; names are capitalised words not
   opening a sentence, ``code`` spans and snake_case words; the question's own words are not
   counted. The extractive answers, quotes by construction, are checked the same way. The
-  product holds a model's answer to this rule (``nodes.reader.grounding``: ``integrate`` writes the
-  quotes instead), so what this counts is what slips past; integrate's ``degraded`` calls
+  check is written here, apart from the product's guard (``nodes.reader.grounding``), so that
+  the two can disagree: what it counts is what slips past the guard, or what the guard and
+  this reading of the sentence judge differently; integrate's ``degraded`` calls
   count how often the guard fired, ``answers_with_citations_attached`` how often a reply
   that cited nothing was shown citing the passages that hold it, and
   ``answers_with_citations_moved`` how often a line's citation was moved to the passage
@@ -40,6 +41,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import re
 import statistics
 import tempfile
 import time
@@ -54,7 +56,6 @@ from bench.answers import CITATION, SOURCE, build
 from bench.report import command_line, write
 from bench.runner import GraphRunner, index_runner
 from seekgraph.nodes.reader.extractive import NOTHING_FOUND
-from seekgraph.nodes.reader.grounding import ungrounded
 from seekgraph.nodes.reader.guard import ATTACHED, KEPT_HELD, RECITED
 from seekgraph.nodes.reader.model import UNWRAPPED
 from seekgraph.providers import pace
@@ -70,14 +71,42 @@ SETS = {
 }
 
 
+#: What an answer sentence claims that a program can check: a number, a `code span`, a
+#: snake_case or dotted identifier, a capitalised word not opening the sentence. Written here
+#: apart from the product's guard (``nodes.reader.grounding``) so that the two can disagree.
+_CLAIM = re.compile(
+    r"`[^`\n]+`|\b\d[\d,]*(?:\.\d+)?\b|\b[A-Za-z]\w*(?:[._]\w+)+\b|(?<=\s)[A-Z][\w-]*[A-Za-z]\b"
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\[(])|\n+")
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.lower().replace("`", "").split())
+
+
 def unsupported(answer: str, question: str, passages: dict[str, str]) -> list[str]:
     """Sentences of ``answer`` stating a number or name that their cited passages lack.
 
-    The rule is the product's own (``nodes.reader.grounding``), applied to every final answer.
+    The passages a sentence is held against are those cited in its paragraph (a paragraph
+    citing none: every passage the answer cites). The question's own words are not claims.
     """
     if answer.startswith(NOTHING_FOUND):
         return []  # a refusal states nothing of the sources
-    return ungrounded(answer.split("\n\nMissing:")[0], question, passages)
+    body = answer.split("\n\nMissing:")[0]
+    everywhere = [c for c in CITATION.findall(body)]
+    asked = _squeezed(question)
+    out: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", body):
+        if paragraph.lstrip().startswith(("```", "~~~")):
+            continue  # a code block is a quote, judged by the guard's exact rule
+        cited = CITATION.findall(paragraph) or everywhere
+        held = _squeezed(" ".join(passages.get(c, "") for c in cited))
+        for sentence in _SENTENCE_END.split(CITATION.sub("", paragraph)):
+            claims = {_squeezed(c).strip(".,") for c in _CLAIM.findall(sentence)}
+            claims = {c for c in claims if c and c not in asked}
+            if any(c not in held and c.replace(",", "") not in held for c in claims):
+                out.append(sentence.strip())
+    return out
 
 
 def _passages(values: dict[str, Any]) -> dict[str, str]:
