@@ -36,20 +36,26 @@ def units_of(text: str) -> list[str]:
     return [u for u in out if len(u) >= MIN_UNIT_CHARS][:READ_UNITS]
 
 
+async def best_lines(embedder: Embedder, question: str, texts: Sequence[str]) -> list[float]:
+    """Cosine of the question to the closest line of each text (-1 for a text of no line)."""
+    units = [(i, u) for i, text in enumerate(texts) for u in units_of(text)]
+    best = [-1.0] * len(texts)
+    if not units:
+        return best
+    qv = (await aembed_queries(embedder, [question]))[0]
+    cosines = await aembed_passages(embedder, [u for _, u in units]) @ qv
+    for (i, _), cos in zip(units, cosines, strict=True):
+        best[i] = max(best[i], float(cos))
+    return best
+
+
 async def closeness(
     embedder: Embedder, question: str, pool: Sequence[Evidence]
 ) -> dict[str, float]:
     """Cosine of the question to each passage's closest line, for the most relevant passages."""
     read = sorted(pool, key=relevance, reverse=True)[:READ_PASSAGES]
-    units = [(ev["source_id"], u) for ev in read for u in units_of(str(ev["snippet"]))]
-    if not units:
-        return {}
-    qv = (await aembed_queries(embedder, [question]))[0]
-    cosines = await aembed_passages(embedder, [u for _, u in units]) @ qv
-    best: dict[str, float] = {}
-    for (source_id, _), cos in zip(units, cosines, strict=True):
-        best[source_id] = max(best.get(source_id, -1.0), float(cos))
-    return best
+    cosines = await best_lines(embedder, question, [str(ev["snippet"]) for ev in read])
+    return {ev["source_id"]: c for ev, c in zip(read, cosines, strict=True) if c > -1.0}
 
 
 def _standard(values: list[float]) -> list[float]:
