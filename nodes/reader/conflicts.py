@@ -11,16 +11,15 @@ from itertools import combinations
 
 from seekgraph.nodes.plumbing.evidence import newer
 from seekgraph.nodes.reader.freshness import effective_words, verdict
+from seekgraph.providers.language import pattern
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import KIND_LABELS, Conflict, Evidence
 
 _MONEY = re.compile(
-    r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?)\b", re.I
+    rf"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:{pattern('money_unit')})\b", re.I
 )
 _HOST = re.compile(r"\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+\.[a-z]{2,}\b", re.I)
-_QUANTITY = re.compile(
-    r"\b\d+(?:\.\d+)?\s?(?:%|percent|days?|hours?|weeks?|months?|minutes?)", re.I
-)
+_QUANTITY = re.compile(rf"\b\d+(?:\.\d+)?\s?(?:{pattern('quantity_unit')})", re.I)
 
 
 def facts(text: str) -> dict[str, set[str]]:

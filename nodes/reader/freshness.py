@@ -14,18 +14,13 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from seekgraph.providers.language import MONTHS, alternation, date_in, words
+from seekgraph.providers.language import alternation, date_in, pattern, words
 
-_MONTH = alternation(MONTHS)
 #: Words that announce a change (a new fact replacing an old one).
 CHANGE_WORDS = re.compile(rf"\b(?:{alternation(words('change_words'))})\b", re.I)
 #: A calendar date: "1st November 2026", "Nov. 3", "November 3, 2026", "2026-11-03" (found
 #: here, read by dateutil).
-_DATE = re.compile(
-    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH})\.?(?:\s+\d{{4}})?\b|"
-    rf"\b(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b",
-    re.I,
-)
+_DATE = re.compile(rf"{pattern('date_written')}|\b\d{{4}}-\d{{2}}-\d{{2}}\b", re.I)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from seekgraph.providers.language import alternation, words
+from seekgraph.providers.language import alternation, compiled, words
 
 #: A line that is a documentation generator's directive, not prose: mkdocstrings' "::: pkg.mod",
 #: Sphinx's ".. autoclass::", admonition openers ("??? abstract", "!!! note").
@@ -18,10 +18,7 @@ DIRECTIVE = re.compile(r"^\s*(?::::\s+\S|\.\.\s+\w+::|\?\?\?\+?\s|!!!\s)", re.M)
 #: Pages about the project rather than its subject: how to contribute, its sponsors, what
 #: changed when (the history pages ``history_page`` knows). A request that names them ("the
 #: changelog") gets them.
-ABOUT_THE_PROJECT = re.compile(
-    rf"\b(?:contribut\w*|code\s+of\s+conduct|sponsor\w*|{alternation(words('history_pages'))})\b",
-    re.I,
-)
+ABOUT_THE_PROJECT = compiled("about_the_project", flags=re.I)
 
 
 def boilerplate(hit: Mapping[str, Any], request: str) -> bool:
