@@ -1,6 +1,8 @@
 """Sources that disagree: comparable facts, which claim to trust, and how answers show it.
 
-Authority decides first, then freshness (``nodes/reader/freshness.py``), then recency.
+Authority decides first, then freshness (``nodes/reader/freshness.py``), then recency. The
+units an amount of money or a quantity is written with are the language tables'
+(``money_unit``, ``quantity_unit`` in ``providers/language/en.toml``).
 """
 
 from __future__ import annotations

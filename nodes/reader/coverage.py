@@ -3,7 +3,8 @@
 Coverage is the share of the question's terms the kept evidence says; below the threshold the
 best documents are read whole, then the words no passage says are searched for. A deprecated
 document's newer version is read first; with bridge rounds on, the names the best evidence
-mentions are followed before answering (multi-hop questions).
+mentions are followed before answering (multi-hop questions). The words inside a name
+("Bank of England") are a word list of the language tables (``name_particles``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Sentences are scored against the question with their document's title and section; the
 kind of question picks what comes first (steps, a value, a definition); a chat sentence
 keeps its author and an API section's sentence its name. When the quotes do not answer
-(``nodes.reader.answerable``), the answer says what was not found and quotes nothing.
+(``nodes.reader.answerable``), the answer says what was not found and quotes nothing. What
+makes a question ask for code (``code_question``) is the language tables' wording.
 """
 
 from __future__ import annotations

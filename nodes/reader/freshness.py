@@ -4,8 +4,9 @@ Authority ranks sources (knowledge base > documents > messages and notes), but a
 statement that announces a change — "from 1 November …", "moved to …", "switched off on
 30 November", "replaces …", "no longer …" — supersedes an older article once the change has
 taken effect: the article is out of date. A change announced for a later date is upcoming,
-and until then the article still holds. The rule and its words live here; dates are read by
-python-dateutil (``providers.language.date_in``).
+and until then the article still holds. The rule lives here; its words (``change_words``) and
+how a date is written (``date_written``) are the language tables' (``providers/language``),
+and dates are read by python-dateutil (``providers.language.date_in``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,10 @@
   expenses"), one sub-question each (the offline plan), each a section the report must show
   (the report's check).
 
-English and Chinese list marks; the request frame's words are data (``request_frame``).
+English and Chinese list marks. The wording is data: the request frame's words
+(``request_frame``) and the patterns of a list's start, separators, scope, qualifiers and
+articles (``list_start``, ``list_separator``… in ``providers/language/en.toml`` and ``zh.toml``,
+``[patterns]``); the punctuation stays here.
 """
 
 from __future__ import annotations

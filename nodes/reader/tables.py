@@ -1,7 +1,8 @@
 """The offline reader's tables: what documentation holds that is never a finding.
 
 Data, not rules scattered through nodes: each entry names the golden case it serves
-(``tests/fast/test_reader.py``).
+(``tests/fast/test_reader.py``); the words and the pattern of a page about the project
+(``about_the_project``) are the language tables' (``providers/language/en.toml``).
 """
 
 from __future__ import annotations
