@@ -50,11 +50,13 @@ def _file(language: str) -> dict[str, Any]:
         return tomllib.load(handle)
 
 
+@cache
 def table(language: str) -> dict[str, list[str]]:
     """The word lists of ``language`` ("en" or "zh"), by name, read once from its TOML file."""
     return {name: list(v) for name, v in _file(language).items() if isinstance(v, list)}
 
 
+@cache
 def patterns(language: str) -> dict[str, str]:
     """The ``[patterns]`` table of ``language``: each pattern's text, placeholders unfilled.
 
