@@ -22,14 +22,15 @@ from seekgraph.providers.language import (
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _lines(language: str) -> list[str]:
+    """The lines of ``language``'s table file as the package ships it."""
+    table_file = files("seekgraph.providers.language").joinpath(f"{language}.toml")
+    return table_file.read_text().splitlines()
+
+
 def test_each_list_has_words_no_repeats_and_a_comment_saying_what_it_is_for() -> None:
     for language in LANGUAGES:
-        lines = (
-            files("seekgraph.providers.language")
-            .joinpath(f"{language}.toml")
-            .read_text()
-            .splitlines()
-        )
+        lines = _lines(language)
         lines = lines[: lines.index("[patterns]")] if "[patterns]" in lines else lines
         starts = [i for i, line in enumerate(lines) if re.match(r"^\w+ = \[", line)]
         assert len(starts) == len(table(language))
@@ -48,12 +49,7 @@ def test_a_space_in_an_entry_matches_any_whitespace() -> None:
 
 def test_every_pattern_of_the_tables_compiles_and_says_its_use() -> None:
     for language in LANGUAGES:
-        lines = (
-            files("seekgraph.providers.language")
-            .joinpath(f"{language}.toml")
-            .read_text()
-            .splitlines()
-        )
+        lines = _lines(language)
         after = lines[lines.index("[patterns]") :]
         for name in patterns(language):
             re.compile(pattern(name, language))
