@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 
+from seekgraph.providers.language import compiled
 from seekgraph.providers.terms import CJK
 
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _ORDERED = re.compile(r"^\s*\d+[.)]\s+")
 #: A line that completes the sentence before it ("Default: 30 s") rather than standing alone.
-_COMPLETES = re.compile(r"^(?:default|defaults to|returns?|type|values?|since)\b\s*:?", re.I)
+_COMPLETES = compiled("completing_line", flags=re.I)
 #: A lead-in keeps the list it introduces when the list is at most this long.
 _LEAD_IN_LIST_CHARS = 900
 

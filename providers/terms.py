@@ -12,6 +12,7 @@ from typing import Any
 
 import snowballstemmer
 
+from seekgraph.providers.language import pattern
 from seekgraph.providers.language import words as words_of
 
 #: English words no answer needs to contain (``providers/language/en.toml``).
@@ -28,7 +29,8 @@ _WORD = re.compile(
 )
 CJK = re.compile(r"[\u3400-\u9FFF\uF900-\uFAFF]")
 _CJK_RUN = re.compile(r"[\u3400-\u9FFF\uF900-\uFAFF]+")
-_NUMBER = re.compile(r"[$€£¥]?\d[\d,]*(?:\.\d+)?\s?(?:%|usd|eur|days?|hours?|minutes?)?", re.I)
+#: a number with its unit ("$50", "90 days"; the units are the language table's)
+_NUMBER = re.compile(rf"[$€£¥]?\d[\d,]*(?:\.\d+)?\s?(?:{pattern('number_unit')})?", re.I)
 
 
 @lru_cache(maxsize=1)

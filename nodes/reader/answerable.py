@@ -14,6 +14,9 @@ are required (``_judge_messages``); who said what is ``attribution``'s. Web page
 question names are not judged, nor are multi-hop answers (``Context.bridge_rounds`` > 0, or
 quotes that chain through a name the question does not say): their words are, by design,
 not the question's.
+
+The wording read here ("instead of", "how long", "what should I know about", the
+superlatives) is data: ``providers/language/en.toml``'s ``[patterns]`` table and word lists.
 """
 
 from __future__ import annotations
@@ -23,30 +26,20 @@ from typing import NamedTuple
 
 from seekgraph.nodes.reader.extractive import CHAT_KINDS, Quote
 from seekgraph.nodes.reader.needs import NEED_NAMES, Need, needs_of
-from seekgraph.providers.language import words
+from seekgraph.providers.language import alternation, compiled, words
 from seekgraph.providers.terms import display_words, stem, term_set
 from seekgraph.state.models import Evidence, heading_of
 
 #: Words that name the kind of answer wanted, not what it is about.
 FRAME_WORDS = frozenset(stem(w) for w in words("frame_words"))
 #: What follows these is what the question sets aside ("a stream instead of a file").
-_SET_ASIDE = re.compile(
-    r"\b(?:instead of|rather than|other than|apart from|except)\s+([^,?.;]+)", re.I
-)
+_SET_ASIDE = compiled("set_aside", flags=re.I)
 #: "How long", "how often": the word after "how" asks for a type of answer (``needs``);
 #: so does "since" in "since when" (an answer "Since version 1.20…" repeats it).
-_HOW_WHAT = re.compile(
-    r"\bhow\s+(long|much|many|often|far|big|large|old|soon|quickly|deeply|deep|high|fast)\b"
-    r"|\b(since|until|till)\s+when\b",
-    re.I,
-)
+_HOW_WHAT = compiled("asked_type", flags=re.I)
 #: A superlative that makes a need an amount ("the oldest Python") names its type, not its
 #: subject: a quote need not repeat it ("requires Python 3.9+" answers "the oldest").
-_SUPERLATIVE = re.compile(
-    r"(?:largest|smallest|highest|lowest|biggest|longest|shortest|oldest|earliest|newest|"
-    r"latest|fewest|most|least)",
-    re.I,
-)
+_SUPERLATIVE = re.compile(rf"(?:{alternation(words('superlatives'))})", re.I)
 
 
 #: What joins the parts of a compound term (``load_dotenv``, ``password-protect``).
@@ -61,11 +54,7 @@ WORD_KINDS = frozenset({"thing", "steps", "yesno", "reason", "comparison"})
 
 #: "What does a new employee need to know about expenses?": an overview of a topic; who asks
 #: ("a new employee") frames it, the topic is what follows "about".
-_OVERVIEW = re.compile(
-    r"^(?P<frame>.*\b(?:know|learn|understand|tell\s+me|be\s+told|be\s+aware)\b.*?\b(?:about|"
-    r"regarding|concerning)\s)(?P<topic>.+)$",
-    re.I,
-)
+_OVERVIEW = compiled("overview_question", flags=re.I)
 
 
 def is_overview(question: str) -> bool:

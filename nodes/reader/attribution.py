@@ -8,14 +8,16 @@ authors, the sentences are scored against the question without that name (what w
 not who did it); if the best of them is about someone else, and nothing about the person
 asked comes close, no message says this of them — and the answer says so.
 
-Messages are indexed as ``author: text``; only messages in that shape are judged.
+Messages are indexed as ``author: text``; only messages in that shape are judged. The words
+a sentence is read by (first and second person, reactions) and the hypothetical question's
+frame are data: ``providers/language/en.toml``.
 """
 
 from __future__ import annotations
 
 import re
 
-from seekgraph.providers.language import alternation, words
+from seekgraph.providers.language import alternation, compiled, words
 from seekgraph.providers.rerank import Reranker
 from seekgraph.providers.sentences import sentences
 from seekgraph.state.models import Evidence
@@ -25,7 +27,7 @@ _FIRST = re.compile(rf"\b(?:{alternation(words('first_person'))})\b", re.I)
 _SECOND = re.compile(rf"\b(?:{alternation(words('second_person'))})\b", re.I)
 _REACTION = re.compile(rf"^(?:{alternation(words('reactions'))})\b", re.I)
 #: "Would Melanie enjoy Vivaldi?" asks for a judgement about a person, not what they said.
-_HYPOTHETICAL = re.compile(r"^\s*(?:would|could|might|is it likely)\b", re.I)
+_HYPOTHETICAL = compiled("hypothetical_question", flags=re.I)
 _CAPTION = re.compile(r"^\[[^\]]*\]$")
 #: The best sentence about the person asked may score this much below the best overall.
 ATTRIBUTION_MARGIN = 0.05

@@ -1,6 +1,8 @@
 """Sources that disagree: comparable facts, which claim to trust, and how answers show it.
 
-Authority decides first, then freshness (``nodes/reader/freshness.py``), then recency.
+Authority decides first, then freshness (``nodes/reader/freshness.py``), then recency. The
+units an amount of money or a quantity is written with are the language tables'
+(``money_unit``, ``quantity_unit`` in ``providers/language/en.toml``).
 """
 
 from __future__ import annotations
@@ -11,16 +13,15 @@ from itertools import combinations
 
 from seekgraph.nodes.plumbing.evidence import newer
 from seekgraph.nodes.reader.freshness import effective_words, verdict
+from seekgraph.providers.language import pattern
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import KIND_LABELS, Conflict, Evidence
 
 _MONEY = re.compile(
-    r"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?)\b", re.I
+    rf"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:{pattern('money_unit')})\b", re.I
 )
 _HOST = re.compile(r"\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+\.[a-z]{2,}\b", re.I)
-_QUANTITY = re.compile(
-    r"\b\d+(?:\.\d+)?\s?(?:%|percent|days?|hours?|weeks?|months?|minutes?)", re.I
-)
+_QUANTITY = re.compile(rf"\b\d+(?:\.\d+)?\s?(?:{pattern('quantity_unit')})", re.I)
 
 
 def facts(text: str) -> dict[str, set[str]]:

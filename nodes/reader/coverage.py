@@ -3,7 +3,8 @@
 Coverage is the share of the question's terms the kept evidence says; below the threshold the
 best documents are read whole, then the words no passage says are searched for. A deprecated
 document's newer version is read first; with bridge rounds on, the names the best evidence
-mentions are followed before answering (multi-hop questions).
+mentions are followed before answering (multi-hop questions). The words inside a name
+("Bank of England") are a word list of the language tables (``name_particles``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from seekgraph.nodes.plumbing.context import Context
 from seekgraph.nodes.plumbing.evidence import hop_queries, kept, relevance
 from seekgraph.nodes.reader.answerable import mentions, required_words, subject_part
+from seekgraph.providers.language import alternation, words
 from seekgraph.providers.terms import STOPWORDS, coverage, display_words, term_set, terms
 from seekgraph.state.models import READ_WHOLE_KINDS, Evidence
 from seekgraph.state.schemas import SearchState, Verdict
@@ -47,15 +49,12 @@ _WORD = r"[A-Z][\w'’-]*(?:\.[\w'’-]+)*"
 _INITIALS = r"(?:[A-Z]\.\s*)*"
 #: Capitalised words in a row, through "of", "the", "de"…; never across a sentence's end
 #: ("…born in Paris. The film…" names Paris, not "Paris. The").
-_NAME = re.compile(
-    rf"\b({_INITIALS}{_WORD}(?:\s+(?:(?:of|the|de|von|van|and|&)\s+)?{_INITIALS}{_WORD})*)"
-)
+_PARTICLES = alternation(words("name_particles"))
+_NAME = re.compile(rf"\b({_INITIALS}{_WORD}(?:\s+(?:(?:{_PARTICLES}|&)\s+)?{_INITIALS}{_WORD})*)")
 
 
 #: Any run of capitalised words, across sentence ends (what a chat message's bridge follows).
-_CAPITALISED = re.compile(
-    r"\b([A-Z][\w'’.-]+(?:\s+(?:of|the|de|von|van|and|&)?\s*[A-Z][\w'’.-]+)*)"
-)
+_CAPITALISED = re.compile(rf"\b([A-Z][\w'’.-]+(?:\s+(?:{_PARTICLES}|&)?\s*[A-Z][\w'’.-]+)*)")
 
 
 def bridge_names(ev: Evidence) -> list[str]:

@@ -3,7 +3,8 @@
 Sentences are scored against the question with their document's title and section; the
 kind of question picks what comes first (steps, a value, a definition); a chat sentence
 keeps its author and an API section's sentence its name. When the quotes do not answer
-(``nodes.reader.answerable``), the answer says what was not found and quotes nothing.
+(``nodes.reader.answerable``), the answer says what was not found and quotes nothing. What
+makes a question ask for code (``code_question``) is the language tables' wording.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from seekgraph.nodes.plumbing.services import Services
 from seekgraph.nodes.reader.attribution import author_of
 from seekgraph.nodes.reader.needs import Need, needs_of
 from seekgraph.nodes.reader.question_kind import extra_units, kind_bonus
+from seekgraph.providers.language import compiled
 from seekgraph.providers.rerank import meaning_beyond_subject, words_pull
 from seekgraph.providers.sentences import sentences
 from seekgraph.providers.terms import coverage, term_set, terms
@@ -29,7 +31,7 @@ EXTRACTIVE_HEADER = (
 NOTHING_FOUND = "I found nothing in the sources you can access that answers this question."
 MIN_SENTENCE_SCORE = 0.3
 #: A question that asks for code gets code blocks quoted; others never do.
-_ASKS_FOR_CODE = re.compile(r"\b(code|example|snippet|syntax|sample|script)s?\b", re.I)
+_ASKS_FOR_CODE = compiled("code_question", flags=re.I)
 #: Sentences scoring at least this are quoted even when they add no new question term.
 STRONG_SENTENCE_SCORE = 0.35
 

@@ -4,8 +4,9 @@ Authority ranks sources (knowledge base > documents > messages and notes), but a
 statement that announces a change — "from 1 November …", "moved to …", "switched off on
 30 November", "replaces …", "no longer …" — supersedes an older article once the change has
 taken effect: the article is out of date. A change announced for a later date is upcoming,
-and until then the article still holds. The rule and its words live here; dates are read by
-python-dateutil (``providers.language.date_in``).
+and until then the article still holds. The rule lives here; its words (``change_words``) and
+how a date is written (``date_written``) are the language tables' (``providers/language``),
+and dates are read by python-dateutil (``providers.language.date_in``).
 """
 
 from __future__ import annotations
@@ -14,18 +15,13 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from seekgraph.providers.language import MONTHS, alternation, date_in, words
+from seekgraph.providers.language import alternation, date_in, pattern, words
 
-_MONTH = alternation(MONTHS)
 #: Words that announce a change (a new fact replacing an old one).
 CHANGE_WORDS = re.compile(rf"\b(?:{alternation(words('change_words'))})\b", re.I)
 #: A calendar date: "1st November 2026", "Nov. 3", "November 3, 2026", "2026-11-03" (found
 #: here, read by dateutil).
-_DATE = re.compile(
-    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH})\.?(?:\s+\d{{4}})?\b|"
-    rf"\b(?:{_MONTH})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b",
-    re.I,
-)
+_DATE = re.compile(rf"{pattern('date_written')}|\b\d{{4}}-\d{{2}}-\d{{2}}\b", re.I)
 
 
 @dataclass(frozen=True)

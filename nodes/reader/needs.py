@@ -22,6 +22,11 @@ that ask for a quantity or a date), never from a workspace's vocabulary:
 - ``thing`` — anything else (what, which): any sentence about it may answer.
 
 A two-part question ("…, and what is …") has one need per part.
+
+The wording each type is read from is data: the ``[patterns]`` tables of
+``providers/language/en.toml`` and ``zh.toml`` (``amount_question``, ``time_said``, ``refusal``…;
+the Chinese entry is the English one's alternative), with the word lists they name. What is no
+language — digits, currency signs, capitalised names, paths, version numbers — stays here.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from seekgraph.providers.language import MONTHS, WEEKDAY_NAMES, alternation, words
+from seekgraph.providers.language import alternation, compiled, pattern, words
 from seekgraph.providers.terms import term_set
 
 #: What each type of need is called when the answer says it is missing.
@@ -45,81 +50,32 @@ NEED_NAMES = {
     "thing": "an answer",
 }
 
-_QUANTITY_NOUNS = alternation(words("quantity_nouns"))
-_AMOUNT = re.compile(
-    rf"\bhow\s+(?:many|much|long|often|big|large|far|old|quickly|soon|deep(?:ly)?|high|"
-    rf"low|fast|frequently)\b|\b(?:what|which)\s+(?:is|are|was|were)?\s*(?:the\s+|a\s+|an\s+)?"
-    rf"(?:\w+\s+){{0,3}}(?:{_QUANTITY_NOUNS})\b|\b(?:{_QUANTITY_NOUNS})\s+(?:is|of|for)\b|"
-    r"\binto how many\b|\b(?:cost|costs|charge|pay)\s*[?？]?\s*$|"
-    r"\b(?:largest|smallest|highest|lowest|biggest|longest|shortest|oldest)\b|\bwhat\s+(?:port|version)\b|多少|几[个天次年月号点岁]?|多久|多长|多大|多高",
-    re.I,
-)
-_TIME = re.compile(
-    r"^\s*(?:and\s+)?when\b|\b(?:by|until|till|since|from) when\b|"
-    r"\bwhat\s+(?:date|day|time|year|month|week|hour)\b|"
-    r"\bwhich\s+(?:date|day|year|month|week)\b|\bhow soon\b|"
-    rf"{alternation(words('time_questions', 'zh'))}",
-    re.I,
-)
-_PERSON = re.compile(
-    r"^\s*(?:and\s+|so\s+|then\s+)?(?:who|whom|whose)\b|\b(?:to|with|by|from)\s+whom\b|"
-    rf"\b(?:which|what)\s+(?:{alternation(words('person_nouns'))})\b|"
-    rf"{alternation(words('person_questions', 'zh'))}",
-    re.I,
-)
-_PLACE = re.compile(
-    r"^\s*(?:and\s+|so\s+|then\s+)?where\b|"
-    rf"\b(?:which|what)\s+(?:{alternation(words('place_nouns'))})\b|"
-    rf"{alternation(words('place_questions', 'zh'))}",
-    re.I,
-)
-_COMPARISON = re.compile(
-    r"\bdifferen(?:ce|ces|t)\s+(?:between|from)\b|\bcompared?\s+(?:to|with)\b|\bcompare\b|"
-    rf"\b(?:vs\.?|versus)\s|{alternation(words('comparison_questions', 'zh'))}",
-    re.I,
-)
-_REASON = re.compile(
-    rf"^\s*(?:and\s+)?why\b|\bfor what reason\b|{alternation(words('reason_questions', 'zh'))}",
-    re.I,
-)
-_STEPS = re.compile(
-    r"^\s*(?:and\s+)?how\s+(?:do|can|should|would|to|does\s+one|could)\b|"
-    r"\bwhat\s+are\s+the\s+steps\b|\bsteps?\s+(?:to|for)\b|\bwhat\s+should\s+I\s+do\b|"
-    rf"{alternation(words('steps_questions', 'zh'))}",
-    re.I,
-)
-_YESNO = re.compile(
-    r"^\s*(?:and\s+)?(?:is|are|can|could|does|do|did|will|would|should|must|may|has|have|"
-    rf"was|were)\b|吗\s*[?？]?\s*$|{alternation(words('yesno_questions', 'zh'))}",
-    re.I,
-)
+#: What a question asks for, by its form: the ``*_question`` patterns of the language tables.
+_AMOUNT = compiled("amount_question", "en", "zh", flags=re.I)
+_TIME = compiled("time_question", "en", "zh", flags=re.I)
+_PERSON = compiled("person_question", "en", "zh", flags=re.I)
+_PLACE = compiled("place_question", "en", "zh", flags=re.I)
+_COMPARISON = compiled("comparison_question", "en", "zh", flags=re.I)
+_REASON = compiled("reason_question", "en", "zh", flags=re.I)
+_STEPS = compiled("steps_question", "en", "zh", flags=re.I)
+_YESNO = compiled("yesno_question", "en", "zh", flags=re.I)
 
-_MONTHS = alternation(MONTHS)
 _NUMBER_WORDS = alternation(words("amount_words") | words("frequency_words"))
 CARRIES: dict[str, re.Pattern[str]] = {
     "amount": re.compile(
-        rf"(?<![A-Za-z/_.-])\d|[$€£¥%]|\b(?:{_NUMBER_WORDS})\b|[一二三四五六七八九十百千万亿两半]",
+        rf"(?<![A-Za-z/_.-])\d|[$€£¥%]|\b(?:{_NUMBER_WORDS})\b|{pattern('numeral', 'zh')}",
         re.I,
     ),
     # a date, a day, a time of day, or a span counted in time units ("within 30 days")
-    "time": re.compile(
-        rf"\b(?:{_MONTHS})\b|\b(?:19|20)\d\d\b|\b\d{{1,2}}[:.]\d\d\b|\b\d{{1,2}}\s*(?:am|pm)\b|"
-        rf"\b(?:{alternation(WEEKDAY_NAMES)}|today|tomorrow|"
-        r"tonight|yesterday|noon|midnight|weekend|q[1-4])\b|"
-        rf"\b(?:\d+|{_NUMBER_WORDS}|a|an|next|last|this|every|each)\s+(?:\w+\s+)?"
-        rf"(?:{alternation(words('time_units'))})s?\b|\b\d{{4}}-\d\d-\d\d\b|"
-        rf"[0-9一二三四五六七八九十]+\s*(?:{alternation(words('time_units', 'zh'))})",
-        re.I,
-    ),
+    "time": compiled("time_said", "en", "zh", flags=re.I),
     # a name (two capitalised words, "Dana Smith"), a chat handle, a speaker, or a role
     "person": re.compile(
         r"\b[A-Z][a-z]+\s+[A-Z][a-z]+\b|@\w|^\s*\w+:\s|"
         rf"\b(?i:{alternation(words('roles'))})s?\b|{alternation(words('roles', 'zh'))}",
     ),
     "place": re.compile(
-        r"(?<=[\w,;:]\s)[A-Z][a-z]+|\b(?:in|at|on|from|to|into|under|near|inside|via)\s+"
-        r"(?:the\s+|a\s+|your\s+|our\s+)?\w|[\w-]+\.[a-z]{2,}\b|/[\w.-]+|`[^`]+`|"
-        r"[在于到从]",
+        rf"(?<=[\w,;:]\s)[A-Z][a-z]+|{pattern('place_said')}|[\w-]+\.[a-z]{{2,}}\b|/[\w.-]+|"
+        rf"`[^`]+`|{pattern('place_said', 'zh')}",
     ),
     "reason": re.compile(
         rf"\b(?:{alternation(words('reason_words'))})\b|{alternation(words('reason_words', 'zh'))}",
@@ -129,10 +85,7 @@ CARRIES: dict[str, re.Pattern[str]] = {
 
 
 #: Where a question asks a second thing: "How do I install it, and what is the rule?"
-_PARTS = re.compile(
-    r"\?\s+|[,;]?\s+and\s+(?=(?:what|how|when|where|who|which|why|is|are|does|do|can)\b)",
-    re.I,
-)
+_PARTS = re.compile(rf"\?\s+|{pattern('question_join')}", re.I)
 
 
 def question_parts(question: str) -> list[str]:
@@ -143,20 +96,14 @@ def question_parts(question: str) -> list[str]:
 #: A version ("Redis 8.10", "v2", "version 3") is a name, not an amount…
 _VERSION = re.compile(r"\b(?:[A-Z][\w-]*|v|version)\s*\d+(?:\.\d+)+\+?|\bv\d+\b", re.I)
 #: …unless the question asks for one ("What is the oldest Python that HTTPX runs on?").
-_ASKS_VERSION = re.compile(
-    r"\b(?:versions?|releases?|oldest|earliest|newest|latest|minimum|lowest|highest)\b", re.I
-)
+_ASKS_VERSION = compiled("version_question", flags=re.I)
 
 
 #: An amount of money is asked for ("How much does it cost?")…
-_ASKS_MONEY = re.compile(
-    rf"\b(?:{alternation(words('money_questions'))}|reimburs\w*)\b|"
-    rf"{alternation(words('money_questions', 'zh'))}",
-    re.I,
-)
+_ASKS_MONEY = compiled("money_question", "en", "zh", flags=re.I)
 #: …unless it asks how long, how soon or how many: "How long do I have to ask for
 #: reimbursement?" is answered by "within 30 days", not by money.
-_ASKS_COUNT = re.compile(r"\bhow\s+(?:long|soon|often|many|far|old)\b|多久|多长时间|几天", re.I)
+_ASKS_COUNT = compiled("count_question", "en", "zh", flags=re.I)
 #: …and only money answers it (a currency, or free).
 _MONEY = re.compile(
     rf"[$€£¥₹]|\b(?:{alternation(words('money_words'))})\b|"
@@ -166,7 +113,7 @@ _MONEY = re.compile(
 
 #: How often is asked ("How often…", "How many times…"); only then is "once" or "daily" a
 #: count.
-_ASKS_FREQUENCY = re.compile(r"\bhow\s+(?:often|frequently)\b|\btimes\b|频率|多久一次", re.I)
+_ASKS_FREQUENCY = compiled("frequency_question", "en", "zh", flags=re.I)
 _FREQUENCY = re.compile(rf"\b(?:{alternation(words('frequency_words'))})\b", re.I)
 
 
@@ -205,7 +152,7 @@ class Need:
 
 #: A condition that opens a question ("When a key has no value, what …?"): the type is
 #: the main clause's.
-_CONDITION = re.compile(r"^\s*(?:when|if|once|after|before|while|whenever)\b[^,，]*[,，]\s*", re.I)
+_CONDITION = compiled("condition_opening", flags=re.I)
 
 
 def need_kind(part: str) -> str:
@@ -240,10 +187,7 @@ def needs_of(question: str) -> list[Need]:
 #: A calendar date ("10 November", "November 10th, 2026", "2026-11-05", "11月5日"): its
 #: digits say when, not how much.
 _DATE = re.compile(
-    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?(?![\w])|"
-    rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?|"
-    rf"\b(?:{_MONTHS})\.?\s+\d{{4}}\b|\b\d{{4}}-\d\d-\d\d\b|\d+\s*月\s*\d+\s*[日号]",
-    re.I,
+    rf"{pattern('date_said')}|\b\d{{4}}-\d\d-\d\d\b|{pattern('date_said', 'zh')}", re.I
 )
 
 
@@ -268,11 +212,4 @@ def describe_needs(question: str) -> str:
 #: A reply that says the sources do not answer ("I could not find…", "The sources do not
 #: mention…", Qwen 1.5B's "…there is no clear statement or recommendation regarding…"), in
 #: its first sentence.
-REFUSAL = re.compile(
-    r"^[^.!?\n]{0,80}\b(?:(?:could|can)(?:\s+not|not|n't)\s+find|(?:found|find)\s+nothing|"
-    r"no\s+(?:(?:clear|specific|explicit|relevant|direct)\s+)?(?:information|source|mention|"
-    r"answer|statement|details?|indication)|(?:do|does)(?:\s+not|n't)\s+(?:say|mention|"
-    r"contain|state|include|cover|answer|specify|provide|indicate)|"
-    r"not\s+(?:found|in\s+the\s+sources|mentioned))",
-    re.I,
-)
+REFUSAL = compiled("refusal", flags=re.I)

@@ -5,36 +5,31 @@
 - **value** ("What is the default timeout?", "How many days…?"): the sentence with the value.
 - **definition** ("What is Okta?"): the sentence that says what it is.
 - anything else: the best-scoring sentences, as scored.
+
+The wording each kind is told by ("how do", "what is", "Steps", "Installation") is data: the
+``*_question``, ``*_heading`` and ``*_said`` entries of ``providers/language/en.toml``'s
+``[patterns]`` table.
 """
 
 from __future__ import annotations
 
 import re
 
+from seekgraph.providers.language import compiled, pattern
 from seekgraph.providers.sentences import sentences
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import Evidence, heading_of
 
-_HOW = re.compile(
-    r"^\s*(?:how\s+(?:do|can|should|would|to|does\s+one)\b|what\s+are\s+the\s+steps\b)|"
-    r"\bsteps?\s+(?:to|for)\b",
-    re.I,
-)
-_VALUE = re.compile(
-    r"\b(?:default|defaults|limit|maximum|minimum|max|min|timeout|how\s+(?:many|much|long|"
-    r"often))\b",
-    re.I,
-)
-_DEFINITION = re.compile(r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?([^?]{1,40})\??\s*$", re.I)
-_PROCEDURE_HEADING = re.compile(
-    r"\b(?:steps?|set ?up|setup|install(?:ation|ing)?|getting started|how to|procedure|"
-    r"instructions|configur(?:e|ation|ing))\b",
-    re.I,
-)
+_HOW = compiled("how_question", flags=re.I)
+_VALUE = compiled("value_question", flags=re.I)
+_DEFINITION = compiled("definition_question", flags=re.I)
+_PROCEDURE_HEADING = compiled("procedure_heading", flags=re.I)
 #: A section under one of these headings is a list of steps even without numbers.
-_STEPS_HEADING = re.compile(r"\b(?:steps?|how to|procedure|instructions)\b", re.I)
+_STEPS_HEADING = compiled("steps_heading", flags=re.I)
 _STEPS = re.compile(r"^\s*1[.)]\s", re.M)
-_HAS_VALUE = re.compile(r"\d|\bdefault", re.I)
+_HAS_VALUE = re.compile(rf"\d|{pattern('default_said')}", re.I)
+#: "X is a …": a sentence that says what something is.
+_DEFINES = compiled("definition_said", flags=re.I)
 #: Added to a quote's score when it is what the kind of question asks for.
 KIND_BONUS = 0.3
 #: A procedure section gives at most this many steps.
@@ -94,6 +89,6 @@ def kind_bonus(question: str, unit: str, procedures: frozenset[str] = frozenset(
         match = _DEFINITION.match(question)
         subject = term_set(match.group(1)) if match else set()
         head = term_set(" ".join(unit.split()[:6]))
-        defines = re.search(r"\b(?:is|are)\s+(?:an?|the)\b", unit, re.I) is not None
+        defines = _DEFINES.search(unit) is not None
         return KIND_BONUS / 2 if subject and subject <= head and defines else 0.0
     return 0.0

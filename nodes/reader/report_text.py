@@ -11,6 +11,9 @@ its own in the order they were said.
 
 An extractive answer's quoted lines (``quoted_lines``) and sentences compared as their words
 (``normal``) are read back here too (what fills a ``{q1}``, the report's check).
+
+What a time expression and a deed are written with ("last Friday", "I went") is data:
+``providers/language/en.toml`` (``when_said``, ``deed_said`` and the word lists they name).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from dateutil import parser as dates
 
 from seekgraph.nodes.plumbing.evidence import relevance
 from seekgraph.nodes.reader.attribution import about, author_of, spoken
-from seekgraph.providers.language import MONTH_NAMES, WEEKDAY_NAMES, alternation, words
+from seekgraph.providers.language import MONTH_NAMES, WEEKDAY_NAMES, alternation, compiled, words
 from seekgraph.providers.sentences import sentences
 from seekgraph.providers.terms import STOPWORDS, numbers, term_set
 from seekgraph.state.models import Evidence
@@ -114,24 +117,13 @@ def inverse_frequencies(passages: list[str]) -> dict[str, float]:
     return {t: math.log((1 + n) / (1 + c)) + 1.0 for t, c in df.items()}
 
 
-_WEEKDAYS = alternation(WEEKDAY_NAMES)
 #: When something happened or will: the events a report is made of ("yesterday", "last
 #: Friday", "two weeks ago", "next month", "in May", "2023").
-_WHEN = re.compile(
-    rf"\b(?:{alternation(words('relative_days'))}|"
-    rf"(?:last|next|this|past|coming)\s+(?:{alternation(words('periods'))}|{_WEEKDAYS})|"
-    rf"(?:on|last|next|this)\s+(?:{_WEEKDAYS})|"
-    rf"(?:in|since|until|by)\s+(?:{alternation(MONTH_NAMES)}|\d{{4}})|(?:19|20)\d\d)\b",
-    re.I,
-)
+_WHEN = compiled("when_said", flags=re.I)
 #: Weight of a time expression, in rare terms.
 WHEN_WEIGHT = 2.0
 #: Someone saying what they did or will do ("I went", "we've started", "I'm going to").
-_DID = re.compile(
-    r"\b(?:i|we)(?:'ve|'m|'ll| have| had| am| will| just| finally| recently)*\s+"
-    rf"(?:\w+ed|{alternation(words('deed_verbs'))})\b",
-    re.I,
-)
+_DID = compiled("deed_said", flags=re.I)
 #: Weight of a first-person account of a deed, in rare terms.
 DID_WEIGHT = 1.0
 
@@ -272,7 +264,9 @@ _CALENDAR = MONTH_NAMES | WEEKDAY_NAMES
 #: Names a placeholder is filled with ("A or B"): the first is not always the bridge.
 BRIDGE_NAMES = 2
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
-_NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of|the|de|von|van|and)?\s*[A-Z][\w'-]*)*")
+_NAME = re.compile(
+    rf"\b[A-Z][\w'-]*(?:\s+(?:{alternation(words('name_particles'))})?\s*[A-Z][\w'-]*)*"
+)
 
 
 def short_answer(answer: str, question: str, lead: str = "", words: int = 12) -> str:

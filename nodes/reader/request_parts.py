@@ -5,14 +5,17 @@
   expenses"), one sub-question each (the offline plan), each a section the report must show
   (the report's check).
 
-English and Chinese list marks; the request frame's words are data (``request_frame``).
+English and Chinese list marks. The wording is data: the request frame's words
+(``request_frame``) and the patterns of a list's start, separators, scope, qualifiers and
+articles (``list_start``, ``list_separator``… in ``providers/language/en.toml`` and ``zh.toml``,
+``[patterns]``); the punctuation stays here.
 """
 
 from __future__ import annotations
 
 import re
 
-from seekgraph.providers.language import words
+from seekgraph.providers.language import compiled, pattern, words
 from seekgraph.providers.terms import STOPWORDS
 from seekgraph.state.research import SubQuestion
 
@@ -28,18 +31,19 @@ def subject_of(request: str) -> str:
 
 
 #: Where a request starts listing its parts: after a colon, or "about", "including"…
-_LIST_START = re.compile(
-    r"[:：]\s*|\b(?:about|including|covering|such as|namely|regarding|on|of)\s+", re.I
-)
+_LIST_START = re.compile(rf"[:：]\s*|{pattern('list_start')}", re.I)
 
 
 #: What closes a list by saying where all its parts belong: "…, retries and pooling in httpx"
 #: (golden case: test_reader.py::test_a_request_naming_three_parts_in_a_library_gets_three).
-_SCOPE = re.compile(r"\s+(?:in|for|using)\s+(?P<scope>[^\s,;]+(?:\s+[^\s,;]+){0,2})$", re.I)
+_SCOPE = compiled("list_scope", flags=re.I)
 
 
 #: What separates the parts of a list: commas, semicolons, "and", "or", 和, 及, 与.
-_LIST_SEP = re.compile(r"\s*(?:[,;，；、]\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+|和|及|与)\s*", re.I)
+_LIST_SEP = re.compile(
+    rf"\s*(?:[,;，；、]\s*(?:{pattern('list_join')})?|{pattern('list_separator', 'en', 'zh')})\s*",
+    re.I,
+)
 
 
 #: What separates the items of a list written with commas (Chinese enumeration marks too)
@@ -48,15 +52,15 @@ _COMMA = re.compile(r"\s*[,;，；、]\s*")
 
 
 #: The "and" or "or" that opens a list's last item after its comma.
-_LEADING_JOIN = re.compile(r"^(?:and|or)\s+", re.I)
+_LEADING_JOIN = compiled("last_item_join", flags=re.I)
 
 
 #: A list item that qualifies the whole list rather than naming a part.
-_QUALIFIER = re.compile(r"^(?:with|where|when|if|as|in|for|from|to|by|including)\b", re.I)
+_QUALIFIER = compiled("qualifier_opening", flags=re.I)
 
 
 #: Words that open a part's name but are no part of its heading.
-_ARTICLE = re.compile(r"^(?:the|a|an|their|his|her|its|our|your|my)\s+", re.I)
+_ARTICLE = compiled("article_opening", flags=re.I)
 
 
 #: A named part is short: a few words, not a clause.

@@ -1,7 +1,8 @@
 """The offline reader's tables: what documentation holds that is never a finding.
 
 Data, not rules scattered through nodes: each entry names the golden case it serves
-(``tests/fast/test_reader.py``).
+(``tests/fast/test_reader.py``); the words and the pattern of a page about the project
+(``about_the_project``) are the language tables' (``providers/language/en.toml``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from seekgraph.providers.language import alternation, words
+from seekgraph.providers.language import alternation, compiled, words
 
 #: A line that is a documentation generator's directive, not prose: mkdocstrings' "::: pkg.mod",
 #: Sphinx's ".. autoclass::", admonition openers ("??? abstract", "!!! note").
@@ -18,10 +19,7 @@ DIRECTIVE = re.compile(r"^\s*(?::::\s+\S|\.\.\s+\w+::|\?\?\?\+?\s|!!!\s)", re.M)
 #: Pages about the project rather than its subject: how to contribute, its sponsors, what
 #: changed when (the history pages ``history_page`` knows). A request that names them ("the
 #: changelog") gets them.
-ABOUT_THE_PROJECT = re.compile(
-    rf"\b(?:contribut\w*|code\s+of\s+conduct|sponsor\w*|{alternation(words('history_pages'))})\b",
-    re.I,
-)
+ABOUT_THE_PROJECT = compiled("about_the_project", flags=re.I)
 
 
 def boilerplate(hit: Mapping[str, Any], request: str) -> bool:
