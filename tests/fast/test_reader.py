@@ -315,3 +315,6 @@ def test_a_passage_whose_one_line_answers_comes_before_a_closer_page_of_generali
     assert [ev["source_id"] for ev in passage_order(pool, close)][0] == "docs/transports#2"
     # without the lines' closeness, the search's relevance alone decides
     assert passage_order(pool, {})[0] is pools
+    # a chat message is one remark, judged by its conversation: its lines are not read
+    said = [{**ev, "kind": "messages"} for ev in pool]
+    assert asyncio.run(closeness(load_embedder("minilm"), asked, said)) == {}
