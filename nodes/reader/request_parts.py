@@ -133,6 +133,11 @@ def part_questions(request: str) -> list[SubQuestion]:
         # "…know about IT access: VPN, SSO, and expenses": what names the list ("IT access")
         # is not every part's subject; "…know about expenses" is what the person asked
         stem = request[: start[-2].end()].strip()
+    first = request.find(parts[0])
+    if 0 < first < len(stem):
+        # the stem ran into the first part ("…on John: the events of their life, their work…"
+        # read "of" as where the list starts): a part's question names that part only
+        stem = request[:first].strip().rstrip(":：").strip()
     tail = request[start[-1].end() :].strip().rstrip("?？.!。") if start else ""
     scope = m.group(0) if (m := _SCOPE.search(tail)) else ""
     return [

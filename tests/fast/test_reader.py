@@ -318,3 +318,17 @@ def test_a_passage_whose_one_line_answers_comes_before_a_closer_page_of_generali
     # a chat message is one remark, judged by its conversation: its lines are not read
     said = [{**ev, "kind": "messages"} for ev in pool]
     assert asyncio.run(closeness(load_embedder("minilm"), asked, said)) == {}
+
+
+def test_each_named_part_is_asked_on_its_own() -> None:
+    # "…: the events of their life, their work, interests…" once asked "the events of
+    # interests", which found nothing: a part's question names that part, not another's words
+    from seekgraph.nodes.reader.request_parts import part_questions
+
+    request = (
+        "Write a report on John: the events of their life, their work, interests, plans and "
+        "the people close to them, with dates where the conversation gives them."
+    )
+    asked = {q["title"]: q["question"] for q in part_questions(request)}
+    assert asked["Interests"] == "Write a report on John interests"
+    assert all("events" not in q for t, q in asked.items() if t != "Events of their life")
