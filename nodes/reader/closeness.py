@@ -17,9 +17,9 @@ from seekgraph.providers.sentences import blocks, split_sentences
 from seekgraph.state.models import Evidence
 
 #: How many passages, best by relevance first, have their lines read.
-READ_PASSAGES = 8
+READ_PASSAGES = 6
 #: How many lines of one passage are read at most (a long page of code: its first ones).
-READ_UNITS = 40
+READ_UNITS = 24
 #: Lines shorter than this say too little to be close to anything (a closing bracket).
 MIN_UNIT_CHARS = 16
 
