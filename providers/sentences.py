@@ -19,6 +19,11 @@ _COMPLETES = compiled("completing_line", flags=re.I)
 _LEAD_IN_LIST_CHARS = 900
 
 
+def is_code(block: str) -> bool:
+    """A block that is a fenced code block (or a line that is a fence)."""
+    return block.lstrip().startswith(("```", "~~~"))
+
+
 def is_list(block: str) -> bool:
     """A block that is a Markdown list (its first line is an item)."""
     return bool(_ITEM.match(block))

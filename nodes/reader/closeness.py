@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from seekgraph.nodes.plumbing.evidence import relevance
 from seekgraph.nodes.reader.extractive import CHAT_KINDS
 from seekgraph.providers.embeddings import Embedder, aembed_passages, aembed_queries
-from seekgraph.providers.sentences import blocks, split_sentences
+from seekgraph.providers.sentences import blocks, is_code, split_sentences
 from seekgraph.state.models import Evidence
 
 #: How many passages, best by relevance first, have their lines read.
@@ -30,7 +30,7 @@ def units_of(text: str) -> list[str]:
     for block in blocks(text):
         if block.lstrip().startswith("#") and "\n" not in block:
             continue
-        if block.lstrip().startswith(("```", "~~~")):
+        if is_code(block):
             out += [line.strip() for line in block.splitlines()[1:-1]]
         else:
             out += split_sentences(" ".join(block.split()))

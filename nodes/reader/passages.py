@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from seekgraph.providers.sentences import blocks, is_list, split_sentences
+from seekgraph.providers.sentences import blocks, is_code, is_list, split_sentences
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import Evidence, heading_of
 
@@ -50,14 +50,10 @@ def body_of(ev: Evidence) -> str:
     return snippet.strip()
 
 
-def _is_code(block: str) -> bool:
-    return block.lstrip().startswith(("```", "~~~"))
-
-
 def _mark(block: str, sentence: str) -> str:
     """``block`` with ``sentence`` in bold (its words may be wrapped over lines there)."""
     words = sentence.strip().split()
-    if not words or _is_code(block) or "**" in sentence or "\n" in sentence.strip():
+    if not words or is_code(block) or "**" in sentence or "\n" in sentence.strip():
         return block
     pattern = r"\s+".join(re.escape(w) for w in words)
     match = re.search(pattern, block)
@@ -99,7 +95,7 @@ def excerpt(
         before = lo > 0
         if not after and not before:
             break
-        introduces = after and (parts[hi].rstrip().endswith(":") or _is_code(parts[hi + 1]))
+        introduces = after and (parts[hi].rstrip().endswith(":") or is_code(parts[hi + 1]))
         if introduces or not before:
             nxt = len(parts[hi + 1]) + 2
             if size + nxt > budget and (strict or not (introduces and hi == at)):
@@ -125,7 +121,7 @@ _MIN_LINES = 120
 
 def _is_lines(block: str) -> bool:
     """A code block or a list: a block whose lines may be shown apart."""
-    return _is_code(block) or is_list(block)
+    return is_code(block) or is_list(block)
 
 
 def _lines_window(block: str, wanted: frozenset[str] | set[str], budget: int) -> str:
@@ -136,9 +132,9 @@ def _lines_window(block: str, wanted: frozenset[str] | set[str], budget: int) ->
     down.
     """
     lines = block.splitlines()
-    fence = _is_code(block)
+    fence = is_code(block)
     head = lines[:1] if fence else []
-    tail = lines[-1:] if fence and len(lines) > 1 and _is_code(lines[-1]) else []
+    tail = lines[-1:] if fence and len(lines) > 1 and is_code(lines[-1]) else []
     body = lines[len(head) : len(lines) - len(tail)]
     room = budget - sum(len(x) + 1 for x in head + tail) - 4
     said = [term_set(line) & wanted for line in body]
@@ -198,7 +194,6 @@ def passages_reply(
     (``bench/devsets.py``) this showed the fact in 71 of 105 questions, against 67 when each
     passage had a fair share (the first twice) and 65 with a floor of 450.
     """
-    floor = PASSAGE_FLOOR
     out = [PASSAGES_HEADER]
     room = limit - len(PASSAGES_HEADER) - 2
     places = [f"{where(ev)} [src:{ev['source_id']}]" for ev, _ in chosen]
@@ -206,11 +201,10 @@ def passages_reply(
         len(place) + 8 + len(excerpt(ev, sentence, limit))
         for place, (ev, sentence) in zip(places, chosen, strict=True)
     ]
-    shown = 0
     wanted = frozenset(term_set(question))
     for n, (ev, sentence) in enumerate(chosen):
-        label = f"{shown + 1}. {places[n]}"
-        reserve = sum(min(need, floor) for need in needs[n + 1 :])
+        label = f"{len(out)}. {places[n]}"  # numbered as shown: the header is out[0]
+        reserve = sum(min(need, PASSAGE_FLOOR) for need in needs[n + 1 :])
         may = min(needs[n], room - reserve)
         text = excerpt(ev, sentence, max(may - len(label) - 4, 0), True, wanted)
         if text and len(text) + len(label) + 4 > room:
@@ -219,7 +213,6 @@ def passages_reply(
             continue
         out.append(f"{label}\n\n{text}")
         room -= len(out[-1]) + 2
-        shown += 1
     return "\n\n".join(out)
 
 
