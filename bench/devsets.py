@@ -61,11 +61,17 @@ def judge(q: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     states = bool(q["must"]) and all(normal(m) in text for m in q["must"] or [])
     shown = bool(gold) and states and bool(cited & gold) and len(answer) < MAX_CHARS
     evidence = values.get("evidence", []) or []
-    found = [e for e in evidence if e["doc_id"] in gold]
-    kept = [e for e in found if e.get("kept_by") != "none"]
+    kept = [e for e in evidence if e["doc_id"] in gold and e.get("kept_by") != "none"]
+    # a hit a filter stage dropped is not evidence: the round's filter log names it
+    cut = [
+        c
+        for log in values.get("filter_log", []) or []
+        for c in log.get("cut", [])
+        if c["id"].split("#")[0] in gold
+    ]
     lost = None
     if gold and not shown:
-        lost = "missed" if not found else "cut" if not kept else "not shown"
+        lost = "not shown" if kept else "cut" if cut else "missed"
     return {
         "_id": q["_id"],
         "half": q["half"],

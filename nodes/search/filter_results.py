@@ -54,8 +54,13 @@ async def filter_results(
         summary = f"FastPass kept {len(kept)} of {len(hits)} hits untouched"
     else:
         kept = [to_evidence(h, round_, "retrieval", state["question"]) for h in candidates]
+        cut: list[dict[str, Any]] = []
         for stage in stages:
-            kept = await stage(r, kept)
+            staged = kept
+            kept = await stage(r, staged)
+            cut += dropped_by(stage, staged, kept)
+        if cut:
+            log["cut"] = cut
         done = ", ".join(f"{k} {log[k]}" for k in ("rerank", "grade") if k in log)
         summary = f"{len(hits)} hits → kept {len(kept)}" + (f" ({done})" if done else "")
         if "grade_error" in log:
@@ -88,6 +93,22 @@ async def filter_results(
     if r.calls:
         update["model_calls"] = r.calls
     return update
+
+
+def dropped_by(stage: Stage, before: list[Evidence], after: list[Evidence]) -> list[dict[str, Any]]:
+    """The hits ``stage`` dropped: which passage, by which stage, with the scores it had.
+
+    The filter log is where a person looks for why a passage they expected is not in the
+    answer: found by the search and dropped by a stage (the scores say how far below the
+    threshold), or never found.
+    """
+    stayed = {ev["source_id"] for ev in after}
+    name = getattr(stage, "__name__", "stage").removesuffix("_stage")
+    return [
+        {"id": ev["source_id"], "stage": name, "scores": dict(ev["scores"])}
+        for ev in before
+        if ev["source_id"] not in stayed
+    ]
 
 
 def failure_event(failure: SourceFailure) -> ErrorEvent:

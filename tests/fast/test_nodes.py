@@ -131,6 +131,13 @@ async def test_filter_results_rerank_threshold_and_top_k(services) -> None:
     assert all(e["scores"]["rerank"] >= 0.3 for e in kept)
     assert out["hits"] == {"replace": []}
     assert out["filter_log"][-1]["dropped"] == 3
+    # the log says which passages the stage dropped and with what scores: why a passage a
+    # person expected is not in the answer
+    cut = {c["id"]: c for c in out["filter_log"][-1]["cut"]}
+    assert "kb/cafe#0" in cut and len(cut) == 3
+    assert {c["stage"] for c in cut.values()} == {"rerank"}
+    assert not set(cut) & {e["source_id"] for e in kept}
+    assert cut["kb/cafe#0"]["scores"]["rerank"] < 0.3
 
 
 async def test_filter_results_counts_the_sources_ranking_and_what_is_found_again(
