@@ -6,9 +6,10 @@ subject (a keyword query finds what a sentence-shaped one missed). Each section 
 sentences of its own sub-question's evidence slice (nothing else), chosen across the whole
 report (``nodes.reader.report_text``): the sentences that say most about the subject, one per
 passage, none repeating another, until the report's length (``report_words``) is spent; a
-section shows its quotes in the order they were said. A report over documents quotes each
-part's best passages whole. Every quoted sentence is checked to be a quote of what it cites
-(``nodes.reader.report_check``).
+section shows its quotes in the order they were said. A part the request asked for whose
+search found passages is quoted while the length lasts (``part_floor``). A report over
+documents quotes each part's best passages whole. Every quoted sentence is checked to be a
+quote of what it cites (``nodes.reader.report_check``).
 """
 
 from __future__ import annotations
@@ -81,6 +82,50 @@ def in_best_section(
     return [q for q in candidates if home[q.source_id][1] == q.section]
 
 
+#: Quotes a part the request asked for is given when none of its own won a place.
+PART_QUOTES = 2
+
+
+def part_floor(
+    homed: list[Quote], found: list[Quote], asked: list[str], chosen: list[Quote], words: int
+) -> list[Quote]:
+    """Quotes the report keeps first: one of each asked part, then more of the unquoted ones.
+
+    Sections compete for the report's length by what their quotes say per word, and a part
+    the request asks for is worded more broadly than a topic the sources hold, so its quotes
+    score lower and may all lose: the report would then show the part as unfound although
+    its search found passages. So each asked part keeps its best quote that won a place
+    (``chosen``), and a part none of whose quotes won one is given its best (``PART_QUOTES``,
+    none repeating another part's, or its best alone), while ``words`` last. All the parts'
+    first quotes come before any part's second: the last to go when the length runs out.
+    ``homed``: the candidates, each in its best section (``in_best_section``); a part every
+    passage of which another section took gets back its best one of ``found``, the
+    candidates before that.
+    """
+    firsts: list[Quote] = []
+    more: list[Quote] = []
+    for part in asked:
+        taken = [*firsts, *more]
+        if won := [q for q in chosen if q.section == part]:
+            firsts.append(max(won, key=lambda q: q.score / q.cost))
+            continue
+        used = {q.source_id for q in taken}
+        own = [q for q in homed if q.section == part] or [
+            q for q in found if q.section == part and q.source_id not in used
+        ]
+        best = choose(own, words, taken)[len(taken) :][:PART_QUOTES]
+        if not best:  # every quote of it repeats another part's: its best is quoted still
+            room = words - sum(q.cost for q in taken)
+            best = sorted(
+                (q for q in own if q.cost <= room and q.source_id not in used),
+                key=lambda q: q.score / q.cost,
+                reverse=True,
+            )[:1]
+        firsts += best[:1]
+        more += best[1:]
+    return [*firsts, *more]
+
+
 def quoted_sections(
     state: ResearchState, answered: list[SubResult], titles: dict[str, str], words: int
 ) -> tuple[list[Section], int, int]:
@@ -122,16 +167,22 @@ def quoted_sections(
         q for q in candidates if not any(q.source_id == i and t in q.text for i, t in stale)
     ]
     asked = {s["id"] for s in state["plan"] if not s.get("topic")}
-    candidates = in_best_section(candidates, {r["id"]: titles[r["id"]] for r in answered}, asked)
+    homed = in_best_section(candidates, {r["id"]: titles[r["id"]] for r in answered}, asked)
     words -= outline_cost(state["question"], [titles[r["id"]] for r in answered])
-    chosen = fit(choose(candidates, max(0, words)), ledger, subject.lower().split(), words)
+    chosen = fit(choose(homed, max(0, words)), ledger, subject.lower().split(), words)
+    parts = [r["id"] for r in answered if r["id"] in asked]
+    floor = part_floor(homed, candidates, parts, chosen, max(0, words))
+    if {q.section for q in floor} - {q.section for q in chosen}:  # a part won no place
+        taken = {q.source_id for q in floor}
+        chosen = choose([q for q in homed if q.source_id not in taken], max(0, words), floor)
+        chosen = fit(chosen, ledger, subject.lower().split(), words, floor)
     sections: list[Section] = []
     for r in answered:
         own = in_order([q for q in chosen if q.section == r["id"]], ledger)
         if own:
             sentences = [{"text": q.text, "source_id": q.source_id} for q in own]
             sections.append({"id": r["id"], "title": titles[r["id"]], "sentences": sentences})
-    return sections, len(chosen), len(candidates)
+    return sections, len(chosen), len(homed)
 
 
 #: Passages quoted whole in an offline section of a report over documents.

@@ -184,11 +184,14 @@ def quotes_of(
     return out
 
 
-def choose(quotes: list[Quote], words: int) -> list[Quote]:
-    """The best quotes that fit in ``words``: one per passage, none repeating another."""
-    chosen: list[Quote] = []
-    used: set[str] = set()
-    spent = 0
+def choose(quotes: list[Quote], words: int, first: list[Quote] | None = None) -> list[Quote]:
+    """The best quotes that fit in ``words``: one per passage, none repeating another.
+
+    ``first``: quotes already taken (they spend their words first, and come first).
+    """
+    chosen: list[Quote] = list(first or [])
+    used = {q.source_id for q in chosen}
+    spent = sum(q.cost for q in chosen)
     for quote in sorted(quotes, key=lambda q: q.score / q.cost**COST_EXPONENT, reverse=True):
         if quote.source_id in used or spent + quote.cost > words:
             continue
@@ -218,10 +221,20 @@ def shown_words(quotes: list[Quote], ledger: dict[str, Evidence], subject: list[
 
 
 def fit(
-    chosen: list[Quote], ledger: dict[str, Evidence], subject: list[str], words: int
+    chosen: list[Quote],
+    ledger: dict[str, Evidence],
+    subject: list[str],
+    words: int,
+    keep: list[Quote] | None = None,
 ) -> list[Quote]:
-    """The chosen quotes less the weakest until the lines as shown fit in ``words``."""
-    kept = sorted(chosen, key=lambda q: q.score / q.cost, reverse=True)
+    """The chosen quotes less the weakest until the lines as shown fit in ``words``.
+
+    The quotes of ``keep`` go last, the last of them first.
+    """
+    kept = [q for q in keep or [] if q in chosen]
+    kept += sorted(
+        (q for q in chosen if q not in kept), key=lambda q: q.score / q.cost, reverse=True
+    )
 
     def total() -> int:
         sections = {q.section for q in kept}

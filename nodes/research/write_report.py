@@ -68,7 +68,8 @@ async def write_report(
     # a topic the sources showed beside the parts the request named was not asked for
     recovered |= {s["id"] for s in state["plan"] if s.get("topic")}
     missing = [
-        f"{r['question']}: {r['reason'] or 'nothing found'}"
+        f"{r['question']}: "
+        + (r["reason"] or ("passages found, none quoted" if r["evidence"] else "nothing found"))
         for r in (results.get(s["id"]) for s in state["plan"])
         if r is not None
         and r["id"] not in recovered

@@ -389,3 +389,74 @@ def test_a_named_part_nothing_answered_is_a_section_that_says_so() -> None:
     edited = {"q3": written["q3"], "q1": written["q1"]}
     titles = [t for t, _ in in_plan_order({**state, "plan": state["plan"][:4]}, edited, named)]  # type: ignore[arg-type]
     assert titles == ["Connection pooling", "Timeouts", "Retries"]
+
+
+GARDEN_CHAT = [
+    ("Priya", "The garden looks nice again, with the tomatoes growing."),
+    ("Tom", "Lovely!"),
+    ("Priya", "I ran the Lisbon half marathon on 14 September in 1:52, my best time since 2019."),
+    ("Priya", "Last Friday I signed the lease on a flat in Bristol near the harbourside ferry."),
+    ("Priya", "My sister Anika graduated from Edinburgh medical school in July 2024."),
+    ("Priya", "I started a new job as a marine biologist at the Plymouth aquarium in June."),
+    ("Priya", "Next month I am flying to Reykjavik to photograph puffins on the Westman Islands."),
+    ("Tom", "Wow, that's great!"),
+]
+
+
+async def test_a_named_part_whose_search_found_passages_is_a_section_quoting_them(
+    embedder,
+) -> None:
+    """Its quotes say less than the other parts' and lose the competition for the length;
+    the part is quoted all the same, never reported as unfound."""
+    from seekgraph.nodes.research.check_report import NOTHING_FOR_PART
+    from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
+    from tests.conftest import make_services
+
+    docs = [
+        MemoryDocument(
+            f"chat/g{i}",
+            f"{who} (#friends)",
+            f"{who}: {text}",
+            acl=["group:everyone"],
+            updated_at=f"2026-03-{i + 1:02d}T10:00:00Z",
+        )
+        for i, (who, text) in enumerate(GARDEN_CHAT)
+    ]
+    services = make_services(embedder, [InMemorySource("chat", "messages", docs)])
+    graph = FLOWS["research"].compile(services, InMemorySaver())
+    request = "Write a report on Priya: the events of her life, her garden, and her work"
+    done = await run(
+        graph,
+        {"question": request},
+        run_config("g"),
+        Context(
+            user="bob", search=SearchKnobs(search_k=20), research=ResearchKnobs(report_words=100)
+        ),
+    )
+    report = done.values["answer"]
+    refs = {r["n"]: r["id"] for r in done.values["references"]}
+    garden = report.split("## Garden\n")[1].split("\n## ")[0]
+    quoted = re.findall(r"^- .*The garden looks nice again.* \[(\d+)\]$", garden, re.M)
+    assert quoted and refs[int(quoted[0])] == "chat/g0#0", report  # quoted, and cited
+    assert NOTHING_FOR_PART not in report
+    for part in ("Events of her life", "Garden", "Work"):
+        section = report.split(f"## {part}\n")[1].split("\n## ")[0]
+        assert re.search(r"^- .+ \[\d+\]$", section, re.M), section
+
+
+async def test_a_named_part_whose_search_found_nothing_says_so_and_why(services) -> None:
+    from seekgraph.nodes.research.check_report import NOTHING_FOR_PART
+
+    graph = FLOWS["research"].compile(services, InMemorySaver())
+    request = "What should a new hire know: travel meals, the VPN client, and the parking permit?"
+    done = await run(graph, {"question": request}, run_config("n"), Context(user="bob"))
+    report = done.values["answer"]
+    state = (await graph.aget_state(run_config("n"))).values
+    parking = next(s["id"] for s in state["plan"] if s.get("title") == "Parking permit")
+    assert state["results"][parking]["evidence"] == []  # its search kept nothing
+    section = report.split("## Parking permit\n")[1].split("\n## ")[0].strip()
+    # it says so, with the reason its search gave
+    assert section.startswith(f"{NOTHING_FOR_PART} (Nothing in your sources matched"), section
+    # the parts whose searches found passages quote them
+    for part in ("Travel meals", "VPN client"):
+        assert re.search(r"^- .+ \[\d+\]$", report.split(f"## {part}\n")[1], re.M), report
