@@ -61,6 +61,7 @@ _QUALIFIER = compiled("qualifier_opening", flags=re.I)
 
 #: Words that open a part's name but are no part of its heading.
 _ARTICLE = compiled("article_opening", flags=re.I)
+_POSSESSIVE = compiled("possessive_opening", flags=re.I)
 
 
 #: A named part is short: a few words, not a clause.
@@ -129,9 +130,11 @@ def part_questions(request: str) -> list[SubQuestion]:
         if start
         else request
     ).strip()
-    if start and start[-1].group(0).strip() in ":：" and len(start) > 1:
+    whose = any(_POSSESSIVE.match(part) for part in parts)
+    if start and start[-1].group(0).strip() in ":：" and len(start) > 1 and not whose:
         # "…know about IT access: VPN, SSO, and expenses": what names the list ("IT access")
-        # is not every part's subject; "…know about expenses" is what the person asked
+        # is not every part's subject; "…know about expenses" is what the person asked. A
+        # part that says whose it is ("…on Priya: her dog, her new job") keeps its owner.
         stem = request[: start[-2].end()].strip()
     first = request.find(parts[0])
     if 0 < first < len(stem):

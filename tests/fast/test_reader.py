@@ -332,3 +332,18 @@ def test_each_named_part_is_asked_on_its_own() -> None:
     asked = {q["title"]: q["question"] for q in part_questions(request)}
     assert asked["Interests"] == "Write a report on John interests"
     assert all("events" not in q for t, q in asked.items() if t != "Events of their life")
+
+
+def test_parts_that_say_whose_keep_their_subject() -> None:
+    # "her dog" is Priya's: without the name the question asks about anyone's dog
+    from seekgraph.nodes.reader.request_parts import part_questions
+
+    asked = part_questions("Write a report on Priya: her dog, her new job, and her plans")
+    assert [q["question"] for q in asked] == [
+        "Write a report on Priya her dog",
+        "Write a report on Priya her new job",
+        "Write a report on Priya her plans",
+    ]
+    # a list's name is still not each part's subject
+    asked = part_questions("What should a new hire know about IT access: VPN, SSO, and expenses?")
+    assert asked[0]["question"] == "What should a new hire know about VPN"
