@@ -31,7 +31,7 @@ from typing import Any
 
 from bench.answers import CITATION, normal
 from bench.report import command_line, write
-from bench.runner import index_runner
+from bench.runner import GraphRunner, index_runner
 from seekgraph.nodes.reader.extractive import NOTHING_FOUND
 from seekgraph.providers.embeddings import load_embedder
 from seekgraph.sources.base import User
@@ -121,15 +121,20 @@ def build_index(folder: Path, workdir: Path, embedding: str) -> EmbeddedIndex:
     return index
 
 
+def corpus_runner(folder: Path, workdir: Path, embedding: str) -> tuple[GraphRunner, User]:
+    """The search graph over one dev set's corpus (indexed in ``workdir``), and its reader."""
+    index = build_index(folder, workdir / folder.name, embedding)
+    reader = User("bench", frozenset({"everyone"}))
+    return index_runner(index, EmbeddedSource(index, SOURCE, "docs"), [reader]), reader
+
+
 async def run_set(folder: Path, args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
     """Every chosen question of one dev set, judged."""
     questions = [json.loads(x) for x in (folder / "questions.jsonl").open() if x.strip()]
     questions = [q for q in questions if args.half in (None, q["half"])][: args.limit]
     if args.only:
         questions = [q for q in questions if q["_id"] in args.only]
-    index = build_index(folder, workdir / folder.name, args.embedding)
-    reader = User("bench", frozenset({"everyone"}))
-    runner = index_runner(index, EmbeddedSource(index, SOURCE, "docs"), [reader])
+    runner, reader = corpus_runner(folder, workdir, args.embedding)
     results = []
     for q in questions:
         values, seconds = await runner.run_graph(q["question"], reader.name)

@@ -5,12 +5,14 @@
     python -m bench.llm_mode --set paraphrase --half report \\
         --json bench/results/llm_mode_qwen0.5b_paraphrase_report.json
 
-Sets: ``answers_dev`` and ``answers_heldout`` (judged as ``bench.answers`` judges them) and
-``paraphrase`` (judged as ``bench.paraphrase`` does, demo questions asked as their user). Each
-question runs in LLM mode with the model of ``SEEKGRAPH_LLM_*`` (start one with
-``bench.local_model``), then in extractive mode on the same services. A record per question
-is appended to ``--log`` as soon as it is done, so a run that is stopped keeps what it
-measured and ``--resume`` goes on from there.
+Sets: ``answers_dev`` and ``answers_heldout`` (judged as ``bench.answers`` judges them),
+``paraphrase`` (judged as ``bench.paraphrase`` does, demo questions asked as their user) and the
+dev sets ``devset_api``, ``devset_faq``, ``devset_guide`` (``devsets``: the three; indexed and
+judged as ``bench.devsets`` does, ``--limit`` questions of each, asked one of each set in turn
+so that a run stopped early has about as many of each). Each question runs in LLM mode with
+the model of ``SEEKGRAPH_LLM_*`` (start one with ``bench.local_model``), then in extractive
+mode on the same services. A record per question is appended to ``--log`` as soon as it is
+done, so a run that is stopped keeps what it measured and ``--resume`` goes on from there.
 
 For the LLM answers:
 
@@ -33,6 +35,11 @@ For the LLM answers:
 - **structured calls** per node: first try valid (``ok``), ``repaired``, ``degraded``
   (the node fell back to its extractive strategy), ``failed``;
 - **time**: seconds per question (p50/p95) and per node, tokens per question.
+
+The dev sets are reported per corpus, as ``bench.devsets`` reports them (shown, answered
+right, found nothing on an answerable question, near miss answered, where a question not shown
+lost its passage) and ``answered_or_partial_right``: shown with status ``answered`` or
+``partial`` (the guard keeps a model reply to its held sentences as ``partial``).
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import itertools
 import json
 import re
 import statistics
@@ -51,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import answers as answers_bench
+from bench import devsets as devsets_bench
 from bench import paraphrase as paraphrase_bench
 from bench.answers import CITATION, SOURCE, build
 from bench.report import command_line, write
@@ -68,7 +77,12 @@ SETS = {
     "answers_dev": "bench/data/answers_dev",
     "answers_heldout": "bench/data/answers_heldout",
     "paraphrase": "bench/data/paraphrase",
+    "devset_api": "bench/data/devset_api",
+    "devset_faq": "bench/data/devset_faq",
+    "devset_guide": "bench/data/devset_guide",
 }
+#: ``--set devsets``: the three dev sets, each judged and reported on its own
+DEVSETS = ("devset_api", "devset_faq", "devset_guide")
 
 
 #: What an answer sentence claims that a program can check: a number, a `code span`, a
@@ -145,6 +159,7 @@ def measure(
 
 
 Judge = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
+Rates = Callable[[list[dict[str, Any]]], dict[str, Any]]
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -152,7 +167,23 @@ def _pct(values: list[float], q: float) -> float:
     return round(ordered[int(q * (len(ordered) - 1))], 2) if ordered else 0.0
 
 
-def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+def devset_rates(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """``bench.devsets``' numbers for one corpus, and the answers right as ``partial`` too."""
+    answerable = [r for r in results if r["answerable"]]
+    either = sum(r["shown"] and r["status"] in ("answered", "partial") for r in answerable)
+    out: dict[str, Any] = {}
+    for key, value in devsets_bench.rates(results).items():
+        if key != "p50_seconds":  # seconds_p50 beside the LLM's
+            out[key] = value
+        if key == "answered_right":
+            right = round(either / len(answerable), 3) if answerable else None
+            out["answered_or_partial_right"] = right
+    return out
+
+
+def summary(
+    records: list[dict[str, Any]], rates: Rates = paraphrase_bench.pass_rates
+) -> dict[str, Any]:
     """Pass rates per mode, the LLM answers' checks, calls per node, time, who wins where."""
     out: dict[str, Any] = {"questions": len(records)}
     if not records:
@@ -160,7 +191,7 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
     for mode in ("llm", "extractive"):
         rs = [r[mode] for r in records]
         out[mode] = {
-            **paraphrase_bench.pass_rates(rs),
+            **rates(rs),
             "citations_valid": round(statistics.fmean(r["citations_valid"] for r in rs), 4),
             "answers_with_bad_citation_round": sum(r["bad_citation_rounds"] > 0 for r in rs),
             "answers_with_unsupported_statement": sum(bool(r["unsupported"]) for r in rs),
@@ -169,6 +200,13 @@ def summary(records: list[dict[str, Any]]) -> dict[str, Any]:
             "tokens_p50": _pct([r["tokens"] for r in rs], 0.5),
             "tokens_p95": _pct([r["tokens"] for r in rs], 0.95),
             "modes": dict(Counter(str(r["mode"]) for r in rs)),
+            # what code changed of the model's output: a node fell back to its extractive
+            # strategy (integrate: the guard put the quotes in the reply's place) …
+            "answers_degraded": sum(bool(r["degraded"]) for r in rs),
+            "answers_degraded_by_integrate": sum(
+                any(d.startswith("integrate:") for d in r["degraded"]) for r in rs
+            ),
+            # … or kept the reply, changed
             "answers_with_citations_attached": sum(
                 any(ATTACHED in n for n in r.get("noted", [])) for r in rs
             ),
@@ -214,7 +252,6 @@ async def ask(
     args: argparse.Namespace, questions: list[dict[str, Any]], done: dict[str, dict[str, Any]]
 ) -> None:
     """Run the questions not yet in ``done`` in both modes, appending each record to the log."""
-    data = Path(SETS[args.set])
     settings = Settings()
     chat, _ = configured_chat(settings)
     if chat is None:
@@ -225,20 +262,30 @@ async def ask(
     # question's budget too (else it has max_seconds and stops after a round)
     pace.keep_in(settings.data_dir / "model_pace.json")
     with tempfile.TemporaryDirectory() as tmp:
-        index, _ = build(data, "minilm", Path(tmp))
-        reader = User("bench", frozenset({"everyone"}))
-        docs = index_runner(index, EmbeddedSource(index, SOURCE, "docs"), [reader])
         model = {"chat_model": chat, "model_name": settings.llm_model}
-        runners = {"docs": GraphRunner(dataclasses.replace(docs.services, **model))}
+        reader = User("bench", frozenset({"everyone"}))
+        found: dict[str, GraphRunner] = {}
+        if args.set.startswith("devset"):  # each corpus indexed as bench.devsets does
+            for name in corpora(args.set):
+                found[name], reader = devsets_bench.corpus_runner(
+                    Path(SETS[name]), Path(tmp), "minilm"
+                )
+        else:
+            index, _ = build(Path(SETS[args.set]), "minilm", Path(tmp))
+            found["docs"] = index_runner(index, EmbeddedSource(index, SOURCE, "docs"), [reader])
         if args.set == "paraphrase":
-            demo = paraphrase_bench.demo_runner(Path(tmp))
-            runners["demo"] = GraphRunner(dataclasses.replace(demo.services, **model))
+            found["demo"] = paraphrase_bench.demo_runner(Path(tmp))
+        runners = {
+            name: GraphRunner(dataclasses.replace(r.services, **model)) for name, r in found.items()
+        }
         for q in questions:
             if q["_id"] in done:
                 continue
-            runner = runners["demo" if q.get("corpus") == "demo" else "docs"]
+            runner = runners[q.get("devset") or ("demo" if q.get("corpus") == "demo" else "docs")]
             user = q["user"] if q.get("corpus") == "demo" else reader.name
             record: dict[str, Any] = {"_id": q["_id"], "question": q["question"]}
+            if q.get("devset"):
+                record["devset"] = q["devset"]
             for mode in ("llm", "extractive"):
                 started = time.perf_counter()
                 values, _ = await runner.run_graph(q["question"], user, mode=mode)
@@ -246,10 +293,16 @@ async def ask(
                 judged = judge_of(args.set)(q, values)
                 record[mode] = {
                     "passed": judged["passed"],
-                    "answerable": q.get("doc") is not None,
+                    "answerable": judged.get("answerable", q.get("doc") is not None),
                     "refused": str(values.get("answer", "")).startswith(NOTHING_FOUND),
                     **measure(values, q["question"], runner, seconds),
                     "answer": values.get("answer", ""),
+                    "status": values.get("status"),
+                    # what bench.devsets judges where a question lost its passage by
+                    "evidence": [
+                        {"doc_id": e["doc_id"], "kept_by": e.get("kept_by")}
+                        for e in values.get("evidence", []) or []
+                    ],
                 }
             done[q["_id"]] = record
             with args.log.open("a") as log:
@@ -257,15 +310,31 @@ async def ask(
             print(q["_id"], "llm", record["llm"]["passed"], record["llm"]["seconds"], flush=True)
 
 
+def corpora(name: str) -> tuple[str, ...]:
+    """The sets ``--set name`` runs."""
+    return DEVSETS if name == "devsets" else (name,)
+
+
+def chosen(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The first ``--limit`` questions of ``--half`` of each set, one of each set in turn."""
+    each = []
+    for name in corpora(args.set):
+        data = Path(SETS[name])
+        lines = (data / "questions.jsonl").read_text().splitlines()
+        questions = [json.loads(ln) for ln in lines if ln.strip()]
+        if args.half:
+            questions = [q for q in questions if q.get("half") == args.half]
+        tag = {"devset": name} if name.startswith("devset") else {}
+        each.append([{**q, **tag} for q in questions[: args.limit]])
+    return [q for turn in itertools.zip_longest(*each) for q in turn if q is not None]
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    data = Path(SETS[args.set])
-    questions = [json.loads(ln) for ln in (data / "questions.jsonl").open() if ln.strip()]
-    if args.half:
-        questions = [q for q in questions if q.get("half") == args.half]
-    questions = questions[: args.limit]
+    questions = chosen(args)
     done: dict[str, dict[str, Any]] = {}
     if (args.resume or args.summarize) and args.log.exists():
-        done = {r["_id"]: r for r in map(json.loads, args.log.open()) if r.get("_id")}
+        records = [json.loads(ln) for ln in args.log.read_text().splitlines() if ln.strip()]
+        done = {r["_id"]: r for r in records if r.get("_id")}
     elif args.log.exists():
         args.log.unlink()
     settings = Settings()
@@ -273,23 +342,74 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         await ask(args, questions, done)
     records = [done[q["_id"]] for q in questions if q["_id"] in done]
     by_id = {q["_id"]: q for q in questions}
+    devsets = args.set.startswith("devset")
     for r in records:  # judged again by today's judge (a record may be from an earlier run)
         for mode in ("llm", "extractive"):
-            answer = {"answer": r[mode]["answer"]}
-            r[mode]["passed"] = judge_of(args.set)(by_id[r["_id"]], answer)["passed"]
+            values = r[mode] if devsets else {"answer": r[mode]["answer"]}
+            judged = judge_of(args.set)(by_id[r["_id"]], values)
+            r[mode]["passed"] = judged["passed"]
+            if devsets:
+                r[mode].update({k: judged[k] for k in ("_id", "answerable", "shown", "right")})
+                r[mode].update({k: judged[k] for k in ("status", "lost")})
     out = {"set": args.set, "half": args.half, "model": settings.llm_model}
-    return {**out, "questions_in_set": len(questions), **summary(records)}
+    if not devsets:
+        return {**out, "questions_in_set": len(questions), **summary(records)}
+    per_corpus = {
+        name: {
+            "questions_in_set": sum(q["devset"] == name for q in questions),
+            **summary([r for r in records if by_id[r["_id"]]["devset"] == name], devset_rates),
+        }
+        for name in corpora(args.set)
+    }
+    return {**out, "systems": systems(per_corpus), "per_corpus": per_corpus}
+
+
+#: The columns of a dev-set run's table: (heading, key of a mode's summary)
+COLUMNS = (
+    ("questions", "questions"),
+    ("shown", "shown"),
+    ("answered right", "answered_right"),
+    ("answered/partial right", "answered_or_partial_right"),
+    ("found nothing", "found_nothing"),
+    ("near miss answered", "unanswerable_answered"),
+    ("s p50", "seconds_p50"),
+    ("s p95", "seconds_p95"),
+    ("degraded", "answers_degraded"),
+    ("integrate degraded", "answers_degraded_by_integrate"),
+    ("citations attached", "answers_with_citations_attached"),
+    ("citations moved", "answers_with_citations_moved"),
+    ("unwrapped", "answers_unwrapped_from_a_copied_prompt"),
+    ("kept to held", "answers_kept_to_their_held_sentences"),
+)
+
+
+def systems(per_corpus: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """One row per corpus and mode, for ``bench.report``'s table."""
+    return {
+        f"{name} {mode}": {heading: s[mode].get(key) for heading, key in COLUMNS}
+        for name, s in per_corpus.items()
+        for mode in ("llm", "extractive")
+        if mode in s
+    }
 
 
 def judge_of(name: str) -> Judge:
+    if name.startswith("devset"):
+        return devset_judge
     return answers_bench.judge if name.startswith("answers") else paraphrase_bench.judge
+
+
+def devset_judge(q: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """``bench.devsets``' judgement; an answer passes where it is shown."""
+    judged = devsets_bench.judge(q, values)
+    return {**judged, "passed": judged["shown"]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=sorted(SETS), required=True)
-    parser.add_argument("--half", choices=["tune", "report"], help="paraphrase: one half")
-    parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--set", choices=sorted([*SETS, "devsets"]), required=True)
+    parser.add_argument("--half", choices=["tune", "report"], help="paraphrase, dev sets: a half")
+    parser.add_argument("--limit", type=int, help="only the first N questions (of each dev set)")
     parser.add_argument("--json", type=Path, required=True)
     parser.add_argument("--log", type=Path, help="per-question records (default: beside --json)")
     parser.add_argument("--resume", action="store_true", help="go on from --log")
