@@ -303,6 +303,11 @@ async def ask(
                         {"doc_id": e["doc_id"], "kept_by": e.get("kept_by")}
                         for e in values.get("evidence", []) or []
                     ],
+                    # the hits a filter stage dropped (a passage lost there is ``cut``)
+                    "filter_log": [
+                        {"cut": [{"id": c["id"]} for c in log.get("cut", [])]}
+                        for log in values.get("filter_log", []) or []
+                    ],
                 }
             done[q["_id"]] = record
             with args.log.open("a") as log:

@@ -68,7 +68,9 @@ def mode_record(answer: str, status: str, mode: str, **more: Any) -> dict[str, A
         "tokens": 0,
         "answer": answer,
         "status": status,
-        "evidence": [{"doc_id": "docs/applications", "kept_by": "none"}],
+        "evidence": [{"doc_id": "docs/routing", "kept_by": "rerank"}],
+        # the right document was found, and dropped by the rerank stage
+        "filter_log": [{"cut": [{"id": "docs/applications#0"}]}],
         **more,
     }
 
