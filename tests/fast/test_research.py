@@ -191,21 +191,26 @@ PRIYA_CHAT = [
 ]
 
 
-def priya_services(embedder):
+def chat_services(embedder, prefix: str, chat: list[tuple[str, str]]):
+    """Services over one chat channel, a message a day, readable by everyone."""
     from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
     from tests.conftest import make_services
 
     docs = [
         MemoryDocument(
-            f"chat/p{i}",
+            f"chat/{prefix}{i}",
             f"{who} (#friends)",
             f"{who}: {text}",
             acl=["group:everyone"],
             updated_at=f"2026-03-{i + 1:02d}T10:00:00Z",
         )
-        for i, (who, text) in enumerate(PRIYA_CHAT)
+        for i, (who, text) in enumerate(chat)
     ]
     return make_services(embedder, [InMemorySource("chat", "messages", docs)])
+
+
+def priya_services(embedder):
+    return chat_services(embedder, "p", PRIYA_CHAT)
 
 
 async def test_a_report_on_a_person_quotes_what_they_said_of_substance_within_its_length(
@@ -409,20 +414,8 @@ async def test_a_named_part_whose_search_found_passages_is_a_section_quoting_the
     """Its quotes say less than the other parts' and lose the competition for the length;
     the part is quoted all the same, never reported as unfound."""
     from seekgraph.nodes.research.check_report import NOTHING_FOR_PART
-    from seekgraph.sources.indexes.memory import InMemorySource, MemoryDocument
-    from tests.conftest import make_services
 
-    docs = [
-        MemoryDocument(
-            f"chat/g{i}",
-            f"{who} (#friends)",
-            f"{who}: {text}",
-            acl=["group:everyone"],
-            updated_at=f"2026-03-{i + 1:02d}T10:00:00Z",
-        )
-        for i, (who, text) in enumerate(GARDEN_CHAT)
-    ]
-    services = make_services(embedder, [InMemorySource("chat", "messages", docs)])
+    services = chat_services(embedder, "g", GARDEN_CHAT)
     graph = FLOWS["research"].compile(services, InMemorySaver())
     request = "Write a report on Priya: the events of her life, her garden, and her work"
     done = await run(
