@@ -29,6 +29,12 @@ def is_list(block: str) -> bool:
     return bool(_ITEM.match(block))
 
 
+def is_table(block: str) -> bool:
+    """A block that is a table: two lines or more, every one with cells ("a | b")."""
+    lines = [line for line in block.splitlines() if line.strip()]
+    return len(lines) > 1 and all(" | " in line for line in lines)
+
+
 def blocks(text: str) -> list[str]:
     """Blank-line separated blocks; a fenced code block is one block, blank lines and all."""
     out: list[str] = []
@@ -131,7 +137,7 @@ def sentences(text: str) -> list[str]:
             lead_in = False
             continue
         lines = [line for line in block.splitlines() if line.strip()]
-        if len(lines) > 1 and all(" | " in line for line in lines):
+        if is_table(block):
             units += table_rows(lines)
             lead_in = False
             continue

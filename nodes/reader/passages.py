@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from seekgraph.providers.sentences import blocks, is_code, is_list, split_sentences
+from seekgraph.providers.sentences import blocks, is_code, is_list, is_table, split_sentences
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import Evidence, heading_of
 
@@ -74,8 +74,8 @@ def excerpt(
     The block holding the sentence comes first; then what it introduces (a block ending in
     ":" and the code or list after it travel together, even past ``budget`` unless
     ``strict``), then what comes before it. A paragraph is never cut mid-sentence: the text
-    is the author's. A code block or list longer than the room left is cut to its lines that
-    say most of ``wanted`` (the question's terms), "…" where lines were left out: the
+    is the author's. A code block, list or table longer than the room left is cut to its lines
+    that say most of ``wanted`` (the question's terms), "…" where lines were left out: the
     sentence that introduces code is half an answer without it.
     """
     parts = blocks(body_of(ev))
@@ -115,25 +115,28 @@ def excerpt(
     return ("… " if lo > 0 else "") + text + ("\n\n…" if hi < len(parts) - 1 else "")
 
 
-#: The least room worth cutting a code block or list into (characters).
+#: The least room worth cutting a code block, list or table into (characters).
 _MIN_LINES = 120
 
 
 def _is_lines(block: str) -> bool:
-    """A code block or a list: a block whose lines may be shown apart."""
-    return is_code(block) or is_list(block)
+    """A code block, a list or a table: a block whose lines may be shown apart."""
+    return is_code(block) or is_list(block) or is_table(block)
 
 
 def _lines_window(block: str, wanted: frozenset[str] | set[str], budget: int) -> str:
-    """A code block or list cut to the run of lines that says most of ``wanted``.
+    """A code block, list or table cut to the run of lines that says most of ``wanted``.
 
-    A code block keeps its fences; "…" stands where lines were left out. Of equal runs, the
-    earliest, moved so that its first line saying any of ``wanted`` stands a third of the way
-    down.
+    A code block keeps its fences, a table its header row (and the rule under it): a row
+    without its header is a row of values. "…" stands where lines were left out. Of equal
+    runs, the earliest, moved so that its first line saying any of ``wanted`` stands a third
+    of the way down.
     """
     lines = block.splitlines()
     fence = is_code(block)
-    head = lines[:1] if fence else []
+    table = not fence and is_table(block)
+    rule = table and len(lines) > 1 and not lines[1].strip(" |:-")
+    head = lines[:1] if fence else lines[: 2 if rule else 1] if table else []
     tail = lines[-1:] if fence and len(lines) > 1 and is_code(lines[-1]) else []
     body = lines[len(head) : len(lines) - len(tail)]
     room = budget - sum(len(x) + 1 for x in head + tail) - 4
@@ -189,10 +192,11 @@ def passages_reply(
 
     In the search's order, each passage is quoted whole while the room left keeps
     ``PASSAGE_FLOOR`` for each one after it (or less, if it needs less); else it is quoted
-    around its marked sentence within what it may take, a long code block or list cut to its
-    lines that say most of the question's terms. On the dev sets' tuning halves
-    (``bench/devsets.py``) this showed the fact in 71 of 105 questions, against 67 when each
-    passage had a fair share (the first twice) and 65 with a floor of 450.
+    around its marked sentence within what it may take, a long code block, list or table cut
+    to its lines that say most of the question's terms (a table keeps its header row). On
+    the dev sets' tuning halves (``bench/devsets.py``) this showed the fact in 71 of 105
+    questions, against 67 when each passage had a fair share (the first twice) and 65 with a
+    floor of 450.
     """
     out = [PASSAGES_HEADER]
     room = limit - len(PASSAGES_HEADER) - 2

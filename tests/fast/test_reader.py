@@ -278,6 +278,36 @@ def test_code_a_passage_introduces_is_cut_to_the_lines_that_answer_not_dropped()
     assert len(reply) < MAX_REPLY_CHARS
 
 
+def test_a_long_table_is_cut_to_the_rows_that_answer_under_its_header() -> None:
+    # a parameter table longer than the passage's room: the sentence introducing it alone
+    # says nothing, and a row without its header is a row of values
+    rows = "\n".join(
+        f"option{i} | Optional. Setting number {i}. Defaults to {i}." for i in range(30)
+    )
+    table = (
+        f"Name | Description\n--- | ---\n{rows}\nheight | Optional. Height. Defaults to 200 pixels."
+    )
+    long = make_evidence(
+        "docs/consoles#9",
+        f"# Graph Library\n\nParameters to the graph library:\n\n{table}",
+        title="Consoles",
+    )
+    others = [
+        make_evidence(f"docs/other#{i}", f"# Other\n\n{'Some related prose. ' * 25}", title="Other")
+        for i in range(2)
+    ]
+    chosen = [
+        (long, "Parameters to the graph library:"),
+        *[(ev, "Some related prose.") for ev in others],
+    ]
+    reply = passages_reply(chosen, question="How tall is a graph if I set no height?")
+    shown = reply.split("[src:docs/consoles#9]")[1].split("[src:")[0]
+    assert "Defaults to 200 pixels" in shown
+    assert "Name | Description\n--- | ---\n…" in shown  # the header and its rule, then the cut
+    assert "option0 |" not in shown
+    assert len(reply) < MAX_REPLY_CHARS
+
+
 def test_a_passage_whose_one_line_answers_comes_before_a_closer_page_of_generalities() -> None:
     # a bi-encoder reads a passage as one point: a block of setup code with one answering
     # line sits far from the question; its closest line does not
