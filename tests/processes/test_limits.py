@@ -15,6 +15,7 @@ import time
 import uuid
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -139,32 +140,48 @@ def test_a_body_with_an_unknown_key_is_refused_before_it_is_read(world, path: st
     assert "unknown API key" in answer
 
 
+@contextmanager
+def health_probed(url: str) -> Iterator[list[float]]:
+    """Another client's ``/healthz`` timed every 50 ms while the block runs.
+
+    The block starts once the first check is answered, so a request refused in a few
+    milliseconds still has checks to judge (the list is never empty).
+    """
+    health: list[float] = []
+    done, answered = threading.Event(), threading.Event()
+
+    def probe() -> None:
+        with httpx.Client(timeout=30) as own:
+            while True:
+                started = time.monotonic()
+                own.get(f"{url}/healthz")
+                health.append(time.monotonic() - started)
+                answered.set()
+                if done.wait(0.05):
+                    return
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    answered.wait(30)
+    try:
+        yield health
+    finally:
+        done.set()
+        prober.join()
+    if not health:
+        raise AssertionError("the server never answered a health check")
+
+
 def test_a_known_keys_body_of_tiny_objects_is_refused_before_it_is_parsed(world) -> None:
     """15 MB of ``[{},{},…]`` with a valid key: 413 naming the bound, while another client's
     health checks are answered (it is not parsed on the event loop)."""
     a, key = world["a"].url, new_key(world)
     body = b"[" + b"{}," * 5_000_000 + b"{}]"
-    health: list[float] = []
     with httpx.Client(timeout=60) as c:
         thread = new_thread(c, a, key)
-        done = threading.Event()
-
-        def probe() -> None:
-            with httpx.Client(timeout=30) as own:
-                while not done.is_set():
-                    started = time.monotonic()
-                    own.get(f"{a}/healthz")
-                    health.append(time.monotonic() - started)
-                    done.wait(0.05)
-
-        prober = threading.Thread(target=probe)
-        prober.start()
-        try:
+        with health_probed(a) as health:
             r = c.post(f"{a}/threads/{thread}/runs", content=body,
                        headers={**auth(key), "Content-Type": "application/json"})  # fmt: skip
-        finally:
-            done.set()
-            prober.join()
     assert r.status_code == 413, r.text[:300]
     assert "SEEKGRAPH_MAX_JSON_CONTAINERS" in r.json()["detail"]
     assert max(health) < 1.0, health
@@ -273,29 +290,13 @@ def test_an_image_with_too_many_pixels_is_refused_before_it_is_decoded(world) ->
     and another client's health check is answered meanwhile."""
     a, key = world["a"].url, new_key(world)
     image = base64.b64encode(png(9000, 9000)).decode()
-    health: list[float] = []
     with httpx.Client(timeout=60) as c:
         thread = new_thread(c, a, key)
-        done = threading.Event()
-
-        def probe() -> None:
-            with httpx.Client(timeout=30) as own:
-                while not done.is_set():
-                    started = time.monotonic()
-                    own.get(f"{a}/healthz")
-                    health.append(time.monotonic() - started)
-                    done.wait(0.05)
-
-        prober = threading.Thread(target=probe)
-        prober.start()
-        try:
+        with health_probed(a) as health:
             started = time.monotonic()
             r = c.post(f"{a}/threads/{thread}/runs", headers=auth(key),
                        json={**QUESTION, "stream": False, "images": [image] * 3})  # fmt: skip
             took = time.monotonic() - started
-        finally:
-            done.set()
-            prober.join()
     assert r.status_code == 422, r.text
     assert "SEEKGRAPH_MAX_IMAGE_PIXELS_PER_REQUEST" in r.json()["detail"]
     assert took < 3.0
