@@ -41,7 +41,7 @@ CUTS = (6, 10, 20, 50)
 
 
 def rank_of(scores: dict[int, float], gold: set[int]) -> int:
-    """0-based rank of the best gold chunk (``len(scores)`` when none is scored)."""
+    """0-based rank of the best gold chunk (past every cut when none is scored)."""
     ordered = sorted(scores.items(), key=lambda kv: -kv[1])
     return next((i for i, (key, _) in enumerate(ordered) if key in gold), len(ordered) + 1000)
 
