@@ -130,7 +130,8 @@ def corpus_runner(folder: Path, workdir: Path, embedding: str) -> tuple[GraphRun
 
 async def run_set(folder: Path, args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
     """Every chosen question of one dev set, judged."""
-    questions = [json.loads(x) for x in (folder / "questions.jsonl").open() if x.strip()]
+    lines = (folder / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    questions = [json.loads(x) for x in lines if x.strip()]
     questions = [q for q in questions if args.half in (None, q["half"])][: args.limit]
     if args.only:
         questions = [q for q in questions if q["_id"] in args.only]

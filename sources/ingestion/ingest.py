@@ -42,6 +42,7 @@ from seekgraph.sources.ingestion.conversations import (
     with_context,
 )
 from seekgraph.sources.ingestion.exports import confluence_page, is_notion_export, notion_tidy
+from seekgraph.sources.ingestion.html_text import html_blocks
 from seekgraph.sources.ingestion.mail import MAIL, mail_documents
 from seekgraph.sources.ingestion.markdown_text import first_heading, readable_markdown
 from seekgraph.sources.ingestion.slack_export import is_slack_export, slack_documents
@@ -154,17 +155,10 @@ def markdown_document(
 
 
 def html_markdown(soup: Any) -> str:
-    """An HTML tree's readable blocks as Markdown: headings, paragraphs, list items, cells."""
+    """An HTML tree's readable blocks as Markdown (``html_text``), navigation and chrome dropped."""
     for tag in soup(["script", "style", "nav", "footer", "header"]):
         tag.decompose()
-    lines: list[str] = []
-    for tag in soup.find_all(["h1", "h2", "h3", "h4", "p", "li", "pre", "td"]):
-        text = " ".join(tag.get_text(" ", strip=True).split())
-        if not text:
-            continue
-        level = int(tag.name[1]) if tag.name[0] == "h" and tag.name[1].isdigit() else 0
-        lines.append(f"{'#' * level} {text}" if level else text)
-    return "\n\n".join(lines)
+    return "\n\n".join(html_blocks(soup))
 
 
 def html_document(

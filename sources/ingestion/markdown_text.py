@@ -2,18 +2,75 @@
 
 What a person would read, one block per paragraph: headings as ``# title``, hard-wrapped
 paragraphs joined into one line, list items one per line (``- item``, ``1. step``) so a list
-stays one block, code fences kept whole, a table as one block of ``a | b`` rows. HTML
-comments and blocks
-(``<!-- YAML … -->``), link reference definitions and images' markup are dropped: they are
-never quoted.
+stays one block, code fences kept whole, a table as one block of ``a | b`` rows. An HTML block
+is read as the text it renders as (``html_text``); HTML comments (``<!-- YAML … -->``), link
+reference definitions and images' markup are dropped: they are never quoted.
+
+Documentation sites' call-outs are read as the prose they render as, not as code: MkDocs
+admonitions (``!!! note "Title"``, collapsible ``??? tip``), Material's content tabs
+(``=== "Windows"``), PyMdown blocks (``/// warning | Title`` … ``///``) and GitHub alerts
+(``> [!NOTE]``). Their bodies are indented or fenced; CommonMark alone reads an indented body
+as a code block. Each is read as its title, then its body: "Windows: Use `irm` to download the
+script:" and the code block under it. mkdocstrings' ``::: package.Name`` directives are
+dropped: the built site puts generated documentation there, which the page does not hold.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
+
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from mdit_py_plugins.admon import admon_plugin
 
-_PARSER = MarkdownIt("commonmark").enable("table")
+from seekgraph.sources.ingestion.html_text import html_blocks
+
+_PARSER = MarkdownIt("commonmark").enable("table").use(admon_plugin)
+
+# a Material content tab, ``=== "Label"`` (``===+`` opens it first), read as an admonition
+_TAB = re.compile(r'^(\s*)===\+?[ \t]+"([^"]*)"[ \t]*$')
+# a PyMdown block's opening line, ``/// type | title``, closed by the same run of slashes
+_BLOCK = re.compile(r"^(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+# mkdocstrings' directive, ``::: package.module.Name`` and its options: the site builds the
+# API reference there; the page holds none of its words
+_AUTODOC = re.compile(r"^:::\s*[\w.]+")
+# a GitHub alert's first words inside a block quote
+_ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORECASE)
+
+
+def _callouts_as_admonitions(text: str) -> str:
+    """Content tabs and PyMdown blocks rewritten as the admonitions the parser reads.
+
+    Lines inside a fenced code block are left as they are.
+    """
+    out: list[str] = []
+    fence = ""
+    blocks: list[str] = []  # the slashes of each open PyMdown block
+    for line in text.splitlines():
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = ""
+        elif opened:
+            fence = opened.group(1)
+        else:
+            tab = _TAB.match(line)
+            block = _BLOCK.match(line.strip()) if not line.startswith(" ") else None
+            if tab:
+                line = f'{tab.group(1)}!!! tab "{tab.group(2)}"'
+            elif blocks and line.strip() == blocks[-1]:
+                blocks.pop()
+                out.append("")
+                continue
+            elif block:
+                blocks.append(block.group(1))
+                title = (block.group(3) or block.group(2).capitalize()).replace('"', "'")
+                out.append("    " * (len(blocks) - 1) + f'!!! {block.group(2)} "{title}"')
+                continue
+        out.append("    " * len(blocks) + line if line.strip() else line)
+    return "\n".join(out)
 
 
 def inline_text(token: Token) -> str:
@@ -33,63 +90,118 @@ def inline_text(token: Token) -> str:
 
 def readable_markdown(text: str) -> str:
     """``text`` (Markdown or plain text) as blocks separated by blank lines."""
-    tokens = _PARSER.parse(text)
-    blocks: list[str] = []
-    lists: list[list[int]] = []  # per open list: [next number, or -1 for bullets]
-    item_lines: list[str] = []
-    row: list[str] = []
-    table: list[str] = []
-    heading = 0
+    tokens = _PARSER.parse(_callouts_as_admonitions(text))
+    out = _Blocks()
     for i, token in enumerate(tokens):
         kind = token.type
-        if kind == "heading_open":
-            heading = int(token.tag[1])
+        if out.title and not out.in_title and kind in _BLOCK_OPENERS and not out.nested:
+            if kind != "paragraph_open":  # a list, a table or code under an admonition's title
+                out.blocks.append(f"{out.title}:")
+                out.title = ""
+        if kind in ("admonition_title_open", "admonition_title_close"):
+            out.in_title = kind == "admonition_title_open"
+        elif kind == "heading_open":
+            out.heading = int(token.tag[1])
         elif kind == "bullet_list_open":
-            lists.append([-1])
+            out.lists.append([-1])
         elif kind == "ordered_list_open":
-            lists.append([int(token.attrGet("start") or 1)])
+            out.lists.append([int(token.attrGet("start") or 1)])
         elif kind in ("bullet_list_close", "ordered_list_close"):
-            lists.pop()
-            if not lists and item_lines:
-                blocks.append("\n".join(item_lines))
-                item_lines = []
+            out.close_list()
         elif kind == "inline":
-            words = inline_text(token)
-            if not words:
-                continue
-            if heading:
-                blocks.append(f"{'#' * heading} {words}")
-                heading = 0
-            elif row is not None and tokens[i - 1].type in ("th_open", "td_open"):
-                row.append(words)
-            elif lists:
-                opener = _item_opener(tokens, i)
-                if opener:
-                    counter = lists[-1]
-                    marker = "-" if counter[0] < 0 else f"{counter[0]}."
-                    if counter[0] >= 0:
-                        counter[0] += 1
-                    item_lines.append(f"{'  ' * (len(lists) - 1)}{marker} {words}")
-                elif item_lines:  # a second paragraph of the same item
-                    item_lines[-1] += f" {words}"
-            else:
-                blocks.append(words)
+            out.inline(tokens, i)
         elif kind == "tr_open":
-            row = []
+            out.row = []
         elif kind == "tr_close":
-            if row:
-                table.append(" | ".join(row))
-            row = []
+            if out.row:
+                out.table.append(" | ".join(out.row))
+            out.row = []
         elif kind == "table_close":  # one block: the header row, then a row per line
-            blocks.append("\n".join(table))
-            table = []
+            out.blocks.append("\n".join(out.table))
+            out.table = []
+        elif kind == "html_block" and not token.content.lstrip().startswith("<!--"):
+            out.html(token.content)
         elif kind in ("fence", "code_block"):
-            code = f"```{token.info.strip()}\n{token.content.rstrip()}\n```"
-            if lists and item_lines:
-                item_lines.append(code)
-            else:
-                blocks.append(code)
-    return "\n\n".join(blocks)
+            out.code(f"```{token.info.strip()}\n{token.content.rstrip()}\n```")
+    return "\n\n".join(out.blocks)
+
+
+@dataclass
+class _Blocks:
+    """The blocks read so far, and where the walk of markdown-it's tokens stands."""
+
+    blocks: list[str] = field(default_factory=list)
+    title: str = ""  # an admonition's title, said before its first block
+    in_title: bool = False
+    lists: list[list[int]] = field(default_factory=list)  # per open list: next number, or -1
+    item_lines: list[str] = field(default_factory=list)
+    row: list[str] = field(default_factory=list)
+    table: list[str] = field(default_factory=list)
+    heading: int = 0
+
+    @property
+    def nested(self) -> bool:
+        return bool(self.lists or self.row or self.table)
+
+    def close_list(self) -> None:
+        self.lists.pop()
+        if not self.lists and self.item_lines:
+            self.blocks.append("\n".join(self.item_lines))
+            self.item_lines = []
+
+    def inline(self, tokens: list[Token], i: int) -> None:
+        words = _ALERT.sub(lambda m: f"{m.group(1).capitalize()}: ", inline_text(tokens[i]))
+        if not words:
+            return
+        if self.in_title:
+            self.title = words.rstrip(":")
+        elif self.heading:
+            self.blocks.append(f"{'#' * self.heading} {words}")
+            self.heading = 0
+        elif tokens[i - 1].type in ("th_open", "td_open"):
+            self.row.append(words)
+        elif self.lists:
+            if _item_opener(tokens, i):
+                counter = self.lists[-1]
+                marker = "-" if counter[0] < 0 else f"{counter[0]}."
+                if counter[0] >= 0:
+                    counter[0] += 1
+                self.item_lines.append(f"{'  ' * (len(self.lists) - 1)}{marker} {words}")
+            elif self.item_lines:  # a second paragraph of the same item
+                self.item_lines[-1] += f" {words}"
+        elif _AUTODOC.match(words):  # replaced by generated docs when the site is built
+            self.title = ""
+        elif self.title:
+            self.blocks.append(f"{self.title}: {words}")
+            self.title = ""
+        else:
+            self.blocks.append(words)
+
+    def html(self, content: str) -> None:
+        embedded = html_blocks(content)  # a generated reference's <dl>, a <table>
+        if self.lists and self.item_lines and embedded:
+            self.item_lines[-1] += " " + " ".join(" ".join(b.split()) for b in embedded)
+        else:
+            self.blocks.extend(embedded)
+
+    def code(self, fence: str) -> None:
+        if self.lists and self.item_lines:
+            self.item_lines.append(fence)
+        else:
+            self.blocks.append(fence)
+
+
+_BLOCK_OPENERS = frozenset(
+    {
+        "paragraph_open",
+        "heading_open",
+        "bullet_list_open",
+        "ordered_list_open",
+        "table_open",
+        "fence",
+        "code_block",
+    }
+)
 
 
 def _item_opener(tokens: list[Token], i: int) -> bool:

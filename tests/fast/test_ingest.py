@@ -234,3 +234,37 @@ async def test_a_question_about_one_person_is_not_answered_with_another_persons_
     assert "self-care" in asked_right.output["answer"]
     assert "No message found says this of" not in asked_right.output["answer"]
     assert "chat/ops/m3" in {c["doc_id"] for c in asked_right.output["citations"]}
+
+
+def test_html_is_read_as_the_text_it_renders_as_in_a_page_or_inside_markdown(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    # a generated CLI reference: Markdown headings around HTML definition lists
+    (root / "cli.md").write_text(
+        "# CLI\n\n## tool run\n\n<h3>Options</h3>\n\n"
+        '<dl><dt id="run--frozen"><a href="#run--frozen"><code>--frozen</code></a></dt>'
+        "<dd><p>Run without updating the lockfile.</p>\n"
+        "<p>May also be set with the <code>TOOL_FROZEN</code> environment variable.</p></dd>"
+        "<dt><code>--quiet</code></dt><dd><p>Print less.</p></dd></dl>\n"
+    )
+    (root / "limits.html").write_text(
+        "<html><head><title>Limits</title></head><body><div>Uploads are capped per file."
+        "<ul><li><p>Images: <code>20 MB</code></p></li><li><p>Videos: 2 GB</p></li></ul>"
+        "<table><tr><th>Plan</th><th>Seats</th></tr><tr><td>Team</td><td>25</td></tr></table>"
+        "</div></body></html>"
+    )
+    docs = {d.title: d for d in read_folder(root, "docs", "docs", ["group:everyone"]).documents}
+    cli = docs["CLI"]
+    frozen = next(c for c in cli.chunks if "--frozen" in c["text"])
+    assert (
+        "`--frozen`: Run without updating the lockfile. May also be set with the `TOOL_FROZEN`"
+        " environment variable." in frozen["text"]
+    )
+    assert frozen["heading"] == "tool run › Options"
+    assert "<dl>" not in cli.text and "<code>" not in cli.text
+    limits = docs["Limits"].text
+    assert "Uploads are capped per file.\n\n- Images: `20 MB`\n- Videos: 2 GB" in limits
+    assert "Plan | Seats\nTeam | 25" in limits
+    assert limits.count("Videos: 2 GB") == 1  # a paragraph inside a list item is read once

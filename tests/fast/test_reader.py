@@ -11,7 +11,7 @@ from seekgraph.nodes.reader.passages import (
     passages_reply,
 )
 from seekgraph.sources.ingestion.chunking import chunk_markdown
-from seekgraph.sources.ingestion.markdown_text import first_heading
+from seekgraph.sources.ingestion.markdown_text import first_heading, readable_markdown
 from tests.factories import make_evidence
 
 VERIFY = """# SSL
@@ -377,3 +377,52 @@ def test_parts_that_say_whose_keep_their_subject() -> None:
     # a list's name is still not each part's subject
     asked = part_questions("What should a new hire know about IT access: VPN, SSO, and expenses?")
     assert asked[0]["question"] == "What should a new hire know about VPN"
+
+
+INSTALL = """# Installation
+
+Install the tool with its standalone installer:
+
+=== "macOS and Linux"
+
+    Use `curl` to download the script and run it with `sh`:
+
+    ```console
+    $ curl -LsSf https://example.org/install.sh | sh
+    ```
+
+=== "Windows"
+
+    Use `irm` to download the script and run it with `iex`:
+
+    ```pwsh-session
+    PS> powershell -c "irm https://example.org/install.ps1 | iex"
+    ```
+
+!!! tip "Pinning a version"
+
+    Put the version in the URL: `https://example.org/0.4.0/install.sh`.
+
+/// warning | Behind a proxy
+
+Set `HTTPS_PROXY` before you run the installer.
+
+///
+"""
+
+
+def test_tabs_admonitions_and_blocks_are_read_as_the_prose_they_render_as() -> None:
+    chunks = chunk_markdown(readable_markdown(INSTALL), "docs/install")  # as ingest reads it
+    text = "\n\n".join(c["text"] for c in chunks)
+    # a tab's body is its label's prose and its own code block, not one code block of both
+    windows = next(c for c in chunks if "install.ps1" in c["text"])
+    ev = make_evidence("docs/install#0", windows["text"], title="Installation")
+    shown = excerpt(ev, "Windows: Use `irm` to download the script and run it with `iex`:", 600)
+    assert "**Windows: Use `irm` to download the script and run it with `iex`:**" in shown
+    assert "```pwsh-session\nPS> powershell" in shown
+    assert "Pinning a version: Put the version in the URL" in text
+    assert "Behind a proxy: Set `HTTPS_PROXY` before you run the installer." in text
+    assert "///" not in text and "!!!" not in text and '=== "' not in text
+    # an API reference the site generates there (mkdocstrings) is not on the page: no words
+    autodoc = '??? abstract "API Reference"\n    ::: pkg.mod.Client\n        options:\n'
+    assert readable_markdown(autodoc + "          show_root_heading: true\n\nNext.") == "Next."
