@@ -8,7 +8,8 @@ reference definitions and images' markup are dropped: they are never quoted.
 
 Documentation sites' call-outs are read as the prose they render as, not as code: MkDocs
 admonitions (``!!! note "Title"``, collapsible ``??? tip``), Material's content tabs
-(``=== "Windows"``), PyMdown blocks (``/// warning | Title`` … ``///``) and GitHub alerts
+(``=== "Windows"``), PyMdown blocks (``/// warning | Title`` … ``///``), Docusaurus and MyST
+containers (``:::tip`` … ``:::``) and GitHub alerts
 (``> [!NOTE]``). Their bodies are indented or fenced; CommonMark alone reads an indented body
 as a code block. Each is read as its title, then its body: "Windows: Use `irm` to download the
 script:" and the code block under it. mkdocstrings' ``::: package.Name`` directives are
@@ -30,18 +31,22 @@ _PARSER = MarkdownIt("commonmark").enable("table").use(admon_plugin)
 
 # a Material content tab, ``=== "Label"`` (``===+`` opens it first), read as an admonition
 _TAB = re.compile(r'^(\s*)===\+?[ \t]+"([^"]*)"[ \t]*$')
-# a PyMdown block's opening line, ``/// type | title``, closed by the same run of slashes
-_BLOCK = re.compile(r"^(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
+# a PyMdown block's opening line, ``/// type | title``, or a Docusaurus or MyST container's,
+# ``:::tip Title``, ``:::tip[Title]`` or ``:::{note}``; closed by the same run of marks
+_BLOCK = re.compile(
+    r"^(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$"
+    r"|^(:{3,})\{?([A-Za-z][\w-]*)\}?(?:\[(.*?)\]|[ \t]+(.*?))?[ \t]*$"
+)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 # mkdocstrings' directive, ``::: package.module.Name`` and its options: the site builds the
 # API reference there; the page holds none of its words
-_AUTODOC = re.compile(r"^:::\s*[\w.]+")
+_AUTODOC = re.compile(r"^:::\s+[\w.]+")
 # a GitHub alert's first words inside a block quote
 _ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORECASE)
 
 
 def _callouts_as_admonitions(text: str) -> str:
-    """Content tabs and PyMdown blocks rewritten as the admonitions the parser reads.
+    """Tabs, PyMdown blocks and colon containers rewritten as the admonitions the parser reads.
 
     Lines inside a fenced code block are left as they are.
     """
@@ -65,9 +70,10 @@ def _callouts_as_admonitions(text: str) -> str:
                 out.append("")
                 continue
             elif block:
-                blocks.append(block.group(1))
-                title = (block.group(3) or block.group(2).capitalize()).replace('"', "'")
-                out.append("    " * (len(blocks) - 1) + f'!!! {block.group(2)} "{title}"')
+                marks, kind, *titles = (g for g in block.groups() if g is not None)
+                blocks.append(marks)
+                title = (titles[0] if titles else kind.capitalize()).replace('"', "'")
+                out.append("    " * (len(blocks) - 1) + f'!!! {kind} "{title}"')
                 continue
         out.append("    " * len(blocks) + line if line.strip() else line)
     return "\n".join(out)

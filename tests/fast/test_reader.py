@@ -408,6 +408,10 @@ Install the tool with its standalone installer:
 Set `HTTPS_PROXY` before you run the installer.
 
 ///
+
+:::caution
+Do not pipe the script to `sudo sh`.
+:::
 """
 
 
@@ -422,7 +426,8 @@ def test_tabs_admonitions_and_blocks_are_read_as_the_prose_they_render_as() -> N
     assert "```pwsh-session\nPS> powershell" in shown
     assert "Pinning a version: Put the version in the URL" in text
     assert "Behind a proxy: Set `HTTPS_PROXY` before you run the installer." in text
-    assert "///" not in text and "!!!" not in text and '=== "' not in text
+    assert "Caution: Do not pipe the script to `sudo sh`." in text
+    assert "///" not in text and "!!!" not in text and '=== "' not in text and ":::" not in text
     # an API reference the site generates there (mkdocstrings) is not on the page: no words
     autodoc = '??? abstract "API Reference"\n    ::: pkg.mod.Client\n        options:\n'
     assert readable_markdown(autodoc + "          show_root_heading: true\n\nNext.") == "Next."
