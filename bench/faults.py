@@ -96,6 +96,35 @@ def kill_points(rounds: int, kills: int | None) -> list[str]:
     return KILL_POINTS * rounds if kills is None else spread(KILL_POINTS, kills)
 
 
+def indexed_once(tmp: Path, workspace_dir: Path) -> Path:
+    """The campaign's workspace indexed once, as an instance's start indexes it (its file)."""
+    from seekgraph.providers.embeddings import load_embedder
+    from seekgraph.server.bootstrap import index_path
+    from seekgraph.server.settings import Settings
+    from seekgraph.sources.indexes.embedded import EmbeddedIndex
+    from seekgraph.sources.ingestion.workspace import sync_workspace
+
+    settings = Settings(data_dir=tmp / "index-once", workspace=workspace_dir)
+    path = index_path(settings, workspace_dir.resolve())
+    path.parent.mkdir(parents=True)
+    index = EmbeddedIndex(path, load_embedder(settings.embedding_model))
+    sync_workspace(workspace_dir.resolve(), index)
+    index.close()
+    return path
+
+
+def start_instance(
+    w: dict[str, Any], tmp: Path, name: str, env: dict[str, Any] | None = None
+) -> Proc:
+    """``seekgraph serve`` on the campaign's settings, its data directory holding the index
+    built once: the instance skips indexing the workspace (seconds of embedding at each of
+    the campaign's starts; what the trials measure starts after)."""
+    indexes = tmp / f"data-{name}" / "indexes"
+    indexes.mkdir(parents=True)
+    shutil.copy(w["index"], indexes / w["index"].name)
+    return start_app(tmp, name, w["env"] if env is None else env)
+
+
 def everything(c: httpx.Client, base: str, key: str, thread: str, stream: Stream) -> str:
     """All a user can see of a run: its events, the thread's state and history."""
     state = c.get(f"{base}/threads/{thread}/state", headers=auth(key)).text
@@ -182,7 +211,7 @@ def kill_trials(w: dict[str, Any], tmp: Path, points: list[str]) -> dict[str, An
     key, b = w["alice"], w["b"].url
     results = []
     for i, point in enumerate(points):
-        origin = start_app(tmp, f"kill{i}", w["env"])
+        origin = start_instance(w, tmp, f"kill{i}")
         try:
             with httpx.Client(timeout=120) as c:
                 thread = new_thread(c, origin.url, key)
@@ -209,7 +238,7 @@ def pause_trials(w: dict[str, Any], tmp: Path, points: list[str]) -> dict[str, A
     key, b = w["alice"], w["b"].url
     results = []
     for i, point in enumerate(points):
-        holder = start_app(tmp, f"pause{i}", w["env"])
+        holder = start_instance(w, tmp, f"pause{i}")
         try:
             with httpx.Client(timeout=120) as c:
                 thread = new_thread(c, holder.url, key)
@@ -293,7 +322,7 @@ def load(w: dict[str, Any], tmp: Path, runs: int) -> dict[str, Any]:
         "SEEKGRAPH_LOCK_TTL_MS": 200,
         "SEEKGRAPH_MAX_LIVE_RUNS_PER_KEY": runs,  # this part loads the locks, not the limits
     }
-    busy = start_app(tmp, "load", env)
+    busy = start_instance(w, tmp, "load", env)
     key = w["alice"]
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
@@ -396,8 +425,9 @@ def main() -> None:
             "env": env,
             "ttl_s": ttl_ms / 1000,
         }
-        w["a"] = start_app(tmp, "a", env)
-        w["b"] = start_app(tmp, "b", env)
+        w["index"] = indexed_once(tmp, Path(env["SEEKGRAPH_WORKSPACE"]))
+        w["a"] = start_instance(w, tmp, "a")
+        w["b"] = start_instance(w, tmp, "b")
         procs += [w["a"], w["b"]]
         out: dict[str, Any] = {"command": command_line("bench.faults", args)}
         parts = {

@@ -9,6 +9,7 @@ chat, department or document's collaborators are in the workspace.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
@@ -56,21 +57,36 @@ class FeishuClient:
         base_url: str | None = None,
         timeout: float = 30.0,
     ) -> None:
-        lark = _lark()
         self.app_id = app_id
         self.people = people
-        self.client = (
-            lark.Client.builder()
-            .app_id(app_id)
-            .app_secret(app_secret)
-            .domain(base_url or lark.FEISHU_DOMAIN)
-            .timeout(timeout)
-            .log_level(lark.LogLevel.ERROR)
-            .build()
-        )
+        self._settings = (app_secret, base_url, timeout)
+        self._client: Any = None
+        self._building = threading.Lock()
         self._users: dict[str, str | None] = {}
         self._groups: dict[str, set[str]] = {}
         self.unknown: set[str] = set()
+
+    @property
+    def client(self) -> Any:
+        """The ``lark-oapi`` client, built at the first request.
+
+        Importing ``lark_oapi`` takes seconds, which a process that never syncs
+        (``seekgraph ask``) need not spend.
+        """
+        with self._building:
+            if self._client is None:
+                lark = _lark()
+                app_secret, base_url, timeout = self._settings
+                self._client = (
+                    lark.Client.builder()
+                    .app_id(self.app_id)
+                    .app_secret(app_secret)
+                    .domain(base_url or lark.FEISHU_DOMAIN)
+                    .timeout(timeout)
+                    .log_level(lark.LogLevel.ERROR)
+                    .build()
+                )
+            return self._client
 
     def begin(self) -> None:
         """Forget who is who (read again at each sync)."""

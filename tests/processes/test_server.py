@@ -19,6 +19,7 @@ from tests.support.processes import (
     auth,
     llm_server_env,
     new_thread,
+    seed_demo_index,
     shared_redis,
     start_app,
     start_model_server,
@@ -310,6 +311,7 @@ def test_another_users_key_gets_404_everywhere(world) -> None:
 def test_without_redis_one_instance_runs_on_sqlite_and_keeps_threads(world, tmp_path) -> None:
     env = {k: v for k, v in world["env"].items() if k != "SEEKGRAPH_REDIS_URL"}
     env["SEEKGRAPH_DATA_DIR"] = tmp_path / "single"
+    seed_demo_index(tmp_path / "single")  # its own data directory: the demo's index in it
     solo = start_app(tmp_path, "solo", env)
     key = auth(world["alice"])
     try:

@@ -112,11 +112,12 @@ def test_a_configured_cohere_compatible_reranker_is_measured(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("name", ["musique_dev100", "locomo_chat", "cmrc2018_zh"])
 def test_multihop_chat_and_chinese_slices(tmp_path: Path, name: str) -> None:
-    # the Chinese contexts are long and e5 is slow on them: two questions (what is asserted is
-    # the report's shape, not a score) and fewer documents beside the answers
+    # the Chinese contexts are long and e5 is slow on them, the more under the benchmark's
+    # heap tracing (tracemalloc): two questions (what is asserted is the report's shape, not a
+    # score) and two documents beside their answer's
     chinese = name == "cmrc2018_zh"
     folder = slice_of(
-        name, tmp_path / name, questions=2 if chinese else 4, extra_docs=10 if chinese else 40
+        name, tmp_path / name, questions=2 if chinese else 4, extra_docs=3 if chinese else 40
     )
     extra = ["--embedding", "e5"] if name == "cmrc2018_zh" else []
     out = tmp_path / "m.json"
