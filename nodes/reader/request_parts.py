@@ -64,8 +64,13 @@ _ARTICLE = compiled("article_opening", flags=re.I)
 _POSSESSIVE = compiled("possessive_opening", flags=re.I)
 
 
-#: A named part is short: a few words, not a clause.
-MAX_PART_WORDS = 12
+#: A list item that opens with a verb's -ing form: two or more make a list of clauses.
+_CLAUSE = compiled("clause_opening", flags=re.I)
+
+
+#: A named part is short: a phrase or one clause ("publishing to PyPI from CI with trusted
+#: publishing instead of a stored token"), not a paragraph.
+MAX_PART_WORDS = 16
 
 
 def named_parts(request: str) -> list[str]:
@@ -99,12 +104,30 @@ def list_items(tail: str) -> list[str]:
     if not _COMMA.search(tail):
         return _kept_items(_LIST_SEP.split(_SCOPE.sub("", tail)))
     items = _kept_items(_COMMA.split(tail))
+    if sum(bool(_CLAUSE.match(i)) for i in items) >= 2:
+        return _clauses(items)
     if items:
         # "in httpx" closing the list is every part's, not the last one's — also before a
         # closing qualifier ("…, classic histograms and summaries in Prometheus, and when to
         # pick each"; golden case: test_reader.py::test_an_overview_of_three_kinds_gets_three)
         items[-1:] = _kept_items(_LIST_SEP.split(_SCOPE.sub("", items[-1])))
     return items
+
+
+def _clauses(items: list[str]) -> list[str]:
+    """A list of clauses, each whole.
+
+    Its "and"s are inside its clauses ("deciding which permissions and new windows it may
+    get"), and the pieces before its first -ing clause are one ("what the sandbox,
+    nodeIntegration and context isolation do by default").
+    """
+    out: list[str] = []
+    for item in items:
+        if out and not _CLAUSE.match(item) and not _CLAUSE.match(out[-1]):
+            out[-1] = f"{out[-1]}, {item}"
+        else:
+            out.append(item)
+    return out
 
 
 def _kept_items(parts: list[str]) -> list[str]:

@@ -196,6 +196,27 @@ def test_a_list_of_clauses_names_one_part_per_clause() -> None:
     ]
 
 
+def test_a_list_of_clauses_keeps_each_clause_whole() -> None:
+    from seekgraph.nodes.reader.request_parts import named_parts
+
+    request = (
+        "Write a guide on shipping a desktop app: what the updater, the installer and the crash "
+        "reporter do by default, signing the binaries for every platform from the build "
+        "server, and choosing which features and settings the users may change."
+    )
+    assert named_parts(request) == [
+        "what the updater, the installer and the crash reporter do by default",
+        "signing the binaries for every platform from the build server",
+        "choosing which features and settings the users may change",
+    ]
+    # a part may be a long phrase: fourteen words name one part, not a paragraph
+    request = (
+        "Write a guide on a kiosk app: a full-screen window on the second monitor with its own "
+        "menu and no title bar, starting at boot, and recovering from crashes."
+    )
+    assert len(named_parts(request)) == 3
+
+
 def test_a_bare_value_cited_is_an_answer() -> None:
     guarded = guard_reply("5 [src:docs/timeouts#1].", ALLOWED, PASSAGES)
     assert not isinstance(guarded, str) and guarded.status == "answered"
