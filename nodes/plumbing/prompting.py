@@ -67,6 +67,21 @@ _BLOCK = re.compile(r"<([a-z_]+)(?:\s[^<>]*)?>((?:(?!</?[a-z_]+[\s>]).)*?)</\1>"
 _SOURCE_BLOCK = re.compile(r"<source\b[^>]*>.*?(?:</source>|(?=<source\b)|(?=</sources>)|\Z)", re.S)
 
 
+#: the blocks of a prompt that quote others' words: the sources and the thread's earlier turns
+_QUOTED = re.compile(r"<(sources|conversation)>.*?</\1>", re.S)
+
+
+def layout_tags(prompt: str) -> set[str]:
+    """The tags of the prompt's own layout (``question``, ``needs``, ``sources``, ``source``…).
+
+    A tag-like word inside a source is the document's, not the prompt's: a placeholder such as
+    ``pip install <package>`` or ``-v <version>`` copied into a right answer is kept.
+    """
+    quoted = "".join(m.group(0) for m in _QUOTED.finditer(prompt))
+    own = set(_TAG.findall(_QUOTED.sub(lambda m: f"<{m.group(1)}></{m.group(1)}>", prompt)))
+    return own | ({"source"} if "<source " in quoted or "<source>" in quoted else set())
+
+
 def _flat(text: str) -> str:
     return " ".join(text.split())
 
@@ -83,12 +98,12 @@ def strip_echo(answer: str, prompt: str) -> str:
     A source's sentence or an earlier answer's line the reply repeats stays: it is the
     reply's claim, to be cited.
     """
-    layout = set(_TAG.findall(prompt))
+    layout = layout_tags(prompt)
     tags = layout | {"answer"}
     whole = _flat(prompt)
     # what the prompt says itself: not its sources, nor the thread's earlier answers (a
     # follow-up's answer may repeat a line of the last one)
-    outside = _flat(re.sub(r"<(sources|conversation)>.*?</\1>", " ", prompt, flags=re.S))
+    outside = _flat(_QUOTED.sub(" ", prompt))
     needs = re.search(r"<needs>(.*?)</needs>", prompt, re.S)
     labels = re.findall(r"^- ([^:\n]{1,40}):", needs.group(1) if needs else "", re.M)
 

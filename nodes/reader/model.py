@@ -25,6 +25,7 @@ from seekgraph.nodes.plumbing.llm import Decision, decide
 from seekgraph.nodes.plumbing.prompting import (
     CITATION,
     conversation_of,
+    layout_tags,
     render_evidence,
     repair_citations,
     strip_echo,
@@ -64,7 +65,7 @@ def echoes_instructions(answer: str, prompt: str) -> str | None:
             return text[:60]
     # a block of the prompt copied whole ("<needs>\n- a date or time: …</needs>"; golden case
     # tests/fast/test_graph_paths.py, "repeated its instructions")
-    tags = set(re.findall(r"</?([a-z_]+)>", prompt))
+    tags = layout_tags(prompt)  # a source's "<version>" placeholder is the document's
     copied = next((t for t in sorted(tags) if f"<{t}>" in answer or f"</{t}>" in answer), None)
     return f"<{copied}>" if copied else None
 

@@ -12,6 +12,7 @@ from seekgraph.nodes.reader.grounding import (
     keep_held,
     recite,
 )
+from seekgraph.nodes.reader.model import echoes_instructions
 
 SHOWN = {
     "docs/orjson#2": "orjson contains source code licensed under the Mozilla Public License "
@@ -76,6 +77,17 @@ def test_what_a_small_model_copies_of_its_prompt_is_left_out_and_its_own_words_k
     )  # fmt: skip
     assert strip_echo(earlier, follow_up) == earlier
     assert strip_echo("Use x < y and a <b> tag.", prompt) == "Use x < y and a <b> tag."
+    # a placeholder the document writes as a tag is the document's, kept in a right answer
+    pinned = (
+        '<source id="docs/install#3">\nPin it: `curl -sSL x | bash -s -- -v <version>`\n</source>'
+    )
+    prompt = INTEGRATE_PROMPT.format(
+        today="2026-12-04", question="How do I install one version?", needs="- a how: pin",
+        conversation="none", sources=pinned, notes="none", forced="",
+    )  # fmt: skip
+    right = "Run `curl -sSL x | bash -s -- -v <version>` [src:docs/install#3]."
+    assert strip_echo(right, prompt) == right
+    assert echoes_instructions(right, prompt) is None
 
 
 def test_a_reply_that_cannot_be_held_whole_keeps_only_what_passages_hold() -> None:
