@@ -52,7 +52,7 @@ def _callouts_as_admonitions(text: str) -> str:
     """
     out: list[str] = []
     fence = ""
-    blocks: list[str] = []  # the slashes of each open PyMdown block
+    blocks: list[str] = []  # the marks (/// or :::) of each open block, innermost last
     for line in text.splitlines():
         opened = _FENCE.match(line)
         if fence:
