@@ -33,7 +33,7 @@ from bench.answers import normal
 from bench.devsets import build_index, doc_ids
 from bench.report import command_line, write
 from seekgraph.providers.embeddings import calibrate_cosine, load_embedder
-from seekgraph.sources.indexes.embedded import _fts_query
+from seekgraph.sources.indexes.embedded import fts_query
 from seekgraph.sources.indexes.scoring import FIELD_WEIGHTS, chunk_embed_text, fuse
 
 SEARCH_K = 6
@@ -83,7 +83,7 @@ def corpus_ranks(folder: Path, work: Path, half: str | None) -> dict[str, Any]:
         if not gold:  # the fact spans chunks: no single chunk can be found
             skipped.append(q["_id"])
             continue
-        fts = _fts_query(q["question"])
+        fts = fts_query(q["question"])
         lexical: dict[int, float] = {}
         if fts:
             lexical = {

@@ -7,7 +7,7 @@
 
 Sets: ``answers_dev`` and ``answers_heldout`` (judged as ``bench.answers`` judges them),
 ``paraphrase`` (judged as ``bench.paraphrase`` does, demo questions asked as their user) and the
-dev sets ``devset_api``, ``devset_faq``, ``devset_guide`` (``devsets``: the three; indexed and
+dev sets ``devset_*`` in ``bench/data``, each by name (``devsets``: all of them; indexed and
 judged as ``bench.devsets`` does, ``--limit`` questions of each, asked one of each set in turn
 so that a run stopped early has about as many of each). Each question runs in LLM mode with
 the model of ``SEEKGRAPH_LLM_*`` (start one with ``bench.local_model``), then in extractive
@@ -73,16 +73,15 @@ from seekgraph.server.settings import Settings
 from seekgraph.sources.base import User
 from seekgraph.sources.indexes.index_source import EmbeddedSource
 
+#: ``--set devsets``: every dev set in ``bench/data`` (``devset_*``), each judged and
+#: reported on its own
+DEVSETS = tuple(sorted(p.name for p in Path("bench/data").glob("devset_*")))
 SETS = {
     "answers_dev": "bench/data/answers_dev",
     "answers_heldout": "bench/data/answers_heldout",
     "paraphrase": "bench/data/paraphrase",
-    "devset_api": "bench/data/devset_api",
-    "devset_faq": "bench/data/devset_faq",
-    "devset_guide": "bench/data/devset_guide",
+    **{name: f"bench/data/{name}" for name in DEVSETS},
 }
-#: ``--set devsets``: the three dev sets, each judged and reported on its own
-DEVSETS = ("devset_api", "devset_faq", "devset_guide")
 
 
 #: What an answer sentence claims that a program can check: a number, a `code span`, a

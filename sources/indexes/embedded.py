@@ -32,7 +32,8 @@ from seekgraph.sources.indexes.scoring import (
 from seekgraph.state.models import Chunk, Document, Hit, hit_of
 
 
-def _fts_query(query: str) -> str | None:
+def fts_query(query: str) -> str | None:
+    """The FTS5 match expression of a query: its content words, quoted, any of them."""
     tokens = [t for t in (w.replace('"', "") for w in lexical_terms(query)) if t]
     if not tokens:
         return None
@@ -296,7 +297,7 @@ class EmbeddedIndex:
             if not allowed:
                 return []
             lexical: dict[int, float] = {}
-            fts = _fts_query(query)
+            fts = fts_query(query)
             weights = ", ".join(str(w) for w in FIELD_WEIGHTS.values())
             if fts:
                 rows = self._conn.execute(
