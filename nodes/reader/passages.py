@@ -69,6 +69,27 @@ def excerpt(
     strict: bool = False,
     wanted: frozenset[str] = frozenset(),
 ) -> str:
+    """``_excerpt``; when ``strict``, with its "…" and bold marks inside ``budget`` too.
+
+    Past the budget by the marks alone, a reply's last passage was left out whole (its
+    retry had the same room).
+    """
+    text, room = _excerpt(ev, sentence, budget, strict, wanted), budget
+    for _ in range(8):
+        if not strict or len(text) <= budget or room <= 0:
+            break
+        room -= max(len(text) - budget, budget // 16)
+        text = _excerpt(ev, sentence, room, strict, wanted)
+    return text
+
+
+def _excerpt(
+    ev: Evidence,
+    sentence: str,
+    budget: int,
+    strict: bool = False,
+    wanted: frozenset[str] = frozenset(),
+) -> str:
     """The passage around ``sentence``, whole blocks only, within ``budget`` characters.
 
     The block holding the sentence comes first; then what it introduces (a block ending in

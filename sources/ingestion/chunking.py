@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from seekgraph.providers.sentences import blocks
+from seekgraph.providers.sentences import blocks, is_code, is_list, is_table
 from seekgraph.sources.indexes.index_source import IndexedDocument
 from seekgraph.state.models import Chunk
 
@@ -51,10 +51,13 @@ def doc_id_of(root: Path, path: Path, source: str) -> str:
 def split_long(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
     """Pieces of ``text`` no longer than ``limit``, cut at sentence ends where possible.
 
-    Falls back to line breaks, then spaces, then a hard cut, so the bound always holds.
+    Falls back to line breaks, then spaces, then a hard cut, so the bound always holds. A
+    list, a table or a code block is cut between its lines and keeps them (``split_lines``).
     """
     if len(text) <= limit:
         return [text]
+    if "\n" in text.strip() and (is_code(text) or is_list(text) or is_table(text)):
+        return split_lines(text, limit)
     for pattern in (r"(?<=[.!?。！？])\s+", r"\n+", r"\s+"):
         parts = [p for p in re.split(pattern, text) if p.strip()]
         if len(parts) > 1:
@@ -77,6 +80,64 @@ def split_long(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
     if current:
         pieces.append(current)
     return pieces
+
+
+def split_lines(block: str, limit: int) -> list[str]:
+    """A long list, table or code block as pieces of whole lines, each no longer than ``limit``.
+
+    Cut at sentence ends, a parameter list's items ran into one line and a code block's
+    lines into one paragraph: an API reference's options list lost the line that answers.
+    Each piece of a code block is fenced as the block was; each piece of a table opens with
+    its header row (and the rule under it): a row without its header is a row of values. A
+    single line longer than the room is cut as prose.
+    """
+    lines = block.strip("\n").splitlines()
+    head: list[str] = []
+    tail: list[str] = []
+    if is_code(block):
+        head = lines[:1]
+        tail = lines[-1:] if len(lines) > 1 and is_code(lines[-1]) else []
+    elif is_table(block):
+        rule = len(lines) > 1 and not lines[1].strip(" |:-")
+        head = lines[: 2 if rule else 1]
+    body = lines[len(head) : len(lines) - len(tail)]
+    frame = sum(len(x) + 1 for x in head + tail)
+    room = max(limit - frame, limit // 2)
+    pieces: list[list[str]] = []
+    size = 0
+    for line in body:
+        parts = [line] if len(line) <= room else split_long(line, room)
+        for part in parts:
+            if pieces and size + len(part) + 1 <= room:
+                pieces[-1].append(part)
+                size += len(part) + 1
+            else:
+                pieces.append([part])
+                size = len(part) + 1
+    out = ["\n".join(head + piece + tail) for piece in pieces]
+    if is_list(block):  # a piece that opens inside a nested list says whose items they are
+        seen = 0
+        for n, piece in enumerate(pieces):
+            parents = _parents(body[:seen], piece[0])
+            seen += len(piece)
+            if parents and sum(len(x) + 1 for x in parents) + len(out[n]) <= limit:
+                out[n] = "\n".join(parents + piece)
+    return [p for q in out for p in ([q] if len(q) <= limit else split_long(q.strip(), limit))]
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _parents(before: list[str], line: str) -> list[str]:
+    """The items above ``line`` that it is nested in, outermost first (each cut to a line)."""
+    out: list[str] = []
+    depth = _indent(line)
+    for prior in reversed(before):
+        if prior.strip() and _indent(prior) < depth and is_list(prior):
+            out.insert(0, prior if len(prior) <= 120 else prior[:119] + "…")
+            depth = _indent(prior)
+    return out
 
 
 def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
@@ -111,7 +172,10 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
             if rest:
                 buf.append(rest)
             continue
-        for piece in split_long(para, HARD_CHUNK_CHARS):
+        # a long list or table is cut into chunks of the usual size (its lines kept), a code
+        # block only past the hard bound: an example is read whole
+        lined = "\n" in para and (is_list(para) or is_table(para))
+        for piece in split_long(para, MAX_CHUNK_CHARS if lined else HARD_CHUNK_CHARS):
             if sum(len(p) for p in buf) + len(piece) > MAX_CHUNK_CHARS:
                 # a lead-in ("By default, it will:") moves on with what it introduces
                 carried = [buf.pop()] if len(buf) > 1 and buf[-1].rstrip().endswith(":") else []

@@ -239,6 +239,56 @@ def test_a_short_passage_is_shown_whole_beside_a_long_one() -> None:
     assert len(reply) < MAX_REPLY_CHARS
 
 
+OPTIONS = "### `reporter.start(options)`\n\n* `options` Object\n" + "".join(
+    f"  * `option{i}` boolean (optional) - If true, the reporter does thing number {i}.\n"
+    f"    It is a long description that wraps. Default is `false`.\n"
+    for i in range(30)
+)
+
+
+def test_a_long_options_list_keeps_one_option_per_line() -> None:
+    # an API reference's parameter list longer than a chunk: cut between its items, never
+    # run into one line at its sentence ends (the option asked about was then out of reach)
+    chunks = chunk_markdown(readable_markdown(OPTIONS), "docs/reporter")
+    assert len(chunks) > 1
+    # each piece says whose items it lists
+    assert all(c["text"].startswith("- `options` Object\n  - `option") for c in chunks)
+    lines = [line for c in chunks for line in c["text"].splitlines()]
+    for i in range(30):
+        assert (
+            f"  - `option{i}` boolean (optional) - If true, the reporter does thing number {i}."
+            f" It is a long description that wraps. Default is `false`." in lines
+        )
+    code = "```python\n" + "\n".join(f"settings.value_{i} = {i}  # the {i}th" for i in range(90))
+    pieces = chunk_markdown(f"## Settings\n\n{code}\n```", "docs/settings")
+    assert len(pieces) > 1
+    for piece in pieces:  # each piece a fenced block of whole lines
+        assert piece["text"].startswith("```python\n") and piece["text"].endswith("\n```")
+    shown = [line for p in pieces for line in p["text"].splitlines()[1:-1]]
+    assert shown == code.splitlines()[1:]
+    rows = "\n".join(f"| `flag{i}` | what flag number {i} turns on |" for i in range(60))
+    table = chunk_markdown(readable_markdown(f"| Flag | Effect |\n|---|---|\n{rows}"), "d")
+    assert len(table) > 1
+    assert all(t["text"].startswith("Flag | Effect\n") for t in table)  # rows under the header
+
+
+def test_a_reply_shows_the_last_passage_when_only_its_marks_overflow() -> None:
+    # a passage that fits the room left only without its bold and "…" marks was left out
+    # whole; it is quoted a block shorter instead
+    blocks = ["Block one says a thing. " * 8, "Block two says more. " * 9, "Tail. " * 12]
+    page = make_evidence("docs/rejected#0", "\n\n".join(blocks), title="Rejected")
+    for budget in range(120, 700, 3):
+        text = excerpt(page, "Block one says a thing.", budget, True)
+        assert len(text) <= budget or not text
+    first = make_evidence("docs/a#0", "Alpha beta gamma delta. " * 17, title="A")
+    second = make_evidence("docs/b#0", "Epsilon zeta eta theta. " * 21, title="B")
+    reply = passages_reply(
+        [(first, "Alpha beta"), (second, "Epsilon zeta"), (page, "Block one says a thing.")]
+    )
+    assert "[src:docs/rejected#0]" in reply
+    assert len(reply) < MAX_REPLY_CHARS
+
+
 def test_a_changelog_comes_after_the_page_about_how_things_are() -> None:
     from seekgraph.nodes.reader.offline import ranked_passages
 
