@@ -74,13 +74,20 @@ def excerpt(
     Past the budget by the marks alone, a reply's last passage was left out whole (its
     retry had the same room).
     """
-    text, room = _excerpt(ev, sentence, budget, strict, wanted), budget
-    for _ in range(8):
-        if not strict or len(text) <= budget or room <= 0:
-            break
-        room -= max(len(text) - budget, budget // 16)
-        text = _excerpt(ev, sentence, room, strict, wanted)
-    return text
+    text = _excerpt(ev, sentence, budget, strict, wanted)
+    if not strict or len(text) <= budget or budget <= 0:
+        return text
+    # the largest room whose excerpt, marks and all, fits (a search: a fixed step could pass
+    # over the one room that keeps a code block)
+    lo, hi, best = 0, budget - 1, ""
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        tried = _excerpt(ev, sentence, mid, strict, wanted)
+        if len(tried) <= budget:
+            best, lo = tried, mid + 1
+        else:
+            hi = mid - 1
+    return best or text
 
 
 def _excerpt(

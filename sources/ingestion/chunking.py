@@ -58,6 +58,13 @@ def split_long(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
         return [text]
     if "\n" in text.strip() and (is_code(text) or is_list(text) or is_table(text)):
         return split_lines(text, limit)
+    return _split_prose(text, limit)
+
+
+def _split_prose(text: str, limit: int) -> list[str]:
+    """``split_long`` for prose: sentence ends, then line breaks, spaces, a hard cut."""
+    if len(text) <= limit:
+        return [text]
     for pattern in (r"(?<=[.!?。！？])\s+", r"\n+", r"\s+"):
         parts = [p for p in re.split(pattern, text) if p.strip()]
         if len(parts) > 1:
@@ -71,7 +78,7 @@ def split_long(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
             if current:
                 pieces.append(current)
                 current = ""
-            pieces += split_long(part, limit)
+            pieces += _split_prose(part, limit)
         elif current and len(current) + 1 + len(part) > limit:
             pieces.append(current)
             current = part
@@ -88,8 +95,11 @@ def split_lines(block: str, limit: int) -> list[str]:
     Cut at sentence ends, a parameter list's items ran into one line and a code block's
     lines into one paragraph: an API reference's options list lost the line that answers.
     Each piece of a code block is fenced as the block was; each piece of a table opens with
-    its header row (and the rule under it): a row without its header is a row of values. A
-    single line longer than the room is cut as prose.
+    its header row (and the rule under it): a row without its header is a row of values;
+    each piece of a list that opens inside a nested list opens with the items it sits in. A
+    code block inside a list item is cut only where it must be, and then fenced too. A line
+    longer than the room is cut as prose; a header or fence longer than half the room is
+    not repeated.
     """
     lines = block.strip("\n").splitlines()
     head: list[str] = []
@@ -102,27 +112,51 @@ def split_lines(block: str, limit: int) -> list[str]:
         head = lines[: 2 if rule else 1]
     body = lines[len(head) : len(lines) - len(tail)]
     frame = sum(len(x) + 1 for x in head + tail)
-    room = max(limit - frame, limit // 2)
+    if not body or 2 * frame > limit:  # nothing between them, or too wide to repeat
+        head, tail, body, frame = [], [], lines, 0
+    room = limit - frame
+    listed = is_list(block)
     pieces: list[list[str]] = []
-    size = 0
-    for line in body:
-        parts = [line] if len(line) <= room else split_long(line, room)
-        for part in parts:
-            if pieces and size + len(part) + 1 <= room:
-                pieces[-1].append(part)
-                size += len(part) + 1
-            else:
-                pieces.append([part])
-                size = len(part) + 1
-    out = ["\n".join(head + piece + tail) for piece in pieces]
-    if is_list(block):  # a piece that opens inside a nested list says whose items they are
-        seen = 0
-        for n, piece in enumerate(pieces):
-            parents = _parents(body[:seen], piece[0])
-            seen += len(piece)
-            if parents and sum(len(x) + 1 for x in parents) + len(out[n]) <= limit:
-                out[n] = "\n".join(parents + piece)
-    return [p for q in out for p in ([q] if len(q) <= limit else split_long(q.strip(), limit))]
+    size = room + 1  # the first unit opens a piece
+    for at, unit in _units(body, fences=listed):
+        if size + len(unit) + 1 <= room:
+            pieces[-1].append(unit)
+            size += len(unit) + 1
+            continue
+        parents = _parents(body[:at], unit) if listed else []
+        if sum(len(x) + 1 for x in parents) * 2 > room:
+            parents = []
+        if parents and pieces and pieces[-1] == parents:  # they open the next piece instead
+            pieces.pop()
+        if len(unit) + 1 + sum(len(x) + 1 for x in parents) <= room:
+            pieces.append([*parents, unit])
+            size = sum(len(x) + 1 for x in pieces[-1])
+            continue
+        # one unit longer than a piece: a fenced block in a list item is cut as code (each
+        # piece fenced), a line as prose
+        inner = room - sum(len(x) + 1 for x in parents)
+        cut = split_lines(unit, inner) if "\n" in unit else _split_prose(unit, inner)
+        for part in cut:
+            pieces.append([*parents, part])
+        size = room + 1
+    return ["\n".join(head + piece + tail) for piece in pieces]
+
+
+def _units(body: list[str], fences: bool) -> list[tuple[int, str]]:
+    """A block's lines, each with where it starts; with ``fences``, a fenced run is one unit.
+
+    A list item's code block is one unit of its list; a code block's own lines are each one.
+    """
+    out: list[tuple[int, str]] = []
+    fenced = False
+    for at, line in enumerate(body):
+        if fenced and fences:
+            out[-1] = (out[-1][0], f"{out[-1][1]}\n{line}")
+        else:
+            out.append((at, line))
+        if is_code(line):
+            fenced = not fenced
+    return out
 
 
 def _indent(line: str) -> int:
@@ -151,9 +185,18 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
     buf: list[str] = []
 
     def flush() -> None:
-        body = "\n\n".join(p for p in buf if p.strip()).strip()
-        if body:
-            chunks.append({"chunk_id": f"{doc_id}#{len(chunks)}", "heading": heading, "text": body})
+        # the blank lines between blocks and a carried lead-in count too: past the hard
+        # bound, the blocks go into as many chunks as they need (each block is within it)
+        parts = [p for p in buf if p.strip()]
+        while parts:
+            take = 1
+            while take < len(parts) and len("\n\n".join(parts[: take + 1])) <= HARD_CHUNK_CHARS:
+                take += 1
+            body = "\n\n".join(parts[:take]).strip()
+            parts = parts[take:]
+            if body:
+                chunk_id = f"{doc_id}#{len(chunks)}"
+                chunks.append({"chunk_id": chunk_id, "heading": heading, "text": body})
         buf.clear()
 
     for para in blocks(text):  # a code fence is one block, blank lines and "# comments" too
@@ -168,10 +211,9 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
             level = len(match.group(1))
             trail[:] = [(n, h) for n, h in trail if n < level] + [(level, match.group(2).strip())]
             heading = PATH_SEPARATOR.join(h for n, h in trail if n > 1 or len(trail) == 1)
-            rest = "\n".join(para.splitlines()[1:]).strip()
-            if rest:
-                buf.append(rest)
-            continue
+            para = "\n".join(para.splitlines()[1:]).strip()  # text on the heading's block
+            if not para:
+                continue
         # a long list or table is cut into chunks of the usual size (its lines kept), a code
         # block only past the hard bound: an example is read whole
         lined = "\n" in para and (is_list(para) or is_table(para))

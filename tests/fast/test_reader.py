@@ -10,7 +10,7 @@ from seekgraph.nodes.reader.passages import (
     excerpt,
     passages_reply,
 )
-from seekgraph.sources.ingestion.chunking import chunk_markdown
+from seekgraph.sources.ingestion.chunking import HARD_CHUNK_CHARS, chunk_markdown
 from seekgraph.sources.ingestion.markdown_text import first_heading, readable_markdown
 from tests.factories import make_evidence
 
@@ -270,6 +270,29 @@ def test_a_long_options_list_keeps_one_option_per_line() -> None:
     table = chunk_markdown(readable_markdown(f"| Flag | Effect |\n|---|---|\n{rows}"), "d")
     assert len(table) > 1
     assert all(t["text"].startswith("Flag | Effect\n") for t in table)  # rows under the header
+
+
+def test_no_chunk_passes_the_bound_and_no_line_is_lost() -> None:
+    wide = " | ".join(f"Column heading {i}" for i in range(30))  # a header too wide to repeat
+    yaml = "".join(f"  - key{i}: value number {i}\n" for i in range(60))
+    cases = {
+        "wide table": f"| {wide} |\n|{'---|' * 30}\n" + "| v |\n" * 40,
+        "fence line only": "```" + "x" * 2000 + "\n```",
+        "text on the heading's block": "## H\n" + "word " * 1000,
+        "many short blocks": "a\n\n" * 1000,
+        "code a list item holds": f"- Configure it:\n  ```yaml\n{yaml}  ```\n- next item",
+    }
+    for name, text in cases.items():
+        chunks = chunk_markdown(text, "d")
+        assert chunks and all(len(c["text"]) <= HARD_CHUNK_CHARS for c in chunks), name
+    pieces = chunk_markdown(cases["code a list item holds"], "d")
+    assert len(pieces) > 1
+    for piece in pieces:  # each piece: under its item, its code fenced
+        lines = piece["text"].splitlines()
+        assert lines[:2] == ["- Configure it:", "  ```yaml"]
+        assert sum(line.strip().startswith("```") for line in lines) == 2
+    keys = [line for p in pieces for line in p["text"].splitlines() if "key" in line]
+    assert keys == yaml.rstrip("\n").splitlines()  # each once, in order
 
 
 def test_a_reply_shows_the_last_passage_when_only_its_marks_overflow() -> None:
