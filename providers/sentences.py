@@ -35,6 +35,25 @@ def is_table(block: str) -> bool:
     return len(lines) > 1 and all(" | " in line for line in lines)
 
 
+def frame(block: str) -> tuple[list[str], list[str], list[str]]:
+    """A block's lines as (head, body, tail): what frames its lines, and those lines.
+
+    A code block's fences, a table's header row (and the rule under it); a list or a
+    paragraph has neither. A piece of the block shown or chunked apart keeps them: a row
+    without its header is a row of values.
+    """
+    lines = block.splitlines()
+    head: list[str] = []
+    tail: list[str] = []
+    if is_code(block):
+        head = lines[:1]
+        tail = lines[-1:] if len(lines) > 1 and is_code(lines[-1]) else []
+    elif is_table(block):
+        rule = len(lines) > 1 and not lines[1].strip(" |:-")
+        head = lines[: 2 if rule else 1]
+    return head, lines[len(head) : len(lines) - len(tail)], tail
+
+
 def blocks(text: str) -> list[str]:
     """Blank-line separated blocks; a fenced code block is one block, blank lines and all."""
     out: list[str] = []

@@ -12,7 +12,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from seekgraph.providers.sentences import blocks, is_code, is_list, is_table, split_sentences
+from seekgraph.providers.sentences import (
+    blocks,
+    frame,
+    is_code,
+    is_list,
+    is_table,
+    split_sentences,
+)
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import Evidence, heading_of
 
@@ -160,13 +167,7 @@ def _lines_window(block: str, wanted: frozenset[str] | set[str], budget: int) ->
     runs, the earliest, moved so that its first line saying any of ``wanted`` stands a third
     of the way down.
     """
-    lines = block.splitlines()
-    fence = is_code(block)
-    table = not fence and is_table(block)
-    rule = table and len(lines) > 1 and not lines[1].strip(" |:-")
-    head = lines[:1] if fence else lines[: 2 if rule else 1] if table else []
-    tail = lines[-1:] if fence and len(lines) > 1 and is_code(lines[-1]) else []
-    body = lines[len(head) : len(lines) - len(tail)]
+    head, body, tail = frame(block)
     room = budget - sum(len(x) + 1 for x in head + tail) - 4
     said = [term_set(line) & wanted for line in body]
     best: tuple[int, int, int] = (-1, 0, 0)

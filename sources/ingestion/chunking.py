@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from seekgraph.providers.sentences import blocks, is_code, is_list, is_table
+from seekgraph.providers.sentences import blocks, frame, is_code, is_list, is_table
 from seekgraph.sources.indexes.index_source import IndexedDocument
 from seekgraph.state.models import Chunk
 
@@ -101,20 +101,11 @@ def split_lines(block: str, limit: int) -> list[str]:
     longer than the room is cut as prose; a header or fence longer than half the room is
     not repeated.
     """
-    lines = block.strip("\n").splitlines()
-    head: list[str] = []
-    tail: list[str] = []
-    if is_code(block):
-        head = lines[:1]
-        tail = lines[-1:] if len(lines) > 1 and is_code(lines[-1]) else []
-    elif is_table(block):
-        rule = len(lines) > 1 and not lines[1].strip(" |:-")
-        head = lines[: 2 if rule else 1]
-    body = lines[len(head) : len(lines) - len(tail)]
-    frame = sum(len(x) + 1 for x in head + tail)
-    if not body or 2 * frame > limit:  # nothing between them, or too wide to repeat
-        head, tail, body, frame = [], [], lines, 0
-    room = limit - frame
+    head, body, tail = frame(block.strip("\n"))
+    framing = sum(len(x) + 1 for x in head + tail)
+    if not body or 2 * framing > limit:  # nothing between them, or too wide to repeat
+        head, body, tail, framing = [], head + body + tail, [], 0
+    room = limit - framing
     listed = is_list(block)
     pieces: list[list[str]] = []
     size = room + 1  # the first unit opens a piece
