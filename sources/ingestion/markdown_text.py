@@ -3,8 +3,11 @@
 What a person would read, one block per paragraph: headings as ``# title``, hard-wrapped
 paragraphs joined into one line, list items one per line (``- item``, ``1. step``) so a list
 stays one block, code fences kept whole, a table as one block of ``a | b`` rows. An HTML block
-is read as the text it renders as (``html_text``); HTML comments (``<!-- YAML … -->``), link
-reference definitions and images' markup are dropped: they are never quoted.
+is read as the text it renders as (``html_text``); HTML comments, link reference definitions
+and images' markup are dropped: they are never quoted. Node.js's API metadata comment
+(``<!-- YAML added: v0.1.90 -->``) is read as its site shows it: "Added in: v0.1.90", and a
+"History" table of versions and changes (``api_metadata``); so is its
+``<!-- source_link=lib/fs.js -->``: "Source Code: lib/fs.js".
 
 Documentation sites' call-outs are read as the prose they render as, not as code: MkDocs
 admonitions (``!!! note "Title"``, collapsible ``??? tip``), Material's content tabs
@@ -20,7 +23,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
+import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.admon import admon_plugin
@@ -125,6 +130,10 @@ def readable_markdown(text: str) -> str:
         elif kind == "table_close":  # one block: the header row, then a row per line
             out.blocks.append("\n".join(out.table))
             out.table = []
+        elif kind == "html_block" and _YAML_META.match(token.content):
+            out.blocks.extend(api_metadata(token.content))
+        elif kind == "html_block" and (link := _SOURCE_LINK.match(token.content)):
+            out.blocks.append(f"Source Code: {link.group(1)}")
         elif kind == "html_block" and not token.content.lstrip().startswith("<!--"):
             out.html(token.content)
         elif kind in ("fence", "code_block"):
@@ -216,6 +225,64 @@ def _item_opener(tokens: list[Token], i: int) -> bool:
     while j >= 0 and tokens[j].type == "paragraph_open":
         j -= 1
     return j >= 0 and tokens[j].type == "list_item_open"
+
+
+#: Node.js's API metadata: an HTML comment opening with "YAML" (its doc tool's ``isYAMLBlock``)
+_YAML_META = re.compile(r"^\s*<!--\s*YAML\s*$(?P<body>.*?)^\s*-->", re.M | re.S)
+#: Node.js's link to an API's source file, shown on its site as "Source Code: lib/fs.js"
+_SOURCE_LINK = re.compile(r"^\s*<!--\s*source_link=(\S+)\s*-->\s*$")
+#: What each of the metadata's version keys is called on the built site
+_VERSION_KEYS = {"added": "Added in", "deprecated": "Deprecated since", "removed": "Removed in"}
+
+
+def api_metadata(comment: str) -> list[str]:
+    """Node.js's ``<!-- YAML … -->`` metadata as the blocks its site shows.
+
+    "Added in: v0.1.90" (deprecated and removed alike); with ``changes``, a "History" table
+    of versions and what changed, newest first, the version it was added in last, as
+    Node's doc tool (``tools/doc/html.mjs``, ``parseYAML``) renders it. Metadata that does not
+    parse is left out, as the comment was before.
+    """
+    match = _YAML_META.match(comment)
+    try:
+        meta = yaml.safe_load(match.group("body")) if match else None
+    except yaml.YAMLError:
+        return []
+    if not isinstance(meta, dict):
+        return []
+
+    def versions(value: Any) -> str:
+        return ", ".join(str(v) for v in (value if isinstance(value, list) else [value]))
+
+    said = {key: versions(meta[key]) for key in _VERSION_KEYS if meta.get(key)}
+    changes = [c for c in meta.get("changes") or [] if isinstance(c, dict) and c.get("version")]
+    out: list[str] = []
+    if changes:
+        rows = [
+            (versions(c["version"]), " ".join(str(c.get("description", "")).split()))
+            for c in changes
+        ]
+        rows += [
+            (said[k], f"{_VERSION_KEYS[k]}: {said[k]}")
+            for k in ("deprecated", "removed")
+            if k in said
+        ]
+        rows.sort(key=lambda row: _version_key(row[0]), reverse=True)
+        if "added" in said:
+            rows.append((said["added"], f"Added in: {said['added']}"))
+        out.append("History:")
+        out.append("\n".join(["Version | Changes", *(f"{v} | {d}" for v, d in rows)]))
+    else:
+        out.extend(f"{_VERSION_KEYS[k]}: {v}" for k, v in said.items())
+    if meta.get("napiVersion"):
+        out.append(f"N-API version: {versions(meta['napiVersion'])}")
+    return out
+
+
+def _version_key(versions: str) -> tuple[int, ...]:
+    """The oldest of ``"v18.0.0, v16.15.0"`` as numbers, to order a history by."""
+    keys = [tuple(int(n) for n in re.findall(r"\d+", v)) or (0,) for v in versions.split(",")]
+    return min(keys)
 
 
 def first_heading(text: str) -> str | None:

@@ -120,3 +120,76 @@ async def test_an_offline_report_over_documents_quotes_each_parts_passages_whole
     # the passage keeps the code its sentence introduces, under its place, cited
     assert "Middleware(CORSMiddleware" in cors and "```python" in cors
     assert "middleware › CORSMiddleware" in cors
+
+
+#: A page written the way Node.js writes its API reference: each API's versions are an HTML
+#: comment of YAML under its heading, which the built site shows as "Added in" and a history.
+NODE_STYLE = """# File system
+
+<!-- source_link=lib/files.js -->
+
+## `files.read(path[, options], callback)`
+
+<!-- YAML
+added: v0.1.29
+changes:
+  - version:
+      - v15.2.0
+      - v14.17.0
+    pr-url: https://example.org/pull/35911
+    description: The options argument may include an AbortSignal to abort a
+                 read that is under way.
+  - version: v16.0.0
+    description: The error given may be an `AggregateError`.
+-->
+
+* `path` {string} the file's name
+* `callback` {Function}
+
+Reads the whole content of a file, without blocking.
+
+## `files.watch(path)`
+
+<!-- YAML
+added: v0.5.10
+deprecated: v20.0.0
+-->
+
+Watches a file for changes. Use `files.subscribe()` instead.
+
+<!-- YAML
+this: [is not closed
+-->
+
+The rest of the page.
+"""
+
+
+async def test_an_api_reference_answers_since_when_from_its_version_metadata(
+    tmp_path: Path, real_embedder
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "files.md").write_text(NODE_STYLE)
+    index = EmbeddedIndex(tmp_path / "index.sqlite", real_embedder)
+    sync_source(index, tmp_path / "docs", "docs", "docs", ["group:everyone"])
+    services = Services(
+        registry=SourceRegistry([EmbeddedSource(index, "docs", "docs")], users=[READER]),
+        embedder=real_embedder,
+        reranker=LocalReranker(reranker_embedder(real_embedder, index)),
+    )
+    # the metadata is on the page as its site shows it; a broken comment loses nothing else
+    page = index.read("docs", "docs/files", READER)
+    assert page is not None
+    text = "\n".join(c["text"] for c in page["chunks"])
+    assert "Deprecated since: v20.0.0" in text and "The rest of the page." in text
+    assert "Source Code: lib/files.js" in text
+    out = (
+        await run_graph(
+            services,
+            "Since which version can I cancel files.read with an AbortSignal?",
+            Context(user="ann"),
+        )
+    ).output
+    assert "v15.2.0" in out["answer"] and "[src:docs/files#" in out["answer"]
+    out = (await run_graph(services, "When was files.watch added?", Context(user="ann"))).output
+    assert "v0.5.10" in out["answer"] and "[src:docs/files#" in out["answer"]
