@@ -84,18 +84,30 @@ def _callouts_as_admonitions(text: str) -> str:
     return "\n".join(out)
 
 
+#: Python-Markdown's attribute lists (``## Title {: #anchor }``, ``[Start](x){ .md-button }``,
+#: ``{: .annotate }`` under a list): what the site turns into HTML attributes, never words
+_ATTR = r"""(?:[#.][\w:-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}"'`]+))"""
+_ATTR_LIST = re.compile(rf"(?<!{{)\s*\{{:?\s*{_ATTR}(?:\s+{_ATTR})*\s*\}}(?!}})")
+
+
 def inline_text(token: Token) -> str:
-    """The words of an inline token: code spans kept in backticks, markup and HTML dropped."""
+    """The words of an inline token: code spans kept in backticks, markup and HTML dropped.
+
+    Attribute lists (``{: #anchor }``) are markup too.
+    """
     parts: list[str] = []
+    words = ""  # the text since the last code span: attribute lists are read in it only
     for child in token.children or []:
         if child.type == "text":
-            parts.append(child.content)
-        elif child.type == "code_inline":
-            parts.append(f"`{child.content}`")
+            words += child.content
         elif child.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
+            words += " "
         elif child.type == "image":
-            parts.append(child.content)
+            words += child.content
+        elif child.type == "code_inline":
+            parts += [_ATTR_LIST.sub("", words), f"`{child.content}`"]
+            words = ""
+    parts.append(_ATTR_LIST.sub("", words))
     return " ".join("".join(parts).split())
 
 

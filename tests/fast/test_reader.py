@@ -525,3 +525,23 @@ def test_tabs_admonitions_and_blocks_are_read_as_the_prose_they_render_as() -> N
     # an API reference the site generates there (mkdocstrings) is not on the page: no words
     autodoc = '??? abstract "API Reference"\n    ::: pkg.mod.Client\n        options:\n'
     assert readable_markdown(autodoc + "          show_root_heading: true\n\nNext.") == "Next."
+
+
+def test_attribute_lists_are_markup_never_words_and_code_keeps_its_braces() -> None:
+    page = (
+        "# Settings {#settings}\n\n"
+        "### [`cache-dir`](#cache-dir) {: #cache-dir }\n\n"
+        "Path to the cache directory.\n\n"
+        "[Get started](install.md){ .md-button .md-button--primary } now.\n\n"
+        "- one\n- two\n{: .annotate }\n\n"
+        '| Query | Meaning |\n|---|---|\n| `rate(cpu{mode="system"}[1m])` | CPU time |\n\n'
+        "Write `{: #id }` after a heading; {{ .Value }} is a template.\n"
+    )
+    text = readable_markdown(page)
+    assert first_heading(page) == "Settings"
+    assert "### `cache-dir`\n\nPath to the cache directory." in text  # its section's name
+    assert "Get started now." in text and "- two\n" in text
+    # braces that are words stay: code, a template
+    assert '`rate(cpu{mode="system"}[1m])` | CPU time' in text
+    assert "Write `{: #id }` after a heading; {{ .Value }} is a template." in text
+    assert "{:" not in text.replace("`{: #id }`", "") and ".md-button" not in text
