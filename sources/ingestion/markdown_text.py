@@ -46,6 +46,9 @@ _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 # mkdocstrings' directive, ``::: package.module.Name`` and its options: the site builds the
 # API reference there; the page holds none of its words
 _AUTODOC = re.compile(r"^:::\s+[\w.]+")
+# pymdownx.snippets' include, ``--8<-- "file.md"`` (a line of its own, or a block of file
+# names between two ``--8<--`` lines): the site puts the file there; the page holds none of it
+_SNIPPET = re.compile(r"""^\s*--8<--\s*(?:(["']?)[^"'\s]+\1\s*)?$""")
 # a GitHub alert's first words inside a block quote
 _ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORECASE)
 
@@ -53,13 +56,20 @@ _ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNOREC
 def _callouts_as_admonitions(text: str) -> str:
     """Tabs, PyMdown blocks and colon containers rewritten as the admonitions the parser reads.
 
-    Lines inside a fenced code block are left as they are.
+    Lines inside a fenced code block are left as they are; snippet includes (``--8<--``) are
+    dropped, in code too.
     """
     out: list[str] = []
     fence = ""
     blocks: list[str] = []  # the marks (/// or :::) of each open block, innermost last
+    snippets = False  # inside a block of snippet files
     for line in text.splitlines():
         opened = _FENCE.match(line)
+        if snippets or (not fence and _SNIPPET.match(line)):
+            snippets = snippets != (line.strip() == "--8<--")  # a bare mark opens or closes
+            continue
+        if fence and _SNIPPET.match(line) and line.strip() != "--8<--":
+            continue  # a file included in the code block
         if fence:
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
                 fence = ""
@@ -84,6 +94,8 @@ def _callouts_as_admonitions(text: str) -> str:
     return "\n".join(out)
 
 
+#: Material for MkDocs' icons (``:material-check:``, ``:octicons-arrow-right-24:``): pictures
+_ICON = re.compile(r":(?:material|octicons|fontawesome|simple)-[\w-]+:")
 #: Python-Markdown's attribute lists (``## Title {: #anchor }``, ``[Start](x){ .md-button }``,
 #: ``{: .annotate }`` under a list): what the site turns into HTML attributes, never words
 _ATTR = r"""(?:[#.][\w:-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}"'`]+))"""
@@ -105,10 +117,15 @@ def inline_text(token: Token) -> str:
         elif child.type == "image":
             words += child.content
         elif child.type == "code_inline":
-            parts += [_ATTR_LIST.sub("", words), f"`{child.content}`"]
+            parts += [_markup_out(words), f"`{child.content}`"]
             words = ""
-    parts.append(_ATTR_LIST.sub("", words))
+    parts.append(_markup_out(words))
     return " ".join("".join(parts).split())
+
+
+def _markup_out(words: str) -> str:
+    """Text without attribute lists and icons."""
+    return _ICON.sub("", _ATTR_LIST.sub("", words))
 
 
 def readable_markdown(text: str) -> str:

@@ -527,7 +527,7 @@ def test_tabs_admonitions_and_blocks_are_read_as_the_prose_they_render_as() -> N
     assert readable_markdown(autodoc + "          show_root_heading: true\n\nNext.") == "Next."
 
 
-def test_attribute_lists_are_markup_never_words_and_code_keeps_its_braces() -> None:
+def test_attribute_lists_snippets_and_icons_are_markup_never_words() -> None:
     page = (
         "# Settings {#settings}\n\n"
         "### [`cache-dir`](#cache-dir) {: #cache-dir }\n\n"
@@ -545,3 +545,9 @@ def test_attribute_lists_are_markup_never_words_and_code_keeps_its_braces() -> N
     assert '`rate(cpu{mode="system"}[1m])` | CPU time' in text
     assert "Write `{: #id }` after a heading; {{ .Value }} is a template." in text
     assert "{:" not in text.replace("`{: #id }`", "") and ".md-button" not in text
+    # an included file (pymdownx.snippets) is not on the page, nor is an icon a word
+    page = (
+        '--8<-- "includes/header.md"\n\nDone :material-check: here.\n\n'
+        '```python\n--8<-- "examples/run.py"\nprint(1)\n```\n\n--8<--\na.md\n--8<--\n\nEnd.'
+    )
+    assert readable_markdown(page) == "Done here.\n\n```python\nprint(1)\n```\n\nEnd."
