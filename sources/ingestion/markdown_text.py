@@ -15,8 +15,10 @@ admonitions (``!!! note "Title"``, collapsible ``??? tip``), Material's content 
 containers (``:::tip`` … ``:::``) and GitHub alerts
 (``> [!NOTE]``). Their bodies are indented or fenced; CommonMark alone reads an indented body
 as a code block. Each is read as its title, then its body: "Windows: Use `irm` to download the
-script:" and the code block under it. mkdocstrings' ``::: package.Name`` directives are
-dropped: the built site puts generated documentation there, which the page does not hold.
+script:" and the code block under it. mkdocstrings' ``::: package.Name`` directives and
+snippet includes (``--8<-- "file.md"``) are dropped: the built site puts other files there,
+which the page does not hold. Attribute lists (``{: #anchor }``) and Material's icons
+(``:material-check:``) are markup, never words.
 """
 
 from __future__ import annotations
