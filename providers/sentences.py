@@ -17,6 +17,8 @@ _ORDERED = re.compile(r"^\s*\d+[.)]\s+")
 _COMPLETES = compiled("completing_line", flags=re.I)
 #: A lead-in keeps the list it introduces when the list is at most this long.
 _LEAD_IN_LIST_CHARS = 900
+#: A code block up to this long travels with the sentence that introduces it ("…:").
+_LEAD_IN_CODE_CHARS = 500
 
 
 def is_code(block: str) -> bool:
@@ -141,8 +143,8 @@ def sentences(text: str) -> list[str]:
     the dot of "e.g."); a numbered list stays one unit, in order (steps); a bullet list gives
     one unit per item; a fenced code block is one unit, fences included; headings are not
     quoted; a table row is read with its header; a line such as "Default: 30 s" stays with
-    the sentence it completes, and a sentence ending in ":" keeps the short list it
-    introduces.
+    the sentence it completes, and a sentence ending in ":" keeps the short list or code
+    block it introduces.
     """
     units: list[str] = []
     lead_in = False  # the last unit ends with ":" and may take the list that follows
@@ -152,7 +154,10 @@ def sentences(text: str) -> list[str]:
             lead_in = False
             continue
         if block.startswith("```"):
-            units.append(block)
+            if lead_in and len(block) <= _LEAD_IN_CODE_CHARS:
+                units[-1] = f"{units[-1]}\n{block}"  # "To disable verification:" and its code
+            else:
+                units.append(block)
             lead_in = False
             continue
         lines = [line for line in block.splitlines() if line.strip()]

@@ -116,6 +116,10 @@ def _excerpt(
     parts = blocks(body_of(ev))
     if not parts:
         return ""
+    # a unit that opens with its sentence and takes the list or code it introduces is found,
+    # and marked, by that sentence (``providers.sentences.sentences``)
+    if not is_code(sentence.strip()) and not is_list(sentence.strip()):
+        sentence = sentence.strip().split("\n")[0]
     squeezed = " ".join(sentence.split())
     at = next((i for i, b in enumerate(parts) if squeezed and squeezed in " ".join(b.split())), 0)
     if len(parts[at]) > budget:
@@ -265,8 +269,10 @@ def answer_reply(
     ev, sentence = chosen[0]
     label = f"{where(ev)} [src:{ev['source_id']}]"
     room = limit - len(header) - len(label) - 6
-    # a procedure's steps are quoted as the unit the reader numbered
-    procedure = "\n" in sentence.strip() and len(sentence) <= room
+    # a procedure's steps are quoted as the unit the reader numbered; a sentence with the list
+    # or code it introduces ("…:") is quoted with its passage around it
+    lines = sentence.strip().split("\n")
+    procedure = len(lines) > 1 and not lines[0].endswith(":") and len(sentence) <= room
     text = sentence.strip() if procedure else excerpt(ev, sentence, min(room, ANSWER_PASSAGE_CHARS))
     out = [header, f"{label}\n\n{text}"]
     used = sum(len(x) + 2 for x in out)

@@ -36,7 +36,8 @@ path.join('/foo', 'bar');
 
 def test_hard_wrapped_markdown_becomes_whole_clean_units() -> None:
     units = sentences(readable_markdown(DOC))
-    assert units[0] == (
+    assert units[0] == "Added in: v0.1.16"  # the API's metadata, as its site shows it
+    assert units[1] == (
         "The `path.join()` method joins all given `path` segments together using the "
         "platform-specific separator as a delimiter, then normalizes the resulting path."
     )
@@ -76,8 +77,11 @@ def test_abbreviations_do_not_end_a_sentence() -> None:
 def test_a_code_block_with_blank_lines_stays_one_unit_and_its_comments_are_not_headings() -> None:
     text = "Use it:\n\n```python\nimport x\n\n# Code of your app\nx.run()\n```\n\nDone here."
     units = sentences(text)
-    assert "```python\nimport x\n\n# Code of your app\nx.run()\n```" in units
+    # whole, with the sentence that introduces it: "Use it:" is half an answer without it
+    assert "Use it:\n```python\nimport x\n\n# Code of your app\nx.run()\n```" in units
     assert units[-1] == "Done here."
+    long = "```python\n" + "x.run()\n" * 80 + "```"
+    assert sentences(f"Use it:\n\n{long}") == ["Use it:", long]  # too long to go with it
 
 
 def test_chinese_sentences_split_at_chinese_punctuation() -> None:
