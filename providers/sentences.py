@@ -178,7 +178,7 @@ def sentences(text: str) -> list[str]:
         for part in split_sentences(paragraph):
             if len(part) < 3:
                 continue
-            if units and _COMPLETES.match(part) and not units[-1].startswith("```"):
+            if units and _COMPLETES.match(part) and "```" not in units[-1]:
                 units[-1] = f"{units[-1]} {part}"
             else:
                 units.append(part)

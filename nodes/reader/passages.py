@@ -117,11 +117,22 @@ def _excerpt(
     if not parts:
         return ""
     # a unit that opens with its sentence and takes the list or code it introduces is found,
-    # and marked, by that sentence (``providers.sentences.sentences``)
+    # and marked, by that sentence (``providers.sentences.sentences``): in the block followed
+    # by what it introduces ("Example:" may open more than one)
+    follows = ""
     if not is_code(sentence.strip()) and not is_list(sentence.strip()):
-        sentence = sentence.strip().split("\n")[0]
+        sentence, _, follows = sentence.strip().partition("\n")
     squeezed = " ".join(sentence.split())
-    at = next((i for i, b in enumerate(parts) if squeezed and squeezed in " ".join(b.split())), 0)
+    holding = [i for i, b in enumerate(parts) if squeezed and squeezed in " ".join(b.split())]
+    after = " ".join(follows.split())[:80]
+    at = next(
+        (
+            i
+            for i in holding
+            if i + 1 < len(parts) and " ".join(parts[i + 1].split()).startswith(after)
+        ),
+        holding[0] if holding else 0,
+    )
     if len(parts[at]) > budget:
         if _is_lines(parts[at]):
             parts[at] = _lines_window(parts[at], wanted | term_set(sentence), budget)
@@ -273,7 +284,8 @@ def answer_reply(
     # or code it introduces ("…:") is quoted with its passage around it
     lines = sentence.strip().split("\n")
     procedure = len(lines) > 1 and not lines[0].endswith(":") and len(sentence) <= room
-    text = sentence.strip() if procedure else excerpt(ev, sentence, min(room, ANSWER_PASSAGE_CHARS))
+    budget = min(room, ANSWER_PASSAGE_CHARS)
+    text = sentence.strip() if procedure else excerpt(ev, sentence, budget, strict=True)
     out = [header, f"{label}\n\n{text}"]
     used = sum(len(x) + 2 for x in out)
     more: list[str] = []

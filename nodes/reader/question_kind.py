@@ -56,7 +56,8 @@ def procedure_steps(ev: Evidence) -> str | None:
     heading = heading_of(ev)
     if not _PROCEDURE_HEADING.search(heading):
         return None
-    units = [u for u in sentences(ev["snippet"]) if not u.startswith("```")]
+    # the sentences alone: code, and the code a sentence introduces, are not steps
+    units = [u.split("\n```")[0] for u in sentences(ev["snippet"]) if not u.startswith("```")]
     if len(units) < 2 or any(_STEPS.search(u) for u in units):
         return None  # a numbered list is already a unit of its own
     if _STEPS_HEADING.search(heading):

@@ -50,7 +50,8 @@ _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _AUTODOC = re.compile(r"^:::\s+[\w.]+")
 # pymdownx.snippets' include, ``--8<-- "file.md"`` (a line of its own, or a block of file
 # names between two ``--8<--`` lines): the site puts the file there; the page holds none of it
-_SNIPPET = re.compile(r"""^\s*--8<--\s*(?:(["']?)[^"'\s]+\1\s*)?$""")
+_SNIPPET = re.compile(r"""^\s*--8<--\s+(["'])[^"']+\1\s*$""")
+_SNIPPET_MARK = "--8<--"
 # a GitHub alert's first words inside a block quote
 _ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORECASE)
 
@@ -64,14 +65,27 @@ def _callouts_as_admonitions(text: str) -> str:
     out: list[str] = []
     fence = ""
     blocks: list[str] = []  # the marks (/// or :::) of each open block, innermost last
-    snippets = False  # inside a block of snippet files
-    for line in text.splitlines():
+    lines = text.splitlines()
+    closing = 0  # the line that closes the block of snippet files being skipped
+    for at, line in enumerate(lines):
         opened = _FENCE.match(line)
-        if snippets or (not fence and _SNIPPET.match(line)):
-            snippets = snippets != (line.strip() == "--8<--")  # a bare mark opens or closes
+        if at <= closing and closing:
             continue
-        if fence and _SNIPPET.match(line) and line.strip() != "--8<--":
-            continue  # a file included in the code block
+        if _SNIPPET.match(line):
+            continue  # a file the site puts here (in a code block too)
+        if not fence and line.strip() == _SNIPPET_MARK:
+            # a block of file names, one per line, up to a bare mark; else the line is text
+            end = next(
+                (
+                    j
+                    for j in range(at + 1, len(lines))
+                    if not lines[j].strip() or lines[j].strip() == _SNIPPET_MARK
+                ),
+                None,
+            )
+            if end is not None and lines[end].strip() == _SNIPPET_MARK:
+                closing = end
+                continue
         if fence:
             if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
                 fence = ""
@@ -101,33 +115,52 @@ _ICON = re.compile(r":(?:material|octicons|fontawesome|simple)-[\w-]+:")
 #: Python-Markdown's attribute lists (``## Title {: #anchor }``, ``[Start](x){ .md-button }``,
 #: ``{: .annotate }`` under a list): what the site turns into HTML attributes, never words
 _ATTR = r"""(?:[#.][\w:-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}"'`]+))"""
-_ATTR_LIST = re.compile(rf"(?<!{{)\s*\{{:?\s*{_ATTR}(?:\s+{_ATTR})*\s*\}}(?!}})")
+_ATTRS = rf"\{{:?\s*{_ATTR}(?:\s+{_ATTR})*\s*\}}"
+#: ... right after a link, an image, emphasis or a code span (the element's attributes)
+_ATTR_AFTER = re.compile(rf"^{_ATTRS}")
+#: ... at the end of a heading, after a space
+_ATTR_HEADING = re.compile(rf"[ \t]+{_ATTRS}\s*$")
+#: ... on a line of its own at the end of a block (a paragraph's, a list item's)
+_ATTR_BLOCK = re.compile(rf"^\s*{_ATTRS}\s*$")
+#: the inline elements an attribute list may follow
+_ATTRIBUTED = frozenset(
+    {"link_close", "image", "em_close", "strong_close", "code_inline", "s_close"}
+)
 
 
-def inline_text(token: Token) -> str:
+def inline_text(token: Token, heading: bool = False) -> str:
     """The words of an inline token: code spans kept in backticks, markup and HTML dropped.
 
-    Attribute lists (``{: #anchor }``) are markup too.
+    Attribute lists are markup too, where Python-Markdown reads them: right after a link,
+    image, emphasis or code span (``[Start](x){ .md-button }``), at the end of a heading
+    (``## Title {: #anchor }``, ``heading``) and on the last line of a block (``{: .annotate }``
+    under a list). Elsewhere braces are words: ``up{job="x"}``, ``{:.2f}``.
     """
     parts: list[str] = []
-    words = ""  # the text since the last code span: attribute lists are read in it only
-    for child in token.children or []:
+    words = ""  # the text since the last code span
+    children = token.children or []
+    last = len(children) - 1
+    for n, child in enumerate(children):
+        before = children[n - 1].type if n else ""
         if child.type == "text":
-            words += child.content
+            text = child.content
+            if before in _ATTRIBUTED:
+                text = _ATTR_AFTER.sub("", text)
+            if n == last and before in ("softbreak", "hardbreak") and _ATTR_BLOCK.match(text):
+                text = ""
+            words += text
         elif child.type in ("softbreak", "hardbreak"):
             words += " "
         elif child.type == "image":
             words += child.content
         elif child.type == "code_inline":
-            parts += [_markup_out(words), f"`{child.content}`"]
+            parts += [_ICON.sub("", words), f"`{child.content}`"]
             words = ""
-    parts.append(_markup_out(words))
-    return " ".join("".join(parts).split())
-
-
-def _markup_out(words: str) -> str:
-    """Text without attribute lists and icons."""
-    return _ICON.sub("", _ATTR_LIST.sub("", words))
+    parts.append(_ICON.sub("", words))
+    text = "".join(parts)
+    if heading:
+        text = _ATTR_HEADING.sub("", text)
+    return " ".join(text.split())
 
 
 def readable_markdown(text: str) -> str:
@@ -196,7 +229,8 @@ class _Blocks:
             self.item_lines = []
 
     def inline(self, tokens: list[Token], i: int) -> None:
-        words = _ALERT.sub(lambda m: f"{m.group(1).capitalize()}: ", inline_text(tokens[i]))
+        text = inline_text(tokens[i], heading=bool(self.heading))
+        words = _ALERT.sub(lambda m: f"{m.group(1).capitalize()}: ", text)
         if not words:
             return
         if self.in_title:
@@ -259,7 +293,7 @@ def _item_opener(tokens: list[Token], i: int) -> bool:
 
 
 #: Node.js's API metadata: an HTML comment opening with "YAML" (its doc tool's ``isYAMLBlock``)
-_YAML_META = re.compile(r"^\s*<!--\s*YAML\s*$(?P<body>.*?)^\s*-->", re.M | re.S)
+_YAML_META = re.compile(r"^\s*<!--\s*YAML[ \t]*\n(?P<body>.*?)-->", re.S)
 #: Node.js's link to an API's source file, shown on its site as "Source Code: lib/fs.js"
 _SOURCE_LINK = re.compile(r"^\s*<!--\s*source_link=(\S+)\s*-->\s*$")
 #: What each of the metadata's version keys is called on the built site
@@ -272,27 +306,32 @@ def api_metadata(comment: str) -> list[str]:
     "Added in: v0.1.90" (deprecated and removed alike); with ``changes``, a "History" table
     of versions and what changed, newest first, the version it was added in last, as
     Node's doc tool (``tools/doc/html.mjs``, ``parseYAML``) renders it. Metadata that does not
-    parse is left out, as the comment was before.
+    parse, or is not laid out so, is left out, as the comment was before; the page is read.
     """
     match = _YAML_META.match(comment)
     try:
         meta = yaml.safe_load(match.group("body")) if match else None
-    except yaml.YAMLError:
+        return _metadata_blocks(meta) if isinstance(meta, dict) else []
+    except Exception:  # noqa: BLE001 - YAML's errors, a date out of range, nesting too deep
         return []
-    if not isinstance(meta, dict):
-        return []
+
+
+def _metadata_blocks(meta: dict[str, Any]) -> list[str]:
+    """``api_metadata``'s blocks from the parsed metadata."""
 
     def versions(value: Any) -> str:
         return ", ".join(str(v) for v in (value if isinstance(value, list) else [value]))
 
     said = {key: versions(meta[key]) for key in _VERSION_KEYS if meta.get(key)}
-    changes = [c for c in meta.get("changes") or [] if isinstance(c, dict) and c.get("version")]
+    listed = meta.get("changes")
+    changes = (
+        [c for c in listed if isinstance(c, dict) and c.get("version")]
+        if isinstance(listed, list)
+        else []
+    )
     out: list[str] = []
     if changes:
-        rows = [
-            (versions(c["version"]), " ".join(str(c.get("description", "")).split()))
-            for c in changes
-        ]
+        rows = [(versions(c["version"]), _described(c.get("description"))) for c in changes]
         rows += [
             (said[k], f"{_VERSION_KEYS[k]}: {said[k]}")
             for k in ("deprecated", "removed")
@@ -310,6 +349,14 @@ def api_metadata(comment: str) -> list[str]:
     return out
 
 
+def _described(description: Any) -> str:
+    """A change's description (Markdown) as words, on one line."""
+    if not description:
+        return ""
+    tokens = _PARSER.parseInline(str(description))
+    return inline_text(tokens[0]).replace(" | ", " / ") if tokens else ""
+
+
 def _version_key(versions: str) -> tuple[int, ...]:
     """The oldest of ``"v18.0.0, v16.15.0"`` as numbers, to order a history by."""
     keys = [tuple(int(n) for n in re.findall(r"\d+", v)) or (0,) for v in versions.split(",")]
@@ -324,5 +371,5 @@ def first_heading(text: str) -> str | None:
     """
     tokens = [t for t in _PARSER.parse(text) if t.type != "html_block"]
     if len(tokens) > 1 and tokens[0].type == "heading_open":
-        return inline_text(tokens[1]) or None
+        return inline_text(tokens[1], heading=True) or None
     return None

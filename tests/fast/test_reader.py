@@ -3,13 +3,16 @@ whole, and the LLM guard leaving right replies alone."""
 
 from __future__ import annotations
 
+from seekgraph.nodes.reader.extractive import EXTRACTIVE_HEADER
 from seekgraph.nodes.reader.guard import guard_reply
 from seekgraph.nodes.reader.passages import (
     MAX_REPLY_CHARS,
     PASSAGES_HEADER,
+    answer_reply,
     excerpt,
     passages_reply,
 )
+from seekgraph.providers.sentences import sentences
 from seekgraph.sources.ingestion.chunking import HARD_CHUNK_CHARS, chunk_markdown
 from seekgraph.sources.ingestion.markdown_text import first_heading, readable_markdown
 from tests.factories import make_evidence
@@ -551,3 +554,39 @@ def test_attribute_lists_snippets_and_icons_are_markup_never_words() -> None:
         '```python\n--8<-- "examples/run.py"\nprint(1)\n```\n\n--8<--\na.md\n--8<--\n\nEnd.'
     )
     assert readable_markdown(page) == "Done here.\n\n```python\nprint(1)\n```\n\nEnd."
+    # where Python-Markdown reads no attribute list, braces are words; a lone mark is text
+    prose = "Query up{job=prometheus} or {:.2f}\n\nIntro.\n\n--8<--\n\nThe rest."
+    assert readable_markdown(prose) == (
+        "Query up{job=prometheus} or {:.2f}\n\nIntro.\n\n--8<--\n\nThe rest."
+    )
+
+
+def test_version_metadata_that_does_not_parse_or_fit_loses_nothing_else() -> None:
+    for body in ("changes: true", "added: 2020-13-45", "[" * 2000, "- a\n- b", "{"):
+        page = f"# Files\n\n<!-- YAML\n{body}\n-->\n\nReads a file."
+        assert readable_markdown(page) == "# Files\n\nReads a file.", body
+    page = "<!-- YAML\nadded: v1.2.0\nchanges:\n  - version: v2.0.0\n    description:\n-->"
+    assert (
+        readable_markdown(page)
+        == "History:\n\nVersion | Changes\nv2.0.0 | \nv1.2.0 | Added in: v1.2.0"
+    )
+
+
+def test_a_quoted_lead_in_shows_its_own_code_and_the_answer_stays_short() -> None:
+    text = (
+        "## Reading\n\nRead a file and wait for it. Example:\n\n```js\nreadFileSync('a');\n```"
+        "\n\nOr pass a callback. Example:\n\n```js\nreadFile('a', done);\n```"
+    )
+    ev = make_evidence("api/fs#0", text, title="fs")
+    unit = next(u for u in sentences(text) if "readFile('a', done)" in u)
+    assert unit.startswith("Example:\n```js")  # the sentence keeps the code it introduces
+    shown = excerpt(ev, unit, 120)
+    assert "**Example:**\n\n```js\nreadFile('a', done);" in shown  # that one, not the first
+    # an answering lead-in with a long list and paragraph stays inside the reply's bound
+    intro = "Options change how the client behaves. " * 20 + "The options are:"
+    items = "\n".join(f"- `opt{i}`: sets thing {i} of the client to its value" for i in range(18))
+    ev = make_evidence("api/client#0", f"## Client\n\n{intro}\n\n{items}", title="Client")
+    lead = next(u for u in sentences(f"{intro}\n\n{items}") if u.startswith("The options"))
+    reply = answer_reply([(ev, lead)], EXTRACTIVE_HEADER, [])
+    assert len(reply) <= MAX_REPLY_CHARS and "**The options are:**" in reply
+    assert "- `opt0`" in reply

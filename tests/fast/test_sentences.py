@@ -80,6 +80,9 @@ def test_a_code_block_with_blank_lines_stays_one_unit_and_its_comments_are_not_h
     # whole, with the sentence that introduces it: "Use it:" is half an answer without it
     assert "Use it:\n```python\nimport x\n\n# Code of your app\nx.run()\n```" in units
     assert units[-1] == "Done here."
+    # a line that completes a sentence does not follow the code's closing fence
+    units = sentences("Use it:\n\n```python\nx = 1\n```\n\nDefault: 30 s.")
+    assert units == ["Use it:\n```python\nx = 1\n```", "Default: 30 s."]
     long = "```python\n" + "x.run()\n" * 80 + "```"
     assert sentences(f"Use it:\n\n{long}") == ["Use it:", long]  # too long to go with it
 
