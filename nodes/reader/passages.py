@@ -124,12 +124,12 @@ def _excerpt(
         sentence, _, follows = sentence.strip().partition("\n")
     squeezed = " ".join(sentence.split())
     holding = [i for i, b in enumerate(parts) if squeezed and squeezed in " ".join(b.split())]
-    after = " ".join(follows.split())[:80]
+    opening = " ".join(follows.split())[:80]
     at = next(
         (
             i
             for i in holding
-            if i + 1 < len(parts) and " ".join(parts[i + 1].split()).startswith(after)
+            if i + 1 < len(parts) and " ".join(parts[i + 1].split()).startswith(opening)
         ),
         holding[0] if holding else 0,
     )
