@@ -21,6 +21,11 @@ _LEAD_IN_LIST_CHARS = 900
 _LEAD_IN_CODE_CHARS = 500
 
 
+def said_of(unit: str) -> str:
+    """What a quotable unit says in words: a lead-in without the code block it carries."""
+    return unit if unit.startswith("```") else unit.split("\n```", 1)[0]
+
+
 def is_code(block: str) -> bool:
     """A block that is a fenced code block (or a line that is a fence)."""
     return block.lstrip().startswith(("```", "~~~"))

@@ -20,7 +20,7 @@ from seekgraph.nodes.reader.needs import Need, needs_of
 from seekgraph.nodes.reader.question_kind import extra_units, kind_bonus
 from seekgraph.providers.language import compiled
 from seekgraph.providers.rerank import meaning_beyond_subject, words_pull
-from seekgraph.providers.sentences import sentences
+from seekgraph.providers.sentences import said_of, sentences
 from seekgraph.providers.terms import coverage, term_set, terms
 from seekgraph.state.models import Evidence, heading_of
 from seekgraph.state.schemas import SearchState
@@ -126,7 +126,9 @@ async def extractive_answer(
         # The evidence passed the filter, so quote its best sentence rather than nothing.
         chosen = [(s, ev, score) for (s, ev), score in ranked[:1]]
         close[id(chosen[0][1]), chosen[0][0]] = meaning[order[0]]
-    asked = [(s, ev["title"]) for s, ev, _ in chosen if ev["kind"] not in CHAT_KINDS]
+    # whether a quote is drawn to the question is read in its words, not in the code a lead-in
+    # carries (that code still ranks it): an example's `window: 30m` is no stated default
+    asked = [(said_of(s), ev["title"]) for s, ev, _ in chosen if ev["kind"] not in CHAT_KINDS]
     pulled = iter(await words_pull(services.embedder, state["question"], asked))
     pulls = [ev["kind"] not in CHAT_KINDS and next(pulled) for _, ev, _ in chosen]
     quoted = [  # best first
