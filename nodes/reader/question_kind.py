@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from seekgraph.providers.language import compiled, pattern
-from seekgraph.providers.sentences import sentences
+from seekgraph.providers.sentences import said_of, sentences
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import Evidence, heading_of
 
@@ -57,7 +57,7 @@ def procedure_steps(ev: Evidence) -> str | None:
     if not _PROCEDURE_HEADING.search(heading):
         return None
     # the sentences alone: code, and the code a sentence introduces, are not steps
-    units = [u.split("\n```")[0] for u in sentences(ev["snippet"]) if not u.startswith("```")]
+    units = [said_of(u) for u in sentences(ev["snippet"]) if not u.startswith("```")]
     if len(units) < 2 or any(_STEPS.search(u) for u in units):
         return None  # a numbered list is already a unit of its own
     if _STEPS_HEADING.search(heading):

@@ -66,10 +66,10 @@ def _callouts_as_admonitions(text: str) -> str:
     fence = ""
     blocks: list[str] = []  # the marks (/// or :::) of each open block, innermost last
     lines = text.splitlines()
-    closing = 0  # the line that closes the block of snippet files being skipped
+    closing = -1  # the line that closes the block of snippet files being skipped
     for at, line in enumerate(lines):
         opened = _FENCE.match(line)
-        if at <= closing and closing:
+        if at <= closing:
             continue
         if _SNIPPET.match(line):
             continue  # a file the site puts here (in a code block too)
