@@ -11,7 +11,8 @@ import re
 from seekgraph.providers.language import compiled
 from seekgraph.providers.terms import CJK
 
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+#: A line that opens a list item ("- ", "* ", "1. ").
+ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _ORDERED = re.compile(r"^\s*\d+[.)]\s+")
 #: A line that completes the sentence before it ("Default: 30 s") rather than standing alone.
 _COMPLETES = compiled("completing_line", flags=re.I)
@@ -33,7 +34,7 @@ def is_code(block: str) -> bool:
 
 def is_list(block: str) -> bool:
     """A block that is a Markdown list (its first line is an item)."""
-    return bool(_ITEM.match(block))
+    return bool(ITEM.match(block))
 
 
 def is_table(block: str) -> bool:
@@ -68,12 +69,12 @@ def blocks(text: str) -> list[str]:
     fenced = False
     for line in text.splitlines():
         if line.lstrip().startswith("```"):
-            if not fenced and current and not _ITEM.match(current[0]):
+            if not fenced and current and not ITEM.match(current[0]):
                 out.append("\n".join(current))
                 current = []
             fenced = not fenced
             current.append(line)
-            if not fenced and not _ITEM.match(current[0]):
+            if not fenced and not ITEM.match(current[0]):
                 out.append("\n".join(current))
                 current = []
             continue
@@ -118,7 +119,7 @@ def _list_units(lines: list[str]) -> list[str]:
             code.append(line.strip() if fence else line)
             fenced = fenced != fence
             continue
-        if _ITEM.match(line) or not items:
+        if ITEM.match(line) or not items:
             items.append((not line[:1].isspace(), line.strip()))
         else:  # a wrapped continuation of the item above
             top, text = items[-1]
@@ -126,7 +127,7 @@ def _list_units(lines: list[str]) -> list[str]:
     top_level = [text for top, text in items if top]
     if len(top_level) > 1 and all(_ORDERED.match(text) for text in top_level):
         return ["\n".join(text for _, text in items), *(["\n".join(code)] if code else [])]
-    units = [_ITEM.sub("", text).strip() for _, text in items]
+    units = [ITEM.sub("", text).strip() for _, text in items]
     return [u for u in units if u] + (["\n".join(code)] if code else [])
 
 
@@ -170,7 +171,7 @@ def sentences(text: str) -> list[str]:
             units += table_rows(lines)
             lead_in = False
             continue
-        if _ITEM.match(lines[0]):
+        if ITEM.match(lines[0]):
             listed = _list_units(lines)
             if lead_in and len(block) <= _LEAD_IN_LIST_CHARS and not block.count("```"):
                 items = [ln.strip() for ln in lines]

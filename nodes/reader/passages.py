@@ -9,10 +9,12 @@ whole blocks only, with "…" where text was left out.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 
 from seekgraph.providers.sentences import (
+    ITEM,
     blocks,
     frame,
     is_code,
@@ -135,7 +137,7 @@ def _excerpt(
     )
     if len(parts[at]) > budget:
         if _is_lines(parts[at]):
-            parts[at] = _lines_window(parts[at], wanted | term_set(sentence), budget)
+            parts[at] = _lines_window(parts[at], wanted, budget, sentence)
         else:
             parts[at] = _trim(parts[at], sentence, budget)
     lo = hi = at
@@ -150,7 +152,10 @@ def _excerpt(
             nxt = len(parts[hi + 1]) + 2
             if size + nxt > budget and (strict or not (introduces and hi == at)):
                 left = budget - size - 2
-                if introduces and hi == at and _is_lines(parts[hi + 1]) and left >= _MIN_LINES:
+                # what the sentence introduces, or a list, code block or table below that says
+                # what was asked, is cut to what says it
+                said = (introduces and hi == at) or bool(wanted & term_set(parts[hi + 1]))
+                if said and _is_lines(parts[hi + 1]) and left >= _MIN_LINES:
                     parts[hi + 1] = _lines_window(parts[hi + 1], wanted, left)
                     hi, size = hi + 1, size + len(parts[hi + 1]) + 2
                 break
@@ -158,6 +163,15 @@ def _excerpt(
         else:
             prev = len(parts[lo - 1]) + 2
             if size + prev > budget:
+                # so is one above (an options list above its method's one-line description)
+                left = budget - size - 2
+                if (
+                    _is_lines(parts[lo - 1])
+                    and left >= _MIN_LINES
+                    and wanted & term_set(parts[lo - 1])
+                ):
+                    parts[lo - 1] = _lines_window(parts[lo - 1], wanted, left)
+                    lo, size = lo - 1, size + len(parts[lo - 1]) + 2
                 break
             lo, size = lo - 1, size + prev
     shown = [_mark(b, sentence) if i == at else b for i, b in enumerate(parts) if lo <= i <= hi]
@@ -174,7 +188,98 @@ def _is_lines(block: str) -> bool:
     return is_code(block) or is_list(block) or is_table(block)
 
 
-def _lines_window(block: str, wanted: frozenset[str] | set[str], budget: int) -> str:
+def _lines_window(
+    block: str, wanted: frozenset[str] | set[str], budget: int, marked: str = ""
+) -> str:
+    """A code block, list or table cut to what says most of ``wanted``, within ``budget``.
+
+    A list is cut to its items (``_items_window``); a code block or table to a run of lines
+    (``_run_window``), which reads ``marked``'s terms as wanted too.
+    """
+    if is_list(block):
+        return _items_window(block, wanted, budget, marked)
+    return _run_window(block, set(wanted) | term_set(marked), budget)
+
+
+def _item_spans(lines: list[str]) -> list[tuple[int, int, int]]:
+    """Each list item as (first line, end line, indent).
+
+    An item is its marker line and the lines after it that continue it (wrapped text).
+    """
+    starts = [i for i, line in enumerate(lines) if ITEM.match(line)]
+    if not starts or starts[0] != 0:
+        starts = [0, *starts]
+    ends = [*starts[1:], len(lines)]
+    spans = zip(starts, ends, strict=True)
+    return [(a, b, len(lines[a]) - len(lines[a].lstrip())) for a, b in spans]
+
+
+def _items_window(block: str, wanted: frozenset[str] | set[str], budget: int, marked: str) -> str:
+    """A long list cut to its items that say most of what was asked, in the list's order.
+
+    An options list of an API reference holds one answer per item, far apart: a run of lines
+    around the likeliest sentence showed the options next to it, not the one the question
+    names. Each item is weighed by the question's terms it holds, a term held by few items
+    weighing more (``cancelId`` over "button" in a dialog's options); the item holding
+    ``marked`` (the reader's likeliest sentence) comes first. Then the items nearest it, while
+    room is left. An item keeps the first line of each item it is nested in ("- `options`
+    Object"), and "…" stands where items were left out.
+    """
+    lines = block.splitlines()
+    spans = _item_spans(lines)
+    said = [term_set(" ".join(lines[a:b])) for a, b, _ in spans]
+    df: dict[str, int] = {}
+    for seen in said:
+        for t in seen & set(wanted):
+            df[t] = df.get(t, 0) + 1
+    weight = [sum(math.log(1 + len(spans) / df[t]) for t in seen & set(wanted)) for seen in said]
+    squeezed = " ".join(marked.split())
+    home = next(
+        (
+            k
+            for k, (a, b, _) in enumerate(spans)
+            if squeezed and squeezed in " ".join(" ".join(lines[a:b]).split())
+        ),
+        None,
+    )
+    near = home if home is not None else 0
+    order = ([home] if home is not None else []) + sorted(
+        (k for k in range(len(spans)) if k != home and weight[k] > 0),
+        key=lambda k: (-weight[k], k),
+    )
+    order += sorted(
+        (k for k in range(len(spans)) if k not in order), key=lambda k: (abs(k - near), k)
+    )
+    shown: set[int] = set()
+    size = 0
+    for k in order:
+        a, b, indent = spans[k]
+        parents: list[int] = []
+        for j in range(k - 1, -1, -1):  # the first line of each item this one is nested in
+            if spans[j][2] < indent:
+                parents.append(spans[j][0])
+                indent = spans[j][2]
+        new = [i for i in [*parents, *range(a, b)] if i not in shown]
+        cost = sum(len(lines[i]) + 1 for i in new) + 2 * len(new)  # room for the "…" lines
+        if size + cost > budget:
+            continue
+        shown.update(new)
+        size += cost
+    if not shown:
+        return "…"
+    out: list[str] = []
+    last = -1
+    for i in sorted(shown):
+        if i > last + 1:
+            out.append("…")
+        out.append(lines[i])
+        last = i
+    if last < len(lines) - 1:
+        out.append("…")
+    return "\n".join(out)
+
+
+def _run_window(block: str, wanted: frozenset[str] | set[str], budget: int) -> str:
     """A code block, list or table cut to the run of lines that says most of ``wanted``.
 
     A code block keeps its fences, a table its header row (and the rule under it): a row
@@ -245,11 +350,11 @@ def passages_reply(
     out = [PASSAGES_HEADER]
     room = limit - len(PASSAGES_HEADER) - 2
     places = [f"{where(ev)} [src:{ev['source_id']}]" for ev, _ in chosen]
+    wanted = frozenset(term_set(question))
     needs = [
-        len(place) + 8 + len(excerpt(ev, sentence, limit))
+        len(place) + 8 + len(excerpt(ev, sentence, limit, wanted=wanted))
         for place, (ev, sentence) in zip(places, chosen, strict=True)
     ]
-    wanted = frozenset(term_set(question))
     for n, (ev, sentence) in enumerate(chosen):
         label = f"{len(out)}. {places[n]}"  # numbered as shown: the header is out[0]
         reserve = sum(min(need, PASSAGE_FLOOR) for need in needs[n + 1 :])

@@ -375,6 +375,57 @@ def test_code_a_passage_introduces_is_cut_to_the_lines_that_answer_not_dropped()
     assert len(reply) < MAX_REPLY_CHARS
 
 
+def _options_page(before_description: bool) -> str:
+    """An API reference section: a method, its long options list, its one-line description."""
+    options = [
+        f"  - `option{i}` string (optional) - Sets the dialog's behaviour number {i} when the "
+        f"window shows it. Default is `value{i}`."
+        for i in range(14)
+    ]
+    listing = "\n".join(
+        [
+            "- `options` Object",
+            "  - `buttons` string[] (optional) - Texts for the dialog's buttons, shown in order.",
+            *options[:7],
+            "  - `dismissIndex` Integer (optional) - The button reported when the user presses "
+            'Escape. By default the first button labelled "Close" is used.',
+            *options[7:],
+        ]
+    )
+    description = "Shows a dialog and waits for the user to press one of its buttons."
+    parts = [listing, description] if before_description else [description, listing]
+    return "# Dialogs › Methods › `dialog.ask(options)`\n\n" + "\n\n".join(parts)
+
+
+def test_a_long_options_list_shows_the_option_asked_about_not_the_marked_ones_neighbours() -> None:
+    # an API reference keeps one answer per option, far apart in one list: a run of lines
+    # around the reader's likeliest line showed the options next to it, not the one asked
+    # about. The list is cut to its items that hold the question's rarest terms, each under
+    # the item it is nested in, "…" where items were left out.
+    asked = "Which button is reported when the user hits Escape and I set no dismissIndex?"
+    others = [
+        make_evidence(f"docs/other#{i}", f"# Other\n\n{'Some related prose. ' * 25}", title="Other")
+        for i in range(2)
+    ]
+    for before in (False, True):
+        page = make_evidence("docs/dialog#16", _options_page(before), title="Dialogs")
+        marked = "Sets the dialog's behaviour number 2 when the window shows it."
+        for sentence in (
+            marked,
+            "Shows a dialog and waits for the user to press one of its buttons.",
+        ):
+            reply = passages_reply(
+                [(page, sentence), *[(ev, "Some related prose.") for ev in others]],
+                question=asked,
+            )
+            shown = reply.split("[src:docs/dialog#16]")[1].split("[src:")[0]
+            assert 'labelled "Close" is used' in shown, (before, sentence)
+            assert "- `options` Object" in shown  # the item it is nested in
+            assert "…" in shown and "`option13`" not in shown
+            assert all(f"[src:{ev['source_id']}]" in reply for ev in others)
+            assert len(reply) < MAX_REPLY_CHARS
+
+
 def test_a_long_table_is_cut_to_the_rows_that_answer_under_its_header() -> None:
     # a parameter table longer than the passage's room: the sentence introducing it alone
     # says nothing, and a row without its header is a row of values
