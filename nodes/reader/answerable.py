@@ -27,6 +27,7 @@ from typing import NamedTuple
 from seekgraph.nodes.reader.extractive import CHAT_KINDS, Quote
 from seekgraph.nodes.reader.needs import NEED_NAMES, Need, needs_of
 from seekgraph.providers.language import alternation, compiled, words
+from seekgraph.providers.sentences import said_of
 from seekgraph.providers.terms import display_words, stem, term_set
 from seekgraph.state.models import Evidence, heading_of
 
@@ -314,7 +315,12 @@ class Judgement(NamedTuple):
 
 
 def judge_quotes(question: str, scored: list[Quote], meaning_floor: float) -> Judgement:
-    """``not_answered`` over ``extractive_answer``'s quotes."""
+    """``not_answered`` over ``extractive_answer``'s quotes, read in their words.
+
+    A lead-in's code block (``said_of``) ranks it but does not answer for it: an example's
+    ``out_of_order_time_window: 30m`` is no default a page states.
+    """
+    scored = [q._replace(sentence=said_of(q.sentence)) for q in scored]
     quoted = [(q.sentence, q.evidence) for q in scored]
     gaps, nothing, unanswered = judge_needs(
         question,

@@ -41,7 +41,6 @@ from seekgraph.nodes.reader.question_kind import procedure_steps
 from seekgraph.nodes.reader.quote_verdict import judged_verdict
 from seekgraph.nodes.reader.tables import asks_history, history_page
 from seekgraph.nodes.reader.variants import extractive_variants
-from seekgraph.providers.sentences import said_of
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import Conflict, Evidence
 from seekgraph.state.schemas import SearchState, Verdict
@@ -226,11 +225,7 @@ class OfflineReader:
         judged = (
             Judgement([], False, False)
             if ctx.offline.bridge_rounds > 0
-            else judge_quotes(  # in the quotes' words, as ``words_pull`` (``extractive``)
-                question,
-                [q._replace(sentence=said_of(q.sentence)) for q in scored],
-                ctx.filtering.meaning_min_score,
-            )
+            else judge_quotes(question, scored, ctx.filtering.meaning_min_score)
         )
         gaps, nothing_answers = judged.gaps, judged.nothing
         today = today_utc()
