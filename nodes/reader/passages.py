@@ -176,7 +176,10 @@ def _excerpt(
             lo, size = lo - 1, size + prev
     shown = [_mark(b, sentence) if i == at else b for i, b in enumerate(parts) if lo <= i <= hi]
     text = "\n\n".join(shown)
-    return ("… " if lo > 0 else "") + text + ("\n\n…" if hi < len(parts) - 1 else "")
+    # "…" opens a paragraph's line; a code block, list or table opens its own line (a fence
+    # after "… " is no fence)
+    cut = ("…\n\n" if _is_lines(shown[0]) else "… ") if lo > 0 else ""
+    return cut + text + ("\n\n…" if hi < len(parts) - 1 else "")
 
 
 #: The least room worth cutting a code block, list or table into (characters).

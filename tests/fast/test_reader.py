@@ -641,3 +641,17 @@ def test_a_quoted_lead_in_shows_its_own_code_and_the_answer_stays_short() -> Non
     reply = answer_reply([(ev, lead)], EXTRACTIVE_HEADER, [])
     assert len(reply) <= MAX_REPLY_CHARS and "**The options are:**" in reply
     assert "- `opt0`" in reply
+
+
+def test_a_cut_before_a_code_block_leaves_the_fence_on_its_own_line() -> None:
+    # "… ```yaml" is no fence: Markdown reads the code after it as prose
+    intro = "Some setup the page explains at length before the example. " * 12
+    code = "```yaml\nscrape_configs:\n  - job_name: 'node'\n```"
+    page = make_evidence(
+        "docs/setup#3",
+        f"# Setup\n\n{intro.strip()}\n\n{code}\n\nThe job above scrapes every node.",
+        title="Setup",
+    )
+    text = excerpt(page, "The job above scrapes every node.", 200, strict=True)
+    assert "job_name: 'node'" in text and text.startswith("…")
+    assert all(line.startswith("```") for line in text.splitlines() if "```" in line)
