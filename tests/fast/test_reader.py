@@ -337,6 +337,17 @@ def test_a_changelog_comes_after_the_page_about_how_things_are() -> None:
     ]
     since = "Since which version can StaticFiles follow symlinks?"  # asks about history
     assert ranked_passages([], [note, page], (), since)[0][1]["source_id"] == note["source_id"]
+    # ... and the release note comes first even when the search ranks it below the pages
+    weaker = {**note, "scores": {"rerank": 0.3}, "score": 0.3}
+    other = make_evidence(
+        "docs/staticfiles#2",
+        "`html` - run in HTML mode.",
+        title="StaticFiles",
+        scores={"rerank": 0.5},
+    )
+    shown = [ev["source_id"] for _, ev in ranked_passages([], [page, other, weaker], (), since)]
+    assert shown[0] == note["source_id"]
+    assert ranked_passages([], [page, other, weaker], (), asked)[-1][1] is weaker
     # the same in Chinese: a page titled 更新日志 (changelog) comes after, unless the question
     # asks 从哪个版本 (since which version)
     log = {**note, "title": "更新日志", "doc_id": "docs/gengxin"}
