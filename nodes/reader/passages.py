@@ -207,9 +207,15 @@ def _lines_window(
 def _item_spans(lines: list[str]) -> list[tuple[int, int, int]]:
     """Each list item as (first line, end line, indent).
 
-    An item is its marker line and the lines after it that continue it (wrapped text).
+    An item is its marker line and the lines after it that continue it (wrapped text, a
+    code block: its "- " lines are code, not items).
     """
-    starts = [i for i, line in enumerate(lines) if ITEM.match(line)]
+    starts, fenced = [], False
+    for i, line in enumerate(lines):
+        if is_code(line):  # a code block inside an item is the item's, whole
+            fenced = not fenced
+        elif not fenced and ITEM.match(line):
+            starts.append(i)
     if not starts or starts[0] != 0:
         starts = [0, *starts]
     ends = [*starts[1:], len(lines)]

@@ -666,3 +666,27 @@ def test_a_cut_before_a_code_block_leaves_the_fence_on_its_own_line() -> None:
     text = excerpt(page, "The job above scrapes every node.", 200, strict=True)
     assert "job_name: 'node'" in text and text.startswith("…")
     assert all(line.startswith("```") for line in text.splitlines() if "```" in line)
+
+
+def test_a_list_cut_to_its_items_keeps_an_items_code_block_whole() -> None:
+    # "- job_name:" inside an item's YAML is code, not an item: a fence left open would turn
+    # the rest of the reply into code
+    options = [
+        f"- `opt{i}` option number {i} for the exporter, described at length." for i in range(12)
+    ]
+    block = "\n".join(
+        [
+            *options[:6],
+            "- Configure the scrape job:",
+            "  ```yaml",
+            "  - job_name: 'swarm'",
+            "    role: tasks",
+            "  - job_name: 'other'",
+            "  ```",
+            *options[6:],
+        ]
+    )
+    page = make_evidence("docs/swarm#2", f"# Swarm\n\n{block}", title="Swarm")
+    text = excerpt(page, "", 300, strict=True, wanted=frozenset({"role", "task"}))
+    assert "role: tasks" in text and text.count("```") == 2
+    assert "`opt11`" not in text and "…" in text
