@@ -274,8 +274,9 @@ def _items_window(block: str, wanted: frozenset[str] | set[str], budget: int, ma
             continue
         shown.update(new)
         size += cost
-    if not shown:
-        return "…"
+    if not shown:  # not one item fits: the likeliest one, cut to sentences around it
+        a, b, _ = spans[home] if home is not None else (0, 0, 0)
+        return _trim(" ".join(lines[a:b]), marked, budget - 4) if b > a else "…"
     out: list[str] = []
     last = -1
     for i in sorted(shown):

@@ -690,3 +690,17 @@ def test_a_list_cut_to_its_items_keeps_an_items_code_block_whole() -> None:
     text = excerpt(page, "", 300, strict=True, wanted=frozenset({"role", "task"}))
     assert "role: tasks" in text and text.count("```") == 2
     assert "`opt11`" not in text and "…" in text
+
+
+def test_an_item_longer_than_the_room_is_cut_to_its_sentences_around_the_marked_one() -> None:
+    values = ", ".join(f"`value{i}`" for i in range(80))
+    item = (
+        f"- `role` string (optional) - Can be {values}. Defines the item's action. When set, "
+        "the `click` handler is ignored. See roles."
+    )
+    page = make_evidence(
+        "docs/menu-item#1", f"# MenuItem\n\n{item}\n{item.replace('role', 'kind')}", title="M"
+    )
+    marked = "When set, the `click` handler is ignored."
+    text = excerpt(page, marked, 200, strict=True, wanted=frozenset({"click", "role"}))
+    assert "the `click` handler is ignored" in text and len(text) <= 200
