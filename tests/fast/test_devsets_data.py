@@ -31,7 +31,9 @@ def test_a_dev_set_cites_pages_that_state_its_facts_in_balanced_halves(folder: P
     assert len(answerable) >= 40 and len(near) >= 8
     halves = Counter(q["half"] for q in answerable)
     assert set(halves) == {"tune", "report"} and abs(halves["tune"] - halves["report"]) <= 1
-    assert Counter(q["half"] for q in near)["tune"] * 2 == len(near)
+    # each half has its near-misses; the tuning half may have more (written later, for tuning)
+    near_halves = Counter(q["half"] for q in near)
+    assert near_halves["report"] >= 6 and near_halves["tune"] >= near_halves["report"]
     for q in answerable:
         pages = [
             _squashed((folder / "corpus" / doc).read_text(encoding="utf-8")) for doc in q["doc"]
