@@ -13,7 +13,8 @@ from seekgraph.providers.terms import CJK
 
 #: A line that opens a list item ("- ", "* ", "1. ").
 ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_ORDERED = re.compile(r"^\s*\d+[.)]\s+")
+#: A line that opens a numbered list item ("1. ", "2) ").
+ORDERED = re.compile(r"^\s*\d+[.)]\s+")
 #: A line that completes the sentence before it ("Default: 30 s") rather than standing alone.
 _COMPLETES = compiled("completing_line", flags=re.I)
 #: A lead-in keeps the list it introduces when the list is at most this long.
@@ -125,7 +126,7 @@ def _list_units(lines: list[str]) -> list[str]:
             top, text = items[-1]
             items[-1] = (top, f"{text} {line.strip()}")
     top_level = [text for top, text in items if top]
-    if len(top_level) > 1 and all(_ORDERED.match(text) for text in top_level):
+    if len(top_level) > 1 and all(ORDERED.match(text) for text in top_level):
         return ["\n".join(text for _, text in items), *(["\n".join(code)] if code else [])]
     units = [ITEM.sub("", text).strip() for _, text in items]
     return [u for u in units if u] + (["\n".join(code)] if code else [])

@@ -36,7 +36,13 @@ from seekgraph.nodes.reader.extractive import (
     extractive_body,
 )
 from seekgraph.nodes.reader.needs import needs_of
-from seekgraph.nodes.reader.passages import MAX_REPLY_CHARS, answer_reply, closest, passages_reply
+from seekgraph.nodes.reader.passages import (
+    MAX_PASSAGES,
+    MAX_REPLY_CHARS,
+    answer_reply,
+    closest,
+    passages_reply,
+)
 from seekgraph.nodes.reader.question_kind import procedure_steps
 from seekgraph.nodes.reader.quote_verdict import judged_verdict
 from seekgraph.nodes.reader.tables import asks_history, history_page
@@ -125,8 +131,9 @@ def ranked_passages(
     A changelog's passages come after the pages that say how things are now: a release note
     names the feature the question asks about, and the page documenting it says what it does.
     A question about history (``asks_history``: since which version…) is answered by the
-    release note, whose version the page documenting the feature does not say: they come
-    first (on the dev sets' tuning halves, one question more shown, none less).
+    release note, whose version the page does not say: the best one is among the passages
+    shown, last, never their anchor (on the dev sets' tuning halves, one question more shown,
+    none less). "How do I release a lock?" reads as history too: it keeps its page first.
     """
     best_of: dict[str, str] = {}
     for q in scored:
@@ -139,8 +146,12 @@ def ranked_passages(
         at = next((i for i, ev in enumerate(rest) if ev["source_id"] == best), None)
         if at is not None and at > 1:
             rest.insert(1, rest.pop(at))
-    # stable: the order above within each
-    rest.sort(key=history_page, reverse=asks_history(question))
+    if not asks_history(question):
+        rest.sort(key=history_page)  # stable: the order above within each
+    else:  # the best release note is shown, last of the passages, never instead of the page
+        at = next((i for i, ev in enumerate(rest) if history_page(ev)), None)
+        if at is not None and at >= MAX_PASSAGES:
+            rest.insert(MAX_PASSAGES - 1, rest.pop(at))
     return [(best_of.get(ev["source_id"], ""), ev) for ev in rest]
 
 

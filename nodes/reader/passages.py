@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from seekgraph.providers.sentences import (
     ITEM,
+    ORDERED,
     blocks,
     frame,
     is_code,
@@ -179,6 +181,8 @@ def _excerpt(
     # "…" opens a paragraph's line; a code block, list or table opens its own line (a fence
     # after "… " is no fence)
     cut = ("…\n\n" if _is_lines(shown[0]) else "… ") if lo > 0 else ""
+    if shown[0].startswith("…"):  # a block cut at its top says so itself
+        cut = ""
     return cut + text + ("\n\n…" if hi < len(parts) - 1 else "")
 
 
@@ -204,8 +208,17 @@ def _lines_window(
     return _run_window(block, set(wanted) | term_set(marked), budget)
 
 
-def _item_spans(lines: list[str]) -> list[tuple[int, int, int]]:
-    """Each list item as (first line, end line, indent).
+class _Item(NamedTuple):
+    """A list item: its lines ``[start, end)``, indent, and the first lines of its parents."""
+
+    start: int
+    end: int
+    indent: int
+    parents: tuple[int, ...]
+
+
+def _items(lines: list[str]) -> list[_Item]:
+    """Each list item with the first line of each item it is nested in (one pass).
 
     An item is its marker line and the lines after it that continue it (wrapped text, a
     code block: its "- " lines are code, not items).
@@ -218,9 +231,23 @@ def _item_spans(lines: list[str]) -> list[tuple[int, int, int]]:
             starts.append(i)
     if not starts or starts[0] != 0:
         starts = [0, *starts]
-    ends = [*starts[1:], len(lines)]
-    spans = zip(starts, ends, strict=True)
-    return [(a, b, len(lines[a]) - len(lines[a].lstrip())) for a, b in spans]
+    out: list[_Item] = []
+    open_items: list[tuple[int, int]] = []  # (indent, first line) of the items still open
+    for a, b in zip(starts, [*starts[1:], len(lines)], strict=True):
+        indent = len(lines[a]) - len(lines[a].lstrip())
+        while open_items and open_items[-1][0] >= indent:
+            open_items.pop()
+        out.append(_Item(a, b, indent, tuple(line for _, line in open_items)))
+        open_items.append((indent, a))
+    return out
+
+
+def _cut_words(text: str, budget: int) -> str:
+    """``text`` within ``budget``: cut at a word's end, "…" after it."""
+    if len(text) <= budget:
+        return text
+    cut = text[: max(budget - 2, 0)].rsplit(" ", 1)[0]
+    return f"{cut} …" if cut else ""
 
 
 def _items_window(block: str, wanted: frozenset[str] | set[str], budget: int, marked: str) -> str:
@@ -230,62 +257,84 @@ def _items_window(block: str, wanted: frozenset[str] | set[str], budget: int, ma
     around the likeliest sentence showed the options next to it, not the one the question
     names. Each item is weighed by the question's terms it holds, a term held by few items
     weighing more (``cancelId`` over "button" in a dialog's options); the item holding
-    ``marked`` (the reader's likeliest sentence) comes first. Then the items nearest it, while
-    room is left. An item keeps the first line of each item it is nested in ("- `options`
-    Object"), and "…" stands where items were left out.
+    ``marked`` (the reader's likeliest sentence) comes first, cut to its sentences around it
+    when it is longer than the room. Then the items nearest it, while they fit. An item keeps
+    the first line of each item it is nested in ("- `options` Object"), and "…" stands where
+    items were left out (a paragraph of its own in a numbered list: a "…" line would join the
+    item above and renumber the items below).
     """
     lines = block.splitlines()
-    spans = _item_spans(lines)
-    said = [term_set(" ".join(lines[a:b])) for a, b, _ in spans]
+    items = _items(lines)
+    wanted = set(wanted)
+    said = [term_set(" ".join(lines[it.start : it.end])) & wanted for it in items]
     df: dict[str, int] = {}
     for seen in said:
-        for t in seen & set(wanted):
+        for t in seen:
             df[t] = df.get(t, 0) + 1
-    weight = [sum(math.log(1 + len(spans) / df[t]) for t in seen & set(wanted)) for seen in said]
+    weight = [sum(math.log(1 + len(items) / df[t]) for t in seen) for seen in said]
     squeezed = " ".join(marked.split())
     home = next(
         (
             k
-            for k, (a, b, _) in enumerate(spans)
-            if squeezed and squeezed in " ".join(" ".join(lines[a:b]).split())
+            for k, it in enumerate(items)
+            if squeezed and squeezed in " ".join(" ".join(lines[it.start : it.end]).split())
         ),
         None,
     )
-    near = home if home is not None else 0
-    order = ([home] if home is not None else []) + sorted(
-        (k for k in range(len(spans)) if k != home and weight[k] > 0),
-        key=lambda k: (-weight[k], k),
-    )
-    order += sorted(
-        (k for k in range(len(spans)) if k not in order), key=lambda k: (abs(k - near), k)
-    )
-    shown: set[int] = set()
+    gap = 3 if ORDERED.match(block) else 2  # what a "…" between items takes
+    shown: dict[int, str] = {}  # line -> its text as shown
     size = 0
-    for k in order:
-        a, b, indent = spans[k]
-        parents: list[int] = []
-        for j in range(k - 1, -1, -1):  # the first line of each item this one is nested in
-            if spans[j][2] < indent:
-                parents.append(spans[j][0])
-                indent = spans[j][2]
-        new = [i for i in [*parents, *range(a, b)] if i not in shown]
-        cost = sum(len(lines[i]) + 1 for i in new) + 2 * len(new)  # room for the "…" lines
-        if size + cost > budget:
-            continue
-        shown.update(new)
-        size += cost
-    if not shown:  # not one item fits: the likeliest one, cut to sentences around it
-        a, b, _ = spans[home] if home is not None else (0, 0, 0)
-        return _trim(" ".join(lines[a:b]), marked, budget - 4) if b > a else "…"
+
+    def cost(rows: dict[int, str]) -> int:
+        return sum(len(t) + 1 + gap for i, t in rows.items() if i not in shown)
+
+    weighed = sorted(
+        (k for k, w in enumerate(weight) if w > 0 and k != home), key=lambda k: (-weight[k], k)
+    )
+    near = home if home is not None else 0
+    nearest = sorted(range(len(items)), key=lambda k: (abs(k - near), k))
+    for phase, ks in (
+        ("home", [home] if home is not None else []),
+        ("weighed", weighed),
+        ("near", nearest),
+    ):
+        for k in ks:
+            it = items[k]
+            rows = {i: lines[i] for i in (*it.parents, *range(it.start, it.end))}
+            if size + cost(rows) > budget and phase == "home":
+                # the likeliest item, longer than the room: its words around the marked
+                # sentence (its code block left out: cut, code is no longer code)
+                first = lines[it.start].strip()
+                marker = m.group(0).strip() + " " if (m := ITEM.match(first)) else ""
+                prose = [first[len(marker) :].strip() if marker else first]
+                for line in lines[it.start + 1 : it.end]:
+                    if is_code(line):
+                        break
+                    prose.append(line.strip())
+                room = budget - cost({i: lines[i] for i in it.parents}) - gap - 1
+                room -= it.indent + len(marker)
+                text = _cut_words(_trim(" ".join(prose), marked, room), room)
+                rows = {i: lines[i] for i in it.parents} | (
+                    {it.start: " " * it.indent + marker + text} if text else {}
+                )
+            if size + cost(rows) > budget:
+                if phase == "near" and shown:
+                    break  # the nearest items, without holes
+                continue
+            size += cost(rows)
+            shown.update({i: t for i, t in rows.items() if i not in shown})
+    if not shown:
+        return "…"
+    numbered = bool(ORDERED.match(block))
     out: list[str] = []
     last = -1
     for i in sorted(shown):
         if i > last + 1:
-            out.append("…")
-        out.append(lines[i])
+            out += ["", "…", ""] if numbered and out else ["…", ""] if numbered else ["…"]
+        out.append(shown[i])
         last = i
     if last < len(lines) - 1:
-        out.append("…")
+        out += ["", "…"] if numbered else ["…"]
     return "\n".join(out)
 
 

@@ -345,9 +345,12 @@ def test_a_changelog_comes_after_the_page_about_how_things_are() -> None:
         title="StaticFiles",
         scores={"rerank": 0.5},
     )
-    shown = [ev["source_id"] for _, ev in ranked_passages([], [page, other, weaker], (), since)]
-    assert shown[0] == note["source_id"]
-    assert ranked_passages([], [page, other, weaker], (), asked)[-1][1] is weaker
+    pages = [page, other, *[{**other, "source_id": f"docs/staticfiles#{i}"} for i in (3, 4)]]
+    shown = [ev["source_id"] for _, ev in ranked_passages([], [*pages, weaker], (), since)]
+    # ... among the passages shown, last, even when the search ranks it below them; never
+    # their anchor ("How do I release a lock?" reads as history too)
+    assert shown[:3] == ["docs/staticfiles#1", "docs/staticfiles#2", note["source_id"]]
+    assert ranked_passages([], [*pages, weaker], (), asked)[-1][1] is weaker
     # the same in Chinese: a page titled 更新日志 (changelog) comes after, unless the question
     # asks 从哪个版本 (since which version)
     log = {**note, "title": "更新日志", "doc_id": "docs/gengxin"}
@@ -704,3 +707,24 @@ def test_an_item_longer_than_the_room_is_cut_to_its_sentences_around_the_marked_
     marked = "When set, the `click` handler is ignored."
     text = excerpt(page, marked, 200, strict=True, wanted=frozenset({"click", "role"}))
     assert "the `click` handler is ignored" in text and len(text) <= 200
+
+
+def test_the_likeliest_item_is_cut_to_fit_rather_than_dropped_for_its_short_neighbours() -> None:
+    values = ", ".join(f"`value{i}`" for i in range(150))  # one sentence, longer than the room
+    item = f"- `role` string (optional) - Can be {values}"
+    short = "- `id` string (optional) - Unique within a menu.\n- `type` string - normal."
+    page = make_evidence("docs/menu-item#1", f"# MenuItem\n\n{item}\n{short}", title="M")
+    for budget in (120, 300, 600):
+        text = excerpt(page, f"Can be {values}", budget, strict=True, wanted=frozenset({"role"}))
+        assert text.startswith("- `role` string") and len(text) <= budget, budget
+    reply = answer_reply([(page, f"Can be {values}")], EXTRACTIVE_HEADER, [])
+    assert "`role`" in reply and len(reply) < MAX_REPLY_CHARS
+
+
+def test_a_numbered_list_cut_to_its_items_keeps_their_numbers() -> None:
+    # a "…" line under item 2 would join it and make step 8 the list's second step
+    steps = [f"{i}. Step {i}: {'do the routine thing with care ' * 3}" for i in range(1, 11)]
+    steps[7] = "8. Step 8: restart the server after the xyzzy flag is set."
+    page = make_evidence("docs/steps#1", "# Upgrade\n\n" + "\n".join(steps), title="Upgrade")
+    text = excerpt(page, "", 300, strict=True, wanted=frozenset({"xyzzi", "restart"}))
+    assert "\n\n…\n\n8. Step 8" in text or text.startswith("…\n\n8. Step 8")
