@@ -1,7 +1,9 @@
 """Retention: a thread lives a set time after its last use, then goes whole; deleting is total.
 
-One ``seekgraph serve`` with a retention of 3 seconds, answering through a test model slow
-enough that every run lasts longer than that (its tokens take about 6 s).
+One ``seekgraph serve`` with a retention of 6 seconds, answering through a test model slow
+enough that every run lasts longer than that (its tokens take about 12 s). With 3 seconds, a
+run's renewals (every third of the retention) were missed on a loaded CI machine and its
+keys expired under it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from tests.support.processes import (
 from tests.support.sse_client import read
 from tests.support.waiting import wait_until
 
-RETENTION_S = 3
+RETENTION_S = 6
 QUESTION = {"question": "How do I connect to the VPN from a new laptop?"}
 
 
@@ -40,7 +42,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     procs: list[Proc] = []
     try:
         redis_url = shared_redis(tmp, procs)
-        model = start_model_server(tmp, delay=0.1, tokens=60)
+        model = start_model_server(tmp, delay=0.1, tokens=120)
         procs.append(model)
         keys = tmp / "keys.json"
         key = add_key_to_file(keys, "alice")

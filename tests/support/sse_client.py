@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,18 +65,33 @@ def read(
     stop_after: int | None = None,
     until: str | None = None,
     stop: Callable[[Frame], bool] | None = None,
+    deadline: float = 300,
     **kwargs: Any,
 ) -> Stream:
     """Read an SSE response; stop (closing the connection) after ``stop_after`` frames, at
-    the first frame of type ``until`` or the first that ``stop`` accepts."""
+    the first frame of type ``until`` or the first that ``stop`` accepts.
+
+    A stream that keeps pinging without ever ending fails after ``deadline`` seconds (the
+    read timeout never fires on a live connection): a test fails, it does not hang CI.
+    """
     stream = Stream()
+    ends_at = time.monotonic() + deadline
+
+    def lines(response: httpx.Response) -> Iterator[str]:
+        for line in response.iter_lines():
+            if time.monotonic() > ends_at:
+                raise TimeoutError(
+                    f"{method} {url}: no end in {deadline:g} s, {stream.frames[-3:]}"
+                )
+            yield line
+
     with client.stream(method, url, timeout=httpx.Timeout(120, connect=5), **kwargs) as response:
         stream.status = response.status_code
         if response.status_code != 200:
             response.read()
             stream.frames.append(Frame(None, "http_error", response.json()))
             return stream
-        for frame in parse(response.iter_lines(), stream):
+        for frame in parse(lines(response), stream):
             if stop_after is not None and len(stream.frames) >= stop_after:
                 break
             if until is not None and frame.event == until:
