@@ -153,27 +153,22 @@ def _excerpt(
         if introduces or not before:
             nxt = len(parts[hi + 1]) + 2
             if size + nxt > budget and (strict or not (introduces and hi == at)):
-                left = budget - size - 2
                 # what the sentence introduces, or a list, code block or table below that says
                 # what was asked, is cut to what says it
-                said = (introduces and hi == at) or bool(wanted & term_set(parts[hi + 1]))
-                if said and _is_lines(parts[hi + 1]) and left >= _MIN_LINES:
-                    parts[hi + 1] = _lines_window(parts[hi + 1], wanted, left)
-                    hi, size = hi + 1, size + len(parts[hi + 1]) + 2
+                cut = _cut_beside(parts[hi + 1], wanted, budget - size - 2, introduces and hi == at)
+                if cut is not None:
+                    parts[hi + 1] = cut
+                    hi, size = hi + 1, size + len(cut) + 2
                 break
             hi, size = hi + 1, size + nxt
         else:
             prev = len(parts[lo - 1]) + 2
             if size + prev > budget:
                 # so is one above (an options list above its method's one-line description)
-                left = budget - size - 2
-                if (
-                    _is_lines(parts[lo - 1])
-                    and left >= _MIN_LINES
-                    and wanted & term_set(parts[lo - 1])
-                ):
-                    parts[lo - 1] = _lines_window(parts[lo - 1], wanted, left)
-                    lo, size = lo - 1, size + len(parts[lo - 1]) + 2
+                cut = _cut_beside(parts[lo - 1], wanted, budget - size - 2)
+                if cut is not None:
+                    parts[lo - 1] = cut
+                    lo, size = lo - 1, size + len(cut) + 2
                 break
             lo, size = lo - 1, size + prev
     shown = [_mark(b, sentence) if i == at else b for i, b in enumerate(parts) if lo <= i <= hi]
@@ -188,6 +183,21 @@ def _excerpt(
 
 #: The least room worth cutting a code block, list or table into (characters).
 _MIN_LINES = 120
+
+
+def _cut_beside(
+    block: str, wanted: frozenset[str], left: int, introduced: bool = False
+) -> str | None:
+    """A code block, list or table next to the shown text, cut into the ``left`` room.
+
+    Only one the shown sentence introduces, or one that holds what was asked (``wanted``),
+    and only when the room is worth it (``_MIN_LINES``); None otherwise.
+    """
+    if not _is_lines(block) or left < _MIN_LINES:
+        return None
+    if not introduced and not wanted & term_set(block):
+        return None
+    return _lines_window(block, wanted, left)
 
 
 def _is_lines(block: str) -> bool:
@@ -281,7 +291,10 @@ def _items_window(block: str, wanted: frozenset[str] | set[str], budget: int, ma
         ),
         None,
     )
-    gap = 3 if ORDERED.match(block) else 2  # what a "…" between items takes
+    numbered = bool(ORDERED.match(block))
+    # a "…" between items: a paragraph of its own in a numbered list, else a line
+    between = ["", "…", ""] if numbered else ["…"]
+    gap = 3 if numbered else 2  # what it takes, counted for each line shown
     shown: dict[int, str] = {}  # line -> its text as shown
     size = 0
 
@@ -325,16 +338,15 @@ def _items_window(block: str, wanted: frozenset[str] | set[str], budget: int, ma
             shown.update({i: t for i, t in rows.items() if i not in shown})
     if not shown:
         return "…"
-    numbered = bool(ORDERED.match(block))
     out: list[str] = []
     last = -1
     for i in sorted(shown):
         if i > last + 1:
-            out += ["", "…", ""] if numbered and out else ["…", ""] if numbered else ["…"]
+            out += between[1:] if numbered and not out else between  # no blank line atop
         out.append(shown[i])
         last = i
     if last < len(lines) - 1:
-        out += ["", "…"] if numbered else ["…"]
+        out += between[:-1] if numbered else between
     return "\n".join(out)
 
 
