@@ -15,7 +15,8 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -161,26 +162,67 @@ async def seed(events: RedisEventLog, handle: RunHandle) -> bool:
     return ended
 
 
+#: How long a followed run may publish nothing before its record is looked at.
+QUIET_CHECK_S = 5.0
+
+#: What ``stopped`` says of a run that cannot end on its own: (status, message), or None.
+Stopped = Callable[[], Awaitable[tuple[str, str] | None]]
+
+
 async def replica_frames(
-    events: RedisEventLog, handle: RunHandle, frames: AsyncIterator[bytes]
+    events: RedisEventLog,
+    handle: RunHandle,
+    frames: AsyncIterator[bytes],
+    stopped: Stopped | None = None,
+    quiet_s: float = QUIET_CHECK_S,
 ) -> AsyncIterator[bytes]:
     """``frames`` of a replica ``handle`` (already seeded) while its events are tailed.
 
-    The tail stops when the run's ``end`` arrives or the reader goes away.
+    The tail stops when the run's ``end`` arrives or the reader goes away. When the run has
+    published nothing for ``quiet_s`` seconds, ``stopped`` is asked whether it can still end
+    on its own (its record gone with its thread, or ended without an ``end`` event); if not,
+    the follower gets an error and an end instead of heartbeats for ever.
     """
+
+    async def give_up(status: str, message: str) -> None:
+        # a last look: the end may have been published since the check
+        for channel in CHANNELS:
+            last = handle.seq if channel == "native" else handle.protocol_seq
+            for late in await events.read(handle.thread_id, handle.run_id, channel, last):
+                handle.append(channel, late)
+        if not handle.events or handle.events[-1].type != "end":
+            for channel in CHANNELS:
+                seq = handle.seq if channel == "native" else handle.protocol_seq
+                error = (
+                    {"message": message}
+                    if channel == "native"
+                    else {"error": status, "message": message}
+                )
+                handle.append(channel, Event(seq + 1, "error", error))
+                handle.append(channel, Event(seq + 2, "end", {"status": status}))
+        handle.finish()
 
     async def tail() -> None:
         after = {
             "native": handle.seq,
             "protocol": handle.protocol_seq,
         }
+        heard = time.monotonic()
         while not handle.done:
             try:
+                if stopped is not None and time.monotonic() - heard > quiet_s:
+                    heard = time.monotonic()
+                    verdict = await stopped()
+                    if verdict is not None:
+                        await give_up(*verdict)
+                        return
                 found = await events.wait(handle.thread_id, handle.run_id, after, 1000)
             except RedisError as exc:
                 log.warning("run %s: cannot read its events (%s); retrying", handle.run_id, exc)
                 await asyncio.sleep(0.5)
                 continue
+            if found:
+                heard = time.monotonic()
             for channel, event in found:
                 if event.seq <= after[channel]:
                     continue

@@ -48,6 +48,11 @@ OVERRUN_GRACE_S = 30.0
 LOST_MESSAGE = (
     "another instance took this run over; attach with GET /threads/{id}/stream to follow it"
 )
+#: A run whose record went with its thread (deleted, or expired under it): nobody continues it.
+GONE_MESSAGE = (
+    "this run's thread was deleted or expired while it ran; the run cannot finish. "
+    "Ask again on a new thread"
+)
 
 
 class RunManager:
@@ -244,8 +249,7 @@ class RunManager:
                 if handle.cancel == "rollback":
                     await roll_back(graph, handle.thread_id, before)
             elif handle.lost_lock:
-                status = "lost"
-                handle.emit("error", {"message": LOST_MESSAGE})
+                status = await self._lost(handle)
             else:
                 status = "interrupted"
                 handle.emit(
@@ -256,9 +260,8 @@ class RunManager:
                     },
                 )
         except LostLockError as exc:
-            status = "lost"
             log.warning("run %s lost the lock: %s", handle.run_id, exc)
-            handle.emit("error", {"message": LOST_MESSAGE})
+            status = await self._lost(handle)
         except (RedisConnectionError, RedisTimeoutError) as exc:
             log.error("checkpoint store unreachable during run %s: %s", handle.run_id, exc)
             if isinstance(handle.sink, EventPublisher):  # a worker's run: back to the queue
@@ -323,6 +326,19 @@ class RunManager:
                 handle.finish()
                 if isinstance(handle.sink, EventPublisher):
                     await handle.sink.close()
+
+    async def _lost(self, handle: RunHandle) -> str:
+        """Tell the followers why the run lost its thread's lock, and return its status.
+
+        ``lost``: another instance goes on with it. ``error``: its thread is gone (deleted, or
+        expired under it) and nothing continues it.
+        """
+        gone = False
+        if self.records is not None:
+            with contextlib.suppress(Exception):
+                gone = await self.records.get(handle.thread_id, handle.run_id) is None
+        handle.emit("error", {"message": GONE_MESSAGE if gone else LOST_MESSAGE})
+        return "error" if gone else "lost"
 
     async def _where_it_began(
         self, graph: CompiledStateGraph[Any, Any, Any, Any], handle: RunHandle

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from seekgraph.graph.api import User
 from seekgraph.server.runs.events import replica_frames, seed
 from seekgraph.server.runs.handle import Event, RunHandle
+from seekgraph.server.runs.manager import GONE_MESSAGE
 from seekgraph.server.service.errors import (
     BadInputError,
     ConflictError,
@@ -39,6 +40,12 @@ if TYPE_CHECKING:
     from seekgraph.server.service.run_service import RunService, Started
 
 log = logging.getLogger("seekgraph.runs")
+
+#: A followed run that ended without its last events reaching the event log.
+ENDED_UNHEARD = (
+    "the run ended ({status}) but its last events could not be read; "
+    "GET /threads/{{id}}/state holds what it saved"
+)
 
 
 async def attach_frames(
@@ -156,7 +163,16 @@ async def queued_frames(
             held = [replica.fold, replica.values, [e.data for e in replica.events]]
             shown = await hidden_from(app, owner, held)
         frames = handle_frames(replica, snapshot, after=after, channel=channel, shown=shown)
-        async for item in replica_frames(app.events, replica, frames):
+
+        async def stopped() -> tuple[str, str] | None:
+            record = await app.records.get(thread_id, run_id)
+            if record is None:
+                return "error", GONE_MESSAGE
+            if record.done:
+                return record.status, ENDED_UNHEARD.format(status=record.status)
+            return None
+
+        async for item in replica_frames(app.events, replica, frames, stopped):
             yield item
         return
     while True:

@@ -245,3 +245,64 @@ def test_operators_see_sizes_by_family_and_prune_threads_kept_from_before(world)
     printed = seekgraph(world, "admin", "storage", "--prune")
     assert "pruned" in printed
     assert keys_of(r, thread) == []
+
+
+def delete_on_the_first_token(world: dict, thread: str, seen: list, then=None):
+    """A ``stop`` for ``read``: every key of ``thread`` removed at the run's first token."""
+
+    def stop(frame) -> bool:
+        seen.append(frame)
+        if frame.event == "token" and "deleted" not in seen:
+            if then is not None:
+                then()
+            world["redis"].delete(*keys_of(world["redis"], thread))
+            seen.append("deleted")
+        return frame.event == "end"
+
+    return stop
+
+
+def test_a_run_whose_thread_is_removed_under_it_ends_its_stream_saying_so(world) -> None:
+    """Keys removed under a running run (an operator's cleanup, an expiry missed by a paused
+    process): its follower is told the thread is gone, not sent to follow it elsewhere."""
+    seen: list = []
+    with httpx.Client(timeout=60) as c:
+        thread = new_thread(c, world["url"], world["key"])
+        stop = delete_on_the_first_token(world, thread, seen)
+        stream = read(c, "POST", f"{world['url']}/threads/{thread}/runs", json=QUESTION,
+                      headers=auth(world["key"]), stop=stop, deadline=90)  # fmt: skip
+    assert "deleted" in seen
+    assert stream.of("end")[-1].data["status"] == "error", stream.frames[-3:]
+    errors = [f.data["message"] for f in stream.of("error")]
+    assert any("thread was deleted or expired" in m for m in errors), errors
+    assert not any("took this run over" in m for m in errors), errors
+    time.sleep(1)  # the run's last renewal is done: it brought nothing back
+    assert keys_of(world["redis"], thread) == []
+
+
+def test_a_worker_run_whose_thread_and_worker_are_gone_ends_its_followers_stream(world) -> None:
+    """The follower of a queued run reads the run's event log; when nothing can publish to
+    it any more (worker killed, records gone with the thread), its stream ends with an error
+    instead of heartbeats for ever."""
+    queue = {"SEEKGRAPH_QUEUE": "seekgraph:runq-gone"}
+    api_env = {**world["env"], **queue, "SEEKGRAPH_WORKER": "false"}
+    api = start_app(world["tmp"], "api-gone", api_env)
+    worker = start_worker(world["tmp"], "gone", {**world["env"], **queue})
+    seen: list = []
+    try:
+        with httpx.Client(timeout=60) as c:
+            thread = new_thread(c, api.url, world["key"])
+            stop = delete_on_the_first_token(world, thread, seen, then=worker.popen.kill)
+            started = time.monotonic()
+            stream = read(c, "POST", f"{api.url}/threads/{thread}/runs", json=QUESTION,
+                          headers=auth(world["key"]), stop=stop, deadline=90)  # fmt: skip
+            took = time.monotonic() - started
+    finally:
+        worker.stop()
+        api.stop()
+    assert "deleted" in seen
+    assert stream.of("end"), stream.frames[-3:]
+    assert stream.of("end")[-1].data["status"] == "error"
+    errors = [f.data["message"] for f in stream.of("error")]
+    assert any("thread was deleted or expired" in m for m in errors), errors
+    assert took < 60, took
