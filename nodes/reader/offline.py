@@ -133,7 +133,7 @@ def ranked_passages(
     A question about history (``asks_history``: since which version…) is answered by the
     release note, whose version the page does not say: the best one is among the passages
     shown, last, never their anchor (on the dev sets' tuning halves, one question more shown,
-    none less). "How do I release a lock?" reads as history too: it keeps its page first.
+    none less). "How do I release a lock?" or "an older release" asks no history.
     """
     best_of: dict[str, str] = {}
     for q in scored:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from seekgraph.providers.language import compiled, pattern
+from seekgraph.providers.language import compiled, pattern, words
 from seekgraph.providers.sentences import said_of, sentences
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import Evidence, heading_of
@@ -23,6 +23,11 @@ from seekgraph.state.models import Evidence, heading_of
 _HOW = compiled("how_question", flags=re.I)
 _VALUE = compiled("value_question", flags=re.I)
 _DEFINITION = compiled("definition_question", flags=re.I)
+#: A default asked for in other words ("if I don't set it", "out of the box"), per language.
+_DEFAULT_ASKED = {
+    "en": compiled("default_asked", "en", flags=re.I),
+    "zh": compiled("default_asked", "zh", flags=re.I),
+}
 _PROCEDURE_HEADING = compiled("procedure_heading", flags=re.I)
 #: A section under one of these headings is a list of steps even without numbers.
 _STEPS_HEADING = compiled("steps_heading", flags=re.I)
@@ -40,11 +45,25 @@ def kind_of(question: str) -> str:
     """``how``, ``value``, ``definition`` or ``other``."""
     if _HOW.search(question):
         return "how"
-    if _VALUE.search(question):
+    if _VALUE.search(question) or default_asked(question):
         return "value"
     if _DEFINITION.match(question):
         return "definition"
     return "other"
+
+
+def default_asked(question: str) -> str | None:
+    """The word for "default" when ``question`` asks for one without saying it.
+
+    "How tall is the chart if I don't set it?" asks for the chart's default height; a page
+    says "Default: 200 pixels", and is searched for with that word too. None when the
+    question does not ask that way, or already says "default".
+    """
+    for language, asked in _DEFAULT_ASKED.items():
+        said = words("default_words", language)
+        if asked.search(question) and not any(w in question.lower() for w in said):
+            return min(said)
+    return None
 
 
 def procedure_steps(ev: Evidence) -> str | None:

@@ -46,8 +46,8 @@ def _any_of(name: str) -> re.Pattern[str]:
 
 #: A page about the project's history (a changelog, release notes), by its title or path.
 _HISTORY_PAGE = _any_of("history_pages")
-#: A question about history: what changed, since which version ("0.47" asks it too).
-_HISTORY_QUESTION = re.compile(rf"{_any_of('history_questions').pattern}|\d+\.\d+", re.I)
+#: A question about history: what changed, since which version, since when.
+_HISTORY_QUESTION = compiled("history_question", "en", "zh", flags=re.I)
 
 
 def history_page(hit: Mapping[str, Any]) -> bool:

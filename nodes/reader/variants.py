@@ -8,6 +8,7 @@ earlier questions. The model reader asks its model instead (``ModelReader.rephra
 from __future__ import annotations
 
 from seekgraph.nodes.plumbing.evidence import kept, relevance
+from seekgraph.nodes.reader.question_kind import default_asked
 from seekgraph.providers.terms import STOPWORDS, display_words, stem, term_set
 from seekgraph.state.schemas import SearchState
 
@@ -49,7 +50,9 @@ def extractive_variants(state: SearchState) -> list[str]:
     core = " ".join(display_words(question))
     candidates = list(state["verdict"].get("gap_questions", []))
     if state["budget"]["rounds"] == 0:
-        candidates.append(core)
+        # "if I don't set it" is what a page calls the default: its words searched with it
+        default = default_asked(question)
+        candidates.append(f"{core} {default}" if default else core)
         earlier = thread_terms(state)
         if earlier:  # a follow-up ("the retest", "it") searched with the thread's topic
             candidates.append(f"{core} {' '.join(earlier)}")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from seekgraph.nodes.reader.answerable import not_answered, required_words
 from seekgraph.nodes.reader.needs import question_parts
-from seekgraph.nodes.reader.question_kind import extra_units, kind_bonus, kind_of
-from tests.factories import make_evidence
+from seekgraph.nodes.reader.question_kind import default_asked, extra_units, kind_bonus, kind_of
+from seekgraph.nodes.reader.variants import extractive_variants
+from tests.factories import make_evidence, make_state
 
 ORJSON = make_evidence("docs/orjson#5", title="orjson")
 CHAT = make_evidence("chat/general/m1#0", kind="messages", title="#general")
@@ -99,6 +100,32 @@ def test_the_kind_of_question() -> None:
     assert kind_of("What is the default timeout?") == "value"
     assert kind_of("What is Okta?") == "definition"
     assert kind_of("Who approved the budget?") == "other"
+
+
+def test_a_default_asked_for_in_other_words_is_a_value_searched_as_a_default() -> None:
+    """A page says "Defaults to 200 pixels"; the asker says "if I don't set it"."""
+    asked = [
+        "How tall is the chart if I don't set it?",
+        "If I build a window without giving it any dimensions, how big does it come up?",
+        "Unless I change it, how long does the session cookie stay valid?",
+        "Out of the box, how many files will the form parser accept?",
+        "Which close code is used if I raise the exception without passing a code?",
+    ]
+    for question in asked:
+        assert kind_of(question) == "value", question
+        assert default_asked(question) == "default", question
+        first = extractive_variants(make_state(question))
+        assert any(q.endswith(" default") for q in first), (question, first)
+        assert question in first  # the question itself is still searched as asked
+    assert default_asked("如果不设置超时，请求会等多久？") == "默认"
+    # not asked that way, or already said: nothing added
+    for question in [
+        "How do I release a lock?",
+        "What is the default timeout if I don't set it?",
+        "Why won't it take the data unless I flip a switch?",
+    ]:
+        assert default_asked(question) is None, question
+        assert not any(q.endswith(" default") for q in extractive_variants(make_state(question)))
 
 
 def test_a_steps_section_is_read_as_numbered_steps_for_a_how_question() -> None:

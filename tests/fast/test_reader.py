@@ -348,9 +348,17 @@ def test_a_changelog_comes_after_the_page_about_how_things_are() -> None:
     pages = [page, other, *[{**other, "source_id": f"docs/staticfiles#{i}"} for i in (3, 4)]]
     shown = [ev["source_id"] for _, ev in ranked_passages([], [*pages, weaker], (), since)]
     # ... among the passages shown, last, even when the search ranks it below them; never
-    # their anchor ("How do I release a lock?" reads as history too)
+    # their anchor
     assert shown[:3] == ["docs/staticfiles#1", "docs/staticfiles#2", note["source_id"]]
     assert ranked_passages([], [*pages, weaker], (), asked)[-1][1] is weaker
+    # a release or a version named for what it is, or the verb, asks no history: the
+    # changelog stays after the pages however the search ranks it
+    for plain in [
+        "How do I make StaticFiles release a file handle it holds?",
+        "Can StaticFiles serve an older release of my files instead of the newest?",
+        "Does StaticFiles follow symlinks behind a proxy that only speaks HTTP/1.1?",
+    ]:
+        assert ranked_passages([], [note, page], (), plain)[0][1] is page, plain
     # the same in Chinese: a page titled 更新日志 (changelog) comes after, unless the question
     # asks 从哪个版本 (since which version)
     log = {**note, "title": "更新日志", "doc_id": "docs/gengxin"}
