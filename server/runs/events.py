@@ -165,8 +165,9 @@ async def seed(events: RedisEventLog, handle: RunHandle) -> bool:
 #: How long a followed run may publish nothing before its record is looked at.
 QUIET_CHECK_S = 5.0
 
-#: What ``stopped`` says of a run that cannot end on its own: (status, message), or None.
-Stopped = Callable[[], Awaitable[tuple[str, str] | None]]
+#: What ``stopped`` says of a run that cannot end on its own: its end status and the error
+#: its followers are told (None: none, it ended well), or None while it may still end.
+Stopped = Callable[[], Awaitable[tuple[str, str | None] | None]]
 
 
 async def replica_frames(
@@ -180,26 +181,28 @@ async def replica_frames(
 
     The tail stops when the run's ``end`` arrives or the reader goes away. When the run has
     published nothing for ``quiet_s`` seconds, ``stopped`` is asked whether it can still end
-    on its own (its record gone with its thread, or ended without an ``end`` event); if not,
-    the follower gets an error and an end instead of heartbeats for ever.
+    on its own (its record gone with its thread, or ended long ago without an ``end``
+    event); if not, each channel that has no end yet gets the error (if any) and an end,
+    instead of heartbeats for ever.
     """
 
-    async def give_up(status: str, message: str) -> None:
-        # a last look: the end may have been published since the check
-        for channel in CHANNELS:
+    async def give_up(status: str, message: str | None) -> None:
+        # a last look: the end may have been published since the check (the protocol
+        # channel first: the executor writes it first)
+        for channel in ("protocol", "native"):
             last = handle.seq if channel == "native" else handle.protocol_seq
             for late in await events.read(handle.thread_id, handle.run_id, channel, last):
                 handle.append(channel, late)
-        if not handle.events or handle.events[-1].type != "end":
-            for channel in CHANNELS:
-                seq = handle.seq if channel == "native" else handle.protocol_seq
-                error = (
-                    {"message": message}
-                    if channel == "native"
-                    else {"error": status, "message": message}
-                )
-                handle.append(channel, Event(seq + 1, "error", error))
-                handle.append(channel, Event(seq + 2, "end", {"status": status}))
+        for channel, held in (("native", handle.events), ("protocol", handle.protocol)):
+            if held and held[-1].type == "end":
+                continue
+            seq = handle.seq if channel == "native" else handle.protocol_seq
+            if message is not None:
+                error = {"message": message} if channel == "native" else {
+                    "error": status, "message": message}  # fmt: skip
+                seq += 1
+                handle.append(channel, Event(seq, "error", error))
+            handle.append(channel, Event(seq + 1, "end", {"status": status}))
         handle.finish()
 
     async def tail() -> None:

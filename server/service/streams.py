@@ -11,6 +11,7 @@ import asyncio
 import hmac
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("seekgraph.runs")
 
-#: A followed run that ended without its last events reaching the event log.
+#: A followed run that ended without its last events reaching the event log (or they expired
+#: before its record did), told once its record has said so for this long (seconds).
+ENDED_GRACE_S = 10.0
+#: ... and what its followers are told when it did not end well.
 ENDED_UNHEARD = (
     "the run ended ({status}) but its last events could not be read; "
     "GET /threads/{{id}}/state holds what it saved"
@@ -164,13 +168,16 @@ async def queued_frames(
             shown = await hidden_from(app, owner, held)
         frames = handle_frames(replica, snapshot, after=after, channel=channel, shown=shown)
 
-        async def stopped() -> tuple[str, str] | None:
+        async def stopped() -> tuple[str, str | None] | None:
             record = await app.records.get(thread_id, run_id)
             if record is None:
                 return "error", GONE_MESSAGE
-            if record.done:
-                return record.status, ENDED_UNHEARD.format(status=record.status)
-            return None
+            if not record.done or time.time() - record.updated_at < ENDED_GRACE_S:
+                return None  # (its executor writes the record just before its end event)
+            status = {"success": "done"}.get(record.status, record.status)
+            if status in ("done", "cancelled", "waiting"):
+                return status, None
+            return status, record.error or ENDED_UNHEARD.format(status=status)
 
         async for item in replica_frames(app.events, replica, frames, stopped):
             yield item
