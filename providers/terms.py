@@ -56,14 +56,31 @@ def _segment_cjk(run: str) -> tuple[str, ...]:
     return tuple(w for w in _jieba().lcut(run) if w.strip())
 
 
+#: The endings of English contractions and possessives: "isn't", "what's", "you're", "I've".
+_CLITIC = re.compile(r"(?:n't|'(?:s|re|ve|ll|d|m))$", re.I)
+#: "can't", "won't", "shan't": the word before "n't" is not the verb's own spelling.
+_IRREGULAR = {"ca": "can", "wo": "will", "sha": "shall"}
+
+
+def _uncontracted(token: str) -> str:
+    """A word without the contraction or possessive it ends with.
+
+    "don't" is "do", "what's" is "what", "isn't" is "is", "can't" is "can", "brew's" is
+    "brew": a question's "don't" or "what's" is no term an answer must hold, and a
+    contraction of a stopword is a stopword (a negation's "not" is one too).
+    """
+    base = _CLITIC.sub("", token) or token
+    return _IRREGULAR.get(base.lower(), base) if token.lower().endswith("n't") else base
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens; runs of Chinese characters are segmented into words."""
     out: list[str] = []
-    for token in _WORD.findall(text):
+    for token in _WORD.findall(text.replace("\u2019", "'")):
         if CJK.match(token):
             out.extend(_segment_cjk(token))
         else:
-            out.append(token.lower().strip("'.-_"))
+            out.append(_uncontracted(token.lower().strip("'.-_")))
     return [w for w in out if w]
 
 
@@ -115,8 +132,8 @@ def display_words(text: str) -> list[str]:
     Runs of Chinese characters are segmented into words, as ``words`` does.
     """
     seen: dict[str, str] = {}
-    for token in _WORD.findall(text):
-        parts = _segment_cjk(token) if CJK.match(token) else (token,)
+    for token in _WORD.findall(text.replace("\u2019", "'")):
+        parts = _segment_cjk(token) if CJK.match(token) else (_uncontracted(token),)
         for part in parts:
             low = part.lower()
             if low not in STOPWORDS and low not in seen:

@@ -28,6 +28,8 @@ _DEFAULT_ASKED = {
     "en": compiled("default_asked", "en", flags=re.I),
     "zh": compiled("default_asked", "zh", flags=re.I),
 }
+#: ... and what is worded alike but asks whether one may, or why.
+_DEFAULT_NOT_ASKED = compiled("default_not_asked", "en", "zh", flags=re.I)
 _PROCEDURE_HEADING = compiled("procedure_heading", flags=re.I)
 #: A section under one of these headings is a list of steps even without numbers.
 _STEPS_HEADING = compiled("steps_heading", flags=re.I)
@@ -59,6 +61,8 @@ def default_asked(question: str) -> str | None:
     says "Default: 200 pixels", and is searched for with that word too. None when the
     question does not ask that way, or already says "default".
     """
+    if _DEFAULT_NOT_ASKED.search(question) or _HOW.search(question):
+        return None  # (a how-question asks for steps, done without setting it)
     for language, asked in _DEFAULT_ASKED.items():
         said = words("default_words", language)
         if asked.search(question) and not any(w in question.lower() for w in said):

@@ -21,6 +21,21 @@ def test_the_words_that_only_frame_a_question_are_not_required() -> None:
     )
 
 
+def test_a_contraction_is_read_as_the_words_it_stands_for() -> None:
+    """Contractions ("don't", "what's", "isn't") are their stopwords; a possessive, its noun."""
+    for question in [
+        "What's the timeout if I don't set one, and why isn't it shorter?",
+        "What\u2019s the timeout if I don\u2019t set one, and why isn\u2019t it shorter?",
+    ]:
+        assert required_words(question) == ["timeout", "shorter"], question
+    # a refusal's "what was asked" never names a contraction: the quote holds every term
+    quoted = [("The default timeout is 5 seconds; set a shorter one per request.", ORJSON)]
+    gaps, _ = not_answered("What's the timeout if I don't set one? Can't it be shorter?",
+                           quoted, [0.7], {})  # fmt: skip
+    assert not any("'" in gap or "\u2019" in gap for gap in gaps), gaps
+    assert required_words("Where is brew's cache?") == ["brew", "cache"]
+
+
 def test_a_quote_that_misses_what_the_question_is_about_does_not_answer() -> None:
     quoted = [("orjson.dumps returns bytes; json.dumps returns a str.", ORJSON)]
     gaps, nothing = not_answered("How do I write YAML with orjson?", quoted, [0.75], {})
@@ -117,12 +132,18 @@ def test_a_default_asked_for_in_other_words_is_a_value_searched_as_a_default() -
         first = extractive_variants(make_state(question))
         assert any(q.endswith(" default") for q in first), (question, first)
         assert question in first  # the question itself is still searched as asked
+    assert default_asked("What\u2019s the timeout if I don\u2019t set it?") == "default"
+    assert default_asked("What value does max_connections have if it isn't set?") == "default"
     assert default_asked("如果不设置超时，请求会等多久？") == "默认"
+    assert default_asked("为什么事件不传播？") is None
     # not asked that way, or already said: nothing added
     for question in [
         "How do I release a lock?",
         "What is the default timeout if I don't set it?",
         "Why won't it take the data unless I flip a switch?",
+        "Why does the build fail if I don't set JAVA_HOME?",  # why, not what
+        "Can I rename a channel without changing its link?",  # whether one may
+        "How do I rotate keys without changing the client config?",  # steps
     ]:
         assert default_asked(question) is None, question
         assert not any(q.endswith(" default") for q in extractive_variants(make_state(question)))

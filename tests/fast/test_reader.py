@@ -317,6 +317,7 @@ def test_a_reply_shows_the_last_passage_when_only_its_marks_overflow() -> None:
 
 def test_a_changelog_comes_after_the_page_about_how_things_are() -> None:
     from seekgraph.nodes.reader.offline import ranked_passages
+    from seekgraph.nodes.reader.tables import asks_history
 
     note = make_evidence(
         "docs/release-notes#9",
@@ -353,7 +354,10 @@ def test_a_changelog_comes_after_the_page_about_how_things_are() -> None:
     assert ranked_passages([], [*pages, weaker], (), asked)[-1][1] is weaker
     # a release or a version named for what it is, or the verb, asks no history: the
     # changelog stays after the pages however the search ranks it
+    assert asks_history("Has the default port of StaticFiles changed?")
+    assert asks_history("Since 0.47, does StaticFiles follow symlinks?")
     for plain in [
+        "Will StaticFiles give up after 1.5 seconds?",
         "How do I make StaticFiles release a file handle it holds?",
         "Can StaticFiles serve an older release of my files instead of the newest?",
         "Does StaticFiles follow symlinks behind a proxy that only speaks HTTP/1.1?",
