@@ -8,6 +8,7 @@ A test's tier is its folder (``tests/fast``, ``tests/service``, ``tests/processe
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -58,12 +59,27 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test with its folder's tier; a test outside every tier's folder is an error."""
+    """Mark every test with its folder's tier; a test outside every tier's folder is an error.
+
+    A tier whose folder keeps ``module_seconds.json`` (what each module took, measured) runs
+    its longest modules first: CI gives whole modules to its workers in this order
+    (``--dist loadfile --no-loadscope-reorder``), and a long module taken last keeps one
+    worker busy after the others are done. A module not measured yet counts as the longest.
+    """
     for item in items:
         folder = item.path.resolve().relative_to(TESTS).parts[0]
         if folder not in TIERS:
             raise pytest.UsageError(f"{item.nodeid}: tests live in a tier's folder: {TIERS}")
         item.add_marker(getattr(pytest.mark, folder))
+    costs: dict[Path, float] = {}
+    for folder in {item.path.resolve().relative_to(TESTS).parts[0] for item in items}:
+        measured = TESTS / folder / "module_seconds.json"
+        if measured.exists():
+            seconds = json.loads(measured.read_text())["seconds"]
+            costs |= {TESTS / folder / name: float(s) for name, s in seconds.items()}
+    if costs:
+        longest = max(costs.values())
+        items.sort(key=lambda item: -costs.get(item.path.resolve(), longest))  # stable
 
 
 ALICE = User("alice", frozenset({"everyone", "security"}))
