@@ -57,9 +57,9 @@ def _segment_cjk(run: str) -> tuple[str, ...]:
 
 
 #: The endings of English contractions and possessives: "isn't", "what's", "you're", "I've".
-_CLITIC = re.compile(r"(?:n't|'(?:s|re|ve|ll|d|m))$", re.I)
+_CLITIC = re.compile(pattern("contraction"), re.I)
 #: "can't", "won't", "shan't": the word before "n't" is not the verb's own spelling.
-_IRREGULAR = {"ca": "can", "wo": "will", "sha": "shall"}
+_IRREGULAR = dict(entry.split() for entry in words_of("negated_spellings", "en"))
 
 
 def _uncontracted(token: str) -> str:

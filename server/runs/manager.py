@@ -33,7 +33,7 @@ from seekgraph.server.runs.events import EventPublisher, RedisEventLog
 from seekgraph.server.runs.fencing import FENCE, Fence, LostLockError
 from seekgraph.server.runs.handle import RunHandle
 from seekgraph.server.runs.lock_keeper import LockKeeper
-from seekgraph.server.runs.records import RunRecords, outcome
+from seekgraph.server.runs.records import ENDED_WELL, RunRecords, outcome
 from seekgraph.server.runs.retention import Retention, renew_while_running
 from seekgraph.server.runs.rollback import checkpoint_id, roll_back
 from seekgraph.server.runs.webhooks import Webhooks
@@ -291,7 +291,7 @@ class RunManager:
             watcher.cancel()
             renewer.cancel()
             handle.status = status
-            if status not in ("done", "waiting", "cancelled", "handed_back"):
+            if status not in ENDED_WELL and status != "handed_back":
                 message = handle.fold["errors"][-1] if handle.fold["errors"] else status
                 handle.emit_protocol("error", {"error": status, "message": message})
             usage = observer.usage() if observer is not None else None

@@ -24,9 +24,18 @@ CancelAction = Literal["interrupt", "rollback"]
 RECORD_TTL_S = 7 * 24 * 3600
 
 
+#: A run manager's end statuses after which nothing went wrong (no error to tell).
+ENDED_WELL = frozenset({"done", "cancelled", "waiting"})
+
+
 def outcome(status: str) -> str:
     """A run manager's end status as a record status (``done`` → ``success``)."""
     return {"done": "success", "lost": "running"}.get(status, status)
+
+
+def ended_as(status: str) -> str:
+    """A record's status as a run's end status, as its stream says it (``success`` → ``done``)."""
+    return {"success": "done"}.get(status, status)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from seekgraph.graph.api import User
 from seekgraph.server.runs.events import replica_frames, seed
 from seekgraph.server.runs.handle import Event, RunHandle
 from seekgraph.server.runs.manager import GONE_MESSAGE
+from seekgraph.server.runs.records import ENDED_WELL, ended_as
 from seekgraph.server.service.errors import (
     BadInputError,
     ConflictError,
@@ -174,8 +175,8 @@ async def queued_frames(
                 return "error", GONE_MESSAGE
             if not record.done or time.time() - record.updated_at < ENDED_GRACE_S:
                 return None  # (its executor writes the record just before its end event)
-            status = {"success": "done"}.get(record.status, record.status)
-            if status in ("done", "cancelled", "waiting"):
+            status = ended_as(record.status)
+            if status in ENDED_WELL:
                 return status, None
             return status, record.error or ENDED_UNHEARD.format(status=status)
 
