@@ -63,6 +63,11 @@ def passages_key(thread_id: str, prefix: str = "seekgraph") -> str:
     return f"{prefix}:passages:{{{thread_id}}}"
 
 
+def packed_passages(passages: dict[str, str]) -> dict[str, bytes]:
+    """The passages as the thread's hash stores them: digest → compressed text."""
+    return {d: zlib.compress(t.encode(), 6) for d, t in passages.items()}
+
+
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
@@ -198,7 +203,7 @@ class CompactRedisSaver(AsyncRedisSaver):
         if not passages:
             return
         key = passages_key(thread_id)
-        packed = {d: zlib.compress(t.encode(), 6) for d, t in passages.items()}
+        packed = packed_passages(passages)
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.hset(key, mapping=packed)  # type: ignore[arg-type]
             expiry = self._expiry()

@@ -29,7 +29,12 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from redis.exceptions import RedisError, ResponseError
 from redisvl.exceptions import RedisVLError
 
-from seekgraph.server.runs.compact import CompactRedisSaver, stow
+from seekgraph.server.runs.compact import (
+    CompactRedisSaver,
+    packed_passages,
+    passages_key,
+    stow,
+)
 from seekgraph.server.runs.coordination import (
     FENCE_PRELUDE,
     LOST_LOCK_MARK,
@@ -83,12 +88,26 @@ async def check_fence() -> None:
         await fence.check()
 
 
-# KEYS: lock, fence, checkpoint, latest pointer, the parent's write registry ('' = none);
-# ARGV: token, ttl ms, checkpoint JSON, expiry seconds ('' = none). The parent's writes
-# are in the new checkpoint now: they go (resume needs only the latest checkpoint's).
+# The passages a checkpoint or a task's writes refer to (the thread's hash, digest → text)
+# are stored by the same script, after the lock check: a run that lost its lock adds none.
+# ``store_passages(key, first, expiry)`` sets the field/value pairs ARGV[first…].
+_STORE_PASSAGES = """
+local function store_passages(key, first, expiry)
+  if #ARGV < first then return end
+  for i = first, #ARGV, 2 do redis.call('HSET', key, ARGV[i], ARGV[i + 1]) end
+  if expiry ~= '' then redis.call('EXPIRE', key, expiry) end
+end
+"""
+
+# KEYS: lock, fence, checkpoint, latest pointer, the parent's write registry ('' = none),
+# passages; ARGV: token, ttl ms, checkpoint JSON, expiry seconds ('' = none), passage
+# digest/text pairs… The parent's writes are in the new checkpoint now: they go (resume
+# needs only the latest checkpoint's).
 _PUT_CHECKPOINT = (
     FENCE_PRELUDE
+    + _STORE_PASSAGES
     + """
+store_passages(KEYS[6], 5, ARGV[4])
 redis.call('JSON.SET', KEYS[3], '$', ARGV[3])
 redis.call('SET', KEYS[4], KEYS[3])
 if KEYS[5] ~= '' then
@@ -104,25 +123,28 @@ return 1
 """
 )
 
-# KEYS: lock, fence, checkpoint, registry ('' = none), latest pointer, write keys…;
-# ARGV: token, ttl ms, expiry seconds ('' = none), write JSONs… Writes that arrive after
-# their checkpoint's child was saved are not stored: the child holds them already, and only
-# the latest checkpoint's writes serve a resume.
+# KEYS: lock, fence, checkpoint, registry ('' = none), latest pointer, passages, write
+# keys…; ARGV: token, ttl ms, expiry seconds ('' = none), write JSONs…, passage digest/text
+# pairs… Writes that arrive after their checkpoint's child was saved are not stored (nor
+# their passages): the child holds them already, and only the latest checkpoint's writes
+# serve a resume.
 _PUT_WRITES = (
     FENCE_PRELUDE
+    + _STORE_PASSAGES
     + """
 if redis.call('EXISTS', KEYS[3]) == 1 and redis.call('GET', KEYS[5]) ~= KEYS[3] then
   return 0
 end
-for i = 6, #KEYS do
-  redis.call('JSON.SET', KEYS[i], '$', ARGV[i - 2])
+store_passages(KEYS[6], #KEYS - 2, ARGV[3])
+for i = 7, #KEYS do
+  redis.call('JSON.SET', KEYS[i], '$', ARGV[i - 3])
   if ARGV[3] ~= '' then redis.call('EXPIRE', KEYS[i], ARGV[3]) end
 end
 if redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('JSON.SET', KEYS[3], '$.has_writes', 'true')
 end
 if KEYS[4] ~= '' then
-  for i = 6, #KEYS do redis.call('ZADD', KEYS[4], i - 6, KEYS[i]) end
+  for i = 7, #KEYS do redis.call('ZADD', KEYS[4], i - 7, KEYS[i]) end
   if ARGV[3] ~= '' then redis.call('EXPIRE', KEYS[4], ARGV[3]) end
 end
 return 1
@@ -196,7 +218,6 @@ class FencedRedisSaver(CompactRedisSaver):
             await check_fence()
             await self._store_passages(thread_id, stowed)
             return await super().aput(config, checkpoint, metadata, new_versions, stream_mode)
-        await self._store_passages(thread_id, stowed)
         checkpoint_ns = configurable.get("checkpoint_ns", "")
         parent_id = configurable.get("checkpoint_id")
         checkpoint_id = checkpoint["id"]
@@ -225,7 +246,10 @@ class FencedRedisSaver(CompactRedisSaver):
             else ""
         )
         await self._fenced(
-            fence, _PUT_CHECKPOINT, [key, latest, spent], [json.dumps(data), self._expiry()]
+            fence,
+            _PUT_CHECKPOINT,
+            [key, latest, spent, passages_key(thread_id)],
+            [json.dumps(data), self._expiry(), *_pairs(stowed)],
         )
         return {
             "configurable": {
@@ -253,7 +277,6 @@ class FencedRedisSaver(CompactRedisSaver):
             await self._store_passages(thread_id, stowed)
             await super().aput_writes(config, writes, task_id, task_path)
             return
-        await self._store_passages(thread_id, stowed)
         checkpoint_ns = configurable.get("checkpoint_ns", "")
         checkpoint_id = configurable["checkpoint_id"]
         keys: list[str] = []
@@ -291,8 +314,8 @@ class FencedRedisSaver(CompactRedisSaver):
         await self._fenced(
             fence,
             _PUT_WRITES,
-            [checkpoint_key, registry, latest, *keys],
-            [self._expiry(), *documents],
+            [checkpoint_key, registry, latest, passages_key(thread_id), *keys],
+            [self._expiry(), *documents, *_pairs(stowed)],
         )
 
     async def indexes_ready(self) -> bool:
@@ -313,6 +336,11 @@ class FencedRedisSaver(CompactRedisSaver):
             )
         except (OSError, RedisError, RedisVLError):
             return False
+
+
+def _pairs(passages: dict[str, str]) -> list[str | bytes]:
+    """The passages as a script's ARGV: each digest followed by its compressed text."""
+    return [x for pair in packed_passages(passages).items() for x in pair]
 
 
 def _ulid_ms(checkpoint_id: str) -> float:
