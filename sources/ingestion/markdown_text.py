@@ -18,7 +18,8 @@ as a code block. Each is read as its title, then its body: "Windows: Use `irm` t
 script:" and the code block under it. mkdocstrings' ``::: package.Name`` directives and
 snippet includes (``--8<-- "file.md"``) are dropped: the built site puts other files there,
 which the page does not hold. Attribute lists (``{: #anchor }``) and Material's icons
-(``:material-check:``) are markup, never words.
+(``:material-check:``) are markup, never words. Sphinx's Markdown (MyST) is read as its site
+renders it (``_myst_as_markdown``; roles in ``inline_text``).
 """
 
 from __future__ import annotations
@@ -56,12 +57,144 @@ _SNIPPET_MARK = "--8<--"
 _ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORECASE)
 
 
+# MyST (Sphinx's Markdown): a directive is a fence whose info is ``{name} arguments``; its
+# body opens with options (``:maxdepth: 2``). A target label, ``(name)=`` on a line of its
+# own, is an anchor; an attribute block, ``{.hide-header}`` or ``{#id}`` on a line of its
+# own, is markup for the element after it.
+_MYST_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\s*$")
+_MYST_OPTION = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")
+_MYST_LABEL = re.compile(r"^\s*\([\w.:/-]+\)=\s*$")
+_MYST_ATTRS = re.compile(r"^\s*\{[.#][\w-]+(?:\s+[.#][\w-]+)*\}\s*$")
+# an rST directive line inside ``{eval-rst}``: ``.. currentmodule:: click``, ``.. click:example::``
+_RST_DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w:.-]+::.*$")
+#: directives the built site fills from elsewhere (a table of contents, an API page from
+#: docstrings, an included file, a picture): the page holds none of their words
+_MYST_DROPPED = frozenset(
+    {
+        "toctree", "contents", "currentmodule", "module", "include", "literalinclude",
+        "image", "figure", "raw", "only", "index", "autosummary", "automodule", "autoclass",
+        "autofunction", "automethod", "autoattribute", "autodata", "autoexception",
+        "py:module", "py:currentmodule",
+    }
+)  # fmt: skip
+#: directives whose body is code in the language their argument names
+_MYST_CODE = frozenset({"code-block", "code", "sourcecode", "code-cell"})
+#: directives whose body is Markdown the site lays out (tabs, cards, a list as a table)
+_MYST_PROSE = frozenset(
+    {
+        "tab-set", "tab-item", "card", "grid", "grid-item", "grid-item-card", "div",
+        "container", "list-table", "table", "glossary", "margin", "epigraph", "pull-quote",
+        "highlights", "hlist", "centered", "rubric",
+    }
+)  # fmt: skip
+#: call-outs, read as an admonition: their title, then their body
+_MYST_CALLOUTS = {
+    "versionadded": "Added in version",
+    "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version",
+    "versionremoved": "Removed in version",
+}
+_MYST_CALLOUT_KINDS = frozenset(
+    {
+        "note", "warning", "tip", "important", "caution", "attention", "danger", "error",
+        "hint", "seealso", "admonition", "dropdown", "topic", "sidebar", *_MYST_CALLOUTS,
+    }
+)  # fmt: skip
+
+
+def _myst_as_markdown(text: str) -> str:
+    """MyST's directives, labels and attribute blocks as the Markdown the site renders.
+
+    A call-out (``{note}``, ``{versionadded} 4.0``, ``{admonition} Title``) becomes the
+    admonition the parser reads; a code directive a code block in its language; an
+    ``{eval-rst}`` body its text and literal blocks without the rST directive lines; the
+    directives the site fills from elsewhere (``{toctree}``, ``{contents}``,
+    ``{currentmodule}``, ``{image}``…) and labels and attribute blocks are dropped; a layout
+    directive (``{tab-item} Linux``, ``{list-table}``) is read as its argument, then its body.
+    Any other is a chunk of code in the language it names (R Markdown's and Quarto's
+    ```` ```{r} ````, ```` ```{python} ````). Code fences are left as they are.
+    """
+    out: list[str] = []
+    fence = ""
+    lines = text.splitlines()
+    at = 0
+    while at < len(lines):
+        line = lines[at]
+        at += 1
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = ""
+            out.append(line)
+            continue
+        directive = _MYST_FENCE.match(line)
+        if directive is None:
+            if opened:
+                fence = opened.group(1)
+            elif _MYST_LABEL.match(line) or _MYST_ATTRS.match(line):
+                continue
+            out.append(line)
+            continue
+        indent, marks, name, argument = directive.groups()
+        end = next(
+            (
+                j
+                for j in range(at, len(lines))
+                if lines[j].strip().startswith(marks[0] * len(marks))
+                and not lines[j].strip().lstrip(marks[0])
+            ),
+            len(lines),
+        )
+        body = raw = lines[at:end]
+        at = end + 1
+        while body and (_MYST_OPTION.match(body[0]) or not body[0].strip()):
+            body = body[1:]
+        name = name.lower()
+        if name in _MYST_DROPPED:
+            continue
+        if name in _MYST_CODE:
+            out += [f"{indent}```{argument.split()[0] if argument else ''}", *body, f"{indent}```"]
+        elif name in _MYST_CALLOUT_KINDS:
+            kind = "note" if name in _MYST_CALLOUTS else name
+            title = (
+                f"{_MYST_CALLOUTS[name]} {argument}".strip()
+                if name in _MYST_CALLOUTS
+                else argument or name.capitalize()
+            ).replace('"', "'")
+            inner = _dedent(body)
+            if not any(x.strip() for x in inner):  # ```{versionadded} 4.0``` and nothing else
+                out += [f"{indent}{title}.", ""]
+                continue
+            out += [f'{indent}!!! {kind} "{title}"', ""]
+            out += [f"{indent}    {x}" if x.strip() else "" for x in _myst_as_markdown(
+                "\n".join(inner)).splitlines()]  # fmt: skip
+            out.append("")
+        elif name == "eval-rst":
+            out += [x for x in body if not _RST_DIRECTIVE.match(x) and not _MYST_OPTION.match(x)]
+            out.append("")
+        elif name in _MYST_PROSE:
+            out += [f"{indent}{argument}", ""] if argument else []
+            out += _myst_as_markdown("\n".join(body)).splitlines()
+            out.append("")
+        else:  # an R Markdown or Quarto chunk (```{r}, ```{python}): code in that language
+            out += [f"{indent}```{name}", *raw, f"{indent}```"]
+    return "\n".join(out)
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    """``lines`` without the indentation they all share."""
+    widths = [len(x) - len(x.lstrip()) for x in lines if x.strip()]
+    cut = min(widths, default=0)
+    return [x[cut:] for x in lines]
+
+
 def _callouts_as_admonitions(text: str) -> str:
     """Tabs, PyMdown blocks and colon containers rewritten as the admonitions the parser reads.
 
     Lines inside a fenced code block are left as they are; snippet includes (``--8<--``) are
-    dropped, in code too.
+    dropped, in code too. MyST's directives are read first (``_myst_as_markdown``).
     """
+    text = _myst_as_markdown(text)
     out: list[str] = []
     fence = ""
     blocks: list[str] = []  # the marks (/// or :::) of each open block, innermost last
@@ -128,6 +261,14 @@ _ATTRIBUTED = frozenset(
 )
 
 
+#: a MyST role (``{func}``) or an rST one (``:func:``, ``:py:class:``) right before a code span
+_ROLE = re.compile(r"(?:(?<=[\s(\[])|^)(?:\{([\w:.-]+)\}|:((?:[\w.-]+:)?[\w.-]+):)$")
+#: roles that link to a section or a term: read as their text, not as code
+_LINK_ROLES = frozenset({"ref", "doc", "term", "any", "numref", "std:ref", "std:doc"})
+#: a cross-reference's target after its text: ``positional arguments <arguments>``
+_ROLE_TARGET = re.compile(r"\s*<[^<>]+>$")
+
+
 def inline_text(token: Token, heading: bool = False) -> str:
     """The words of an inline token: code spans kept in backticks, markup and HTML dropped.
 
@@ -154,7 +295,15 @@ def inline_text(token: Token, heading: bool = False) -> str:
         elif child.type == "image":
             words += child.content
         elif child.type == "code_inline":
-            parts += [_ICON.sub("", words), f"`{child.content}`"]
+            role = _ROLE.search(words)
+            if role is not None:  # MyST's {func}`name` or rST's :func:`name`: a role's markup
+                words = words[: role.start()]
+            content = child.content
+            if role is not None and (role.group(1) or role.group(2)).lower() in _LINK_ROLES:
+                # a cross-reference reads as its text: {ref}`positional arguments <arguments>`
+                parts += [_ICON.sub("", words), _ROLE_TARGET.sub("", content)]
+            else:
+                parts += [_ICON.sub("", words), f"`{content}`"]
             words = ""
     parts.append(_ICON.sub("", words))
     text = "".join(parts)
@@ -369,7 +518,7 @@ def first_heading(text: str) -> str | None:
     A Python comment inside a fenced block ("# Using the top-level API:") is code, not the
     document's title; nor is a heading at the end of a page that opens with prose.
     """
-    tokens = [t for t in _PARSER.parse(text) if t.type != "html_block"]
+    tokens = [t for t in _PARSER.parse(_myst_as_markdown(text)) if t.type != "html_block"]
     if len(tokens) > 1 and tokens[0].type == "heading_open":
         return inline_text(tokens[1], heading=True) or None
     return None

@@ -638,6 +638,91 @@ def test_attribute_lists_snippets_and_icons_are_markup_never_words() -> None:
     )
 
 
+MYST_PAGE = """(options)=
+
+# Options
+
+```{eval-rst}
+.. currentmodule:: click
+```
+
+Options are added with the {func}`option` decorator, unlike {ref}`positional arguments
+<arguments>`.
+
+```{contents}
+:depth: 1
+:local:
+```
+
+(multiple-options)=
+
+## Multiple Options
+
+```{versionadded} 4.0
+```
+
+```{note}
+:class: tip
+
+Set `multiple=True` to pass the flag several times.
+```
+
+```{code-block} python
+@click.option('--message', '-m', multiple=True)
+```
+
+```{eval-rst}
+.. click:example::
+
+    @click.command()
+    def commit(message):
+        click.echo(message)
+
+Run it:
+
+.. click:run::
+
+    invoke(commit, args=['-m', 'a'])
+```
+
+```{admonition} Note on files
+:class: note
+
+   Use `click.File` for files.
+```
+
+```{toctree}
+:hidden:
+
+quickstart
+```
+"""
+
+
+def test_myst_directives_labels_and_roles_are_read_as_the_site_renders_them() -> None:
+    # Sphinx's Markdown (MyST), as Click's documentation is written
+    assert first_heading(MYST_PAGE) == "Options"  # not the file name: a label is an anchor
+    text = readable_markdown(MYST_PAGE)
+    assert text.startswith("# Options\n\nOptions are added with the `option` decorator, unlike ")
+    assert "unlike positional arguments." in text  # a cross-reference reads as its text
+    assert "## Multiple Options\n\nAdded in version 4.0.\n\nNote: Set" in text
+    assert "Note: Set `multiple=True` to pass the flag several times." in text
+    assert "```python\n@click.option('--message', '-m', multiple=True)\n```" in text
+    assert "def commit(message):" in text and "Run it:" in text
+    assert "Note on files: Use `click.File` for files." in text
+    # what the site fills from elsewhere, and the markup, are not words of the page
+    for markup in ("currentmodule", "{", ":depth:", ":class:", "quickstart", "(options)=", ".. "):
+        assert markup not in text, markup
+    # a directive in a code block is code
+    code = "```markdown\n```{note}\nText.\n```\n````"
+    assert "```{note}" in readable_markdown(code.replace("```markdown", "````markdown"))
+    # a tab is its label, then its body; a Quarto or R Markdown chunk is code in its language
+    tabs = "````{tab-set}\n```{tab-item} Linux\n:sync: linux\n\nRun `a`.\n```\n````"
+    assert readable_markdown(tabs) == "Linux\n\nRun `a`."
+    chunk = "```{python}\n#| echo: false\nprint(1)\n```"
+    assert readable_markdown(chunk) == "```python\n#| echo: false\nprint(1)\n```"
+
+
 def test_version_metadata_that_does_not_parse_or_fit_loses_nothing_else() -> None:
     for body in ("changes: true", "added: 2020-13-45", "[" * 2000, "- a\n- b", "{"):
         page = f"# Files\n\n<!-- YAML\n{body}\n-->\n\nReads a file."
