@@ -65,8 +65,12 @@ _MYST_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\s*
 _MYST_OPTION = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")
 _MYST_LABEL = re.compile(r"^\s*\([\w.:/-]+\)=\s*$")
 _MYST_ATTRS = re.compile(r"^\s*\{[.#][\w-]+(?:\s+[.#][\w-]+)*\}\s*$")
-# an rST directive line inside ``{eval-rst}``: ``.. currentmodule:: click``, ``.. click:example::``
-_RST_DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w:.-]+::.*$")
+# an rST directive inside ``{eval-rst}``: ``.. code-block:: bash``, ``.. click:example::``
+_RST_DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:.-]+)::[ \t]*(.*?)\s*$")
+#: rST directives whose body is code (Sphinx's and its extensions': an example that runs)
+_RST_CODE = frozenset(
+    {"click:example", "click:run", "doctest", "testcode", "ipython", "jupyter-execute"}
+)
 #: directives the built site fills from elsewhere (a table of contents, an API page from
 #: docstrings, an included file, a picture): the page holds none of their words
 _MYST_DROPPED = frozenset(
@@ -82,7 +86,7 @@ _MYST_CODE = frozenset({"code-block", "code", "sourcecode", "code-cell"})
 #: directives whose body is Markdown the site lays out (tabs, cards, a list as a table)
 _MYST_PROSE = frozenset(
     {
-        "tab-set", "tab-item", "card", "grid", "grid-item", "grid-item-card", "div",
+        "tab-set", "card", "grid", "grid-item", "grid-item-card", "div",
         "container", "list-table", "table", "glossary", "margin", "epigraph", "pull-quote",
         "highlights", "hlist", "centered", "rubric",
     }
@@ -100,6 +104,9 @@ _MYST_CALLOUT_KINDS = frozenset(
         "hint", "seealso", "admonition", "dropdown", "topic", "sidebar", *_MYST_CALLOUTS,
     }
 )  # fmt: skip
+#: a tab (sphinx-design's ``{tab-item} Linux``, sphinx-tabs' ``.. group-tab:: Bash``): read as
+#: a Material content tab is, "Linux: …" and its body
+_TAB_KINDS = frozenset({"tab-item", "tab", "group-tab"})
 
 
 def _myst_as_markdown(text: str) -> str:
@@ -154,23 +161,11 @@ def _myst_as_markdown(text: str) -> str:
             continue
         if name in _MYST_CODE:
             out += [f"{indent}```{argument.split()[0] if argument else ''}", *body, f"{indent}```"]
-        elif name in _MYST_CALLOUT_KINDS:
-            kind = "note" if name in _MYST_CALLOUTS else name
-            title = (
-                f"{_MYST_CALLOUTS[name]} {argument}".strip()
-                if name in _MYST_CALLOUTS
-                else argument or name.capitalize()
-            ).replace('"', "'")
-            inner = _dedent(body)
-            if not any(x.strip() for x in inner):  # ```{versionadded} 4.0``` and nothing else
-                out += [f"{indent}{title}.", ""]
-                continue
-            out += [f'{indent}!!! {kind} "{title}"', ""]
-            out += [f"{indent}    {x}" if x.strip() else "" for x in _myst_as_markdown(
-                "\n".join(inner)).splitlines()]  # fmt: skip
-            out.append("")
+        elif name in _MYST_CALLOUT_KINDS or name in _TAB_KINDS:
+            inner = _myst_as_markdown("\n".join(_dedent(body))).splitlines()
+            out += [f"{indent}{x}" if x.strip() else "" for x in _callout(name, argument, inner)]
         elif name == "eval-rst":
-            out += [x for x in body if not _RST_DIRECTIVE.match(x) and not _MYST_OPTION.match(x)]
+            out += [f"{indent}{x}" if x.strip() else "" for x in _rst_as_markdown(_dedent(body))]
             out.append("")
         elif name in _MYST_PROSE:
             out += [f"{indent}{argument}", ""] if argument else []
@@ -179,6 +174,79 @@ def _myst_as_markdown(text: str) -> str:
         else:  # an R Markdown or Quarto chunk (```{r}, ```{python}): code in that language
             out += [f"{indent}```{name}", *raw, f"{indent}```"]
     return "\n".join(out)
+
+
+def _rst_as_markdown(lines: list[str]) -> list[str]:
+    """ReStructuredText (an ``{eval-rst}`` body) as the Markdown of what its site shows.
+
+    Directives by their kind, as ``_myst_as_markdown`` reads MyST's: ``.. code-block:: bash``
+    (and an example that runs, ``.. click:example::``) a code block, ``.. caution::`` an
+    admonition, ``.. autoclass::`` and the like dropped, ``.. tabs::`` and ``.. group-tab::
+    Bash`` their label and body; a paragraph ending in ``::`` introduces the literal block
+    indented under it. The rest (paragraphs, lists, ````code````) reads as Markdown.
+    """
+    out: list[str] = []
+    at = 0
+    while at < len(lines):
+        line = lines[at]
+        at += 1
+        directive = _RST_DIRECTIVE.match(line)
+        literal = directive is None and line.rstrip().endswith("::")
+        if directive is None and not literal:
+            out.append(line)
+            continue
+        column = len(line) - len(line.lstrip())
+        end = at
+        while end < len(lines) and (
+            not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > column
+        ):
+            end += 1
+        block = lines[at:end]
+        at = end
+        while block and not block[-1].strip():
+            block = block[:-1]
+        while block and not block[0].strip():
+            block = block[1:]
+        if literal:  # "Example::" → "Example:" and its code; a lone "::" says nothing
+            lead = line.rstrip()[:-2].rstrip()
+            lead = f"{lead}:" if lead and not lead.endswith(":") else lead
+            out += [lead, ""] if lead else []
+            out += ["```", *_dedent(block), "```", ""] if any(x.strip() for x in block) else []
+            continue
+        _, name, argument = directive.groups()  # type: ignore[union-attr]
+        name = name.lower()
+        while block and (_MYST_OPTION.match(block[0]) or not block[0].strip()):
+            block = block[1:]
+        body = _dedent(block)
+        if name in _MYST_DROPPED or name.startswith(("auto", "py:")) or name == "highlight":
+            continue
+        if name in _MYST_CODE or name in _RST_CODE:
+            language = argument.split()[0] if argument else "python" if name in _RST_CODE else ""
+            out += ["", f"```{language}", *body, "```", ""]
+        elif name in _MYST_CALLOUT_KINDS or name in _TAB_KINDS or name == "rubric":
+            out += _callout(name, argument, _rst_as_markdown(body))
+        else:  # a set of tabs, a list-table, a container: its label, then its body
+            out += ["", argument, ""] if argument else [""]
+            out += _rst_as_markdown(body)
+            out.append("")
+    return out
+
+
+def _callout(name: str, argument: str, inner: list[str]) -> list[str]:
+    """A call-out or a tab as the admonition the parser reads; its title alone when empty."""
+    title = (
+        f"{_MYST_CALLOUTS[name]} {argument}".strip()
+        if name in _MYST_CALLOUTS
+        else argument or name.capitalize()
+    ).replace('"', "'")
+    if not any(x.strip() for x in inner):  # ```{versionadded} 4.0``` and nothing else
+        return ["", f"{title}.", ""]
+    kind = "tab" if name in _TAB_KINDS else name if name in _MYST_CALLOUT_KINDS else "note"
+    if name in _MYST_CALLOUTS:
+        kind = "note"
+    # two blank lines in a row end an admonition's body (mdit_py_plugins' admon): one stays
+    body = [x for n, x in enumerate(inner) if x.strip() or (n and inner[n - 1].strip())]
+    return ["", f'!!! {kind} "{title}"', "", *(f"    {x}" if x.strip() else "" for x in body), ""]
 
 
 def _dedent(lines: list[str]) -> list[str]:
@@ -299,6 +367,8 @@ def inline_text(token: Token, heading: bool = False) -> str:
             if role is not None:  # MyST's {func}`name` or rST's :func:`name`: a role's markup
                 words = words[: role.start()]
             content = child.content
+            if role is not None:  # ``~click.Context.params``: the tilde is the role's markup
+                content = content.removeprefix("~")
             if role is not None and (role.group(1) or role.group(2)).lower() in _LINK_ROLES:
                 # a cross-reference reads as its text: {ref}`positional arguments <arguments>`
                 parts += [_ICON.sub("", words), _ROLE_TARGET.sub("", content)]

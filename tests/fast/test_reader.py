@@ -683,6 +683,27 @@ Run it:
 .. click:run::
 
     invoke(commit, args=['-m', 'a'])
+
+.. caution::
+
+   Writing to :attr:`~click.Context.params` skips the ``type`` conversion.
+
+.. tabs::
+
+    .. group-tab:: Bash
+
+        Add this to ``~/.bashrc``:
+
+        .. code-block:: bash
+
+            eval "$(_FOO_COMPLETE=bash_source foo)"
+
+.. autoclass:: Option
+   :members:
+
+A literal block follows::
+
+    $ foo --help
 ```
 
 ```{admonition} Note on files
@@ -708,7 +729,12 @@ def test_myst_directives_labels_and_roles_are_read_as_the_site_renders_them() ->
     assert "## Multiple Options\n\nAdded in version 4.0.\n\nNote: Set" in text
     assert "Note: Set `multiple=True` to pass the flag several times." in text
     assert "```python\n@click.option('--message', '-m', multiple=True)\n```" in text
-    assert "def commit(message):" in text and "Run it:" in text
+    assert "```python\n@click.command()\ndef commit(message):" in text and "Run it:" in text
+    # reStructuredText inside {eval-rst}: its call-outs, tabs, code and literal blocks
+    assert "Caution: Writing to `click.Context.params` skips the `type` conversion." in text
+    assert "Bash: Add this to `~/.bashrc`:\n\n```bash\neval" in text
+    assert "A literal block follows:\n\n```\n$ foo --help\n```" in text
+    assert "autoclass" not in text and ":members:" not in text  # autodoc fills it on the site
     assert "Note on files: Use `click.File` for files." in text
     # what the site fills from elsewhere, and the markup, are not words of the page
     for markup in ("currentmodule", "{", ":depth:", ":class:", "quickstart", "(options)=", ".. "):
@@ -718,7 +744,7 @@ def test_myst_directives_labels_and_roles_are_read_as_the_site_renders_them() ->
     assert "```{note}" in readable_markdown(code.replace("```markdown", "````markdown"))
     # a tab is its label, then its body; a Quarto or R Markdown chunk is code in its language
     tabs = "````{tab-set}\n```{tab-item} Linux\n:sync: linux\n\nRun `a`.\n```\n````"
-    assert readable_markdown(tabs) == "Linux\n\nRun `a`."
+    assert readable_markdown(tabs) == "Linux: Run `a`."
     chunk = "```{python}\n#| echo: false\nprint(1)\n```"
     assert readable_markdown(chunk) == "```python\n#| echo: false\nprint(1)\n```"
 
