@@ -390,6 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except CliError as exc:
         print(f"seekgraph: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):  # a script reading stdout gets one JSON object too
+            print(json.dumps({"status": "error", "error": str(exc)}, ensure_ascii=False))
         return 2
     except KeyboardInterrupt:
         return 130

@@ -112,6 +112,11 @@ def test_bad_input_gets_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
         # the first run's indexing progress aside, the error is one line
         lines = [x for x in done.stderr.strip().splitlines() if not x.startswith("[index] ")]
         assert len(lines) == 1 and message in lines[0], (args, done.stderr)
+    # asked for JSON, a script reading stdout gets one JSON object saying what to fix
+    done = cli("ask", "vpn?", "--user", "mallory", "--json", data_dir=tmp_path)
+    assert done.returncode == 2
+    refused = json.loads(done.stdout)
+    assert refused["status"] == "error" and "unknown user 'mallory'" in refused["error"]
 
 
 def test_keys_add_refuses_an_unknown_user_and_says_where_the_file_goes(tmp_path: Path) -> None:
