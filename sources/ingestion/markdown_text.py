@@ -76,7 +76,7 @@ _RST_CODE = frozenset(
 _MYST_DROPPED = frozenset(
     {
         "toctree", "contents", "currentmodule", "module", "include", "literalinclude",
-        "image", "figure", "raw", "only", "index", "autosummary", "automodule", "autoclass",
+        "image", "raw", "index", "autosummary", "automodule", "autoclass",
         "autofunction", "automethod", "autoattribute", "autodata", "autoexception",
         "py:module", "py:currentmodule",
     }
@@ -88,7 +88,7 @@ _MYST_PROSE = frozenset(
     {
         "tab-set", "card", "grid", "grid-item", "grid-item-card", "div",
         "container", "list-table", "table", "glossary", "margin", "epigraph", "pull-quote",
-        "highlights", "hlist", "centered", "rubric",
+        "highlights", "hlist", "centered", "rubric", "figure", "only",
     }
 )  # fmt: skip
 #: call-outs, read as an admonition: their title, then their body
@@ -109,17 +109,20 @@ _MYST_CALLOUT_KINDS = frozenset(
 _TAB_KINDS = frozenset({"tab-item", "tab", "group-tab"})
 
 
-def _myst_as_markdown(text: str) -> str:
+def _myst_as_markdown(text: str, depth: int = 0) -> str:
     """MyST's directives, labels and attribute blocks as the Markdown the site renders.
 
     A call-out (``{note}``, ``{versionadded} 4.0``, ``{admonition} Title``) becomes the
     admonition the parser reads; a code directive a code block in its language; an
-    ``{eval-rst}`` body its text and literal blocks without the rST directive lines; the
-    directives the site fills from elsewhere (``{toctree}``, ``{contents}``,
-    ``{currentmodule}``, ``{image}``…) and labels and attribute blocks are dropped; a layout
-    directive (``{tab-item} Linux``, ``{list-table}``) is read as its argument, then its body.
-    Any other is a chunk of code in the language it names (R Markdown's and Quarto's
-    ```` ```{r} ````, ```` ```{python} ````). Code fences are left as they are.
+    ``{eval-rst}`` body its reStructuredText read alike (``_rst_as_markdown``); an object's
+    description (``{py:function} send(to)``, ``{envvar} CLICK_HOME``) its signature as code,
+    then its prose; the directives the site fills from elsewhere (``{toctree}``,
+    ``{contents}``, ``{currentmodule}``, ``{image}``…) and labels and attribute blocks are
+    dropped; a layout directive (``{tab-item} Linux``, ``{list-table}``, a figure's caption)
+    is read as its body. Any other is a chunk of code in the language it names (R
+    Markdown's and Quarto's ```` ```{r} ````, ```` ```{python} ````). Code fences, and a
+    directive indented as code, are left as they are; directives nest at most
+    ``MAX_DIRECTIVE_DEPTH`` deep (deeper ones are read as text).
     """
     out: list[str] = []
     fence = ""
@@ -134,7 +137,12 @@ def _myst_as_markdown(text: str) -> str:
                 fence = ""
             out.append(line)
             continue
-        directive = _MYST_FENCE.match(line)
+        directive = _MYST_FENCE.match(line) if depth < MAX_DIRECTIVE_DEPTH else None
+        if directive is not None and (
+            len(directive.group(1).expandtabs(4)) >= 4  # an indented code block shows it
+            or (directive.group(2)[0] == "`" and "`" in directive.group(4))  # inline code
+        ):
+            directive = None
         if directive is None:
             if opened:
                 fence = opened.group(1)
@@ -152,38 +160,74 @@ def _myst_as_markdown(text: str) -> str:
             ),
             len(lines),
         )
-        body = raw = lines[at:end]
+        raw = lines[at:end]
         at = end + 1
-        while body and (_MYST_OPTION.match(body[0]) or not body[0].strip()):
-            body = body[1:]
+        body = raw[_options_end(raw) :]
         name = name.lower()
         if name in _MYST_DROPPED:
             continue
         if name in _MYST_CODE:
-            out += [f"{indent}```{argument.split()[0] if argument else ''}", *body, f"{indent}```"]
-        elif name in _MYST_CALLOUT_KINDS or name in _TAB_KINDS:
-            inner = _myst_as_markdown("\n".join(_dedent(body))).splitlines()
+            out += [f"{indent}{x}" for x in _code(argument.split()[0] if argument else "", body)]
+        elif name in _MYST_CALLOUT_KINDS or name in _TAB_KINDS or _DESCRIBED.match(name):
+            inner = _myst_as_markdown("\n".join(_dedent(body)), depth + 1).splitlines()
             out += [f"{indent}{x}" if x.strip() else "" for x in _callout(name, argument, inner)]
         elif name == "eval-rst":
-            out += [f"{indent}{x}" if x.strip() else "" for x in _rst_as_markdown(_dedent(body))]
+            rst = _rst_as_markdown(_dedent(body), depth + 1)
+            out += [f"{indent}{x}" if x.strip() else "" for x in rst]
             out.append("")
         elif name in _MYST_PROSE:
-            out += [f"{indent}{argument}", ""] if argument else []
-            out += _myst_as_markdown("\n".join(body)).splitlines()
+            out += [f"{indent}{argument}", ""] if argument and name not in _UNSHOWN_ARGUMENT else []
+            out += _myst_as_markdown("\n".join(body), depth + 1).splitlines()
             out.append("")
         else:  # an R Markdown or Quarto chunk (```{r}, ```{python}): code in that language
-            out += [f"{indent}```{name}", *raw, f"{indent}```"]
+            out += [f"{indent}{x}" for x in _code(name, raw)]
     return "\n".join(out)
 
 
-def _rst_as_markdown(lines: list[str]) -> list[str]:
+#: How deep directives nest before the inner ones are read as text (a page of unclosed
+#: directives would otherwise recurse once per line).
+MAX_DIRECTIVE_DEPTH = 12
+#: an object's description: its argument is a signature or a name (``{py:function} f(x)``)
+_DESCRIBED = re.compile(
+    r"^(?:(?:py|js|c|cpp|rst|std):)?(?:function|class|method|attribute|data|exception|"
+    r"decorator|property|envvar|option|cmdoption|confval|describe|object|program)$"
+)
+#: layout directives whose argument is no text of the page (a picture's path, a condition)
+_UNSHOWN_ARGUMENT = frozenset({"figure", "only"})
+# an rST line that is no directive but starts with "..": a comment, a label
+# (``.. _arguments:``), a substitution (``.. |name| replace:: x``): nothing the site shows
+_RST_COMMENT = re.compile(r"^\s*\.\.(?:\s|$)")
+# an rST section title's underline: one punctuation mark repeated (``~~~~``, ``----``)
+_RST_UNDERLINE = re.compile(r"""^([=\-~^"'`#*+:.])\1{2,}\s*$""")
+# an rST hyperlink, ```the docs <https://…>`_``: the site shows its text
+_RST_LINK = re.compile(r"`([^`<>]+?)\s*<[^`<>]+>`__?")
+
+
+def _options_end(lines: list[str]) -> int:
+    """Where a directive's body starts: after its options (``:key: value``) and blank lines."""
+    n = 0
+    while n < len(lines) and (_MYST_OPTION.match(lines[n]) or not lines[n].strip()):
+        n += 1
+    return n
+
+
+def _code(language: str, body: list[str]) -> list[str]:
+    """``body`` as a fenced code block, its fence longer than any run of backticks in it."""
+    longest = max((len(m) for x in body for m in re.findall(r"`{3,}", x)), default=2)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{language}", *body, fence]
+
+
+def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
     """ReStructuredText (an ``{eval-rst}`` body) as the Markdown of what its site shows.
 
     Directives by their kind, as ``_myst_as_markdown`` reads MyST's: ``.. code-block:: bash``
     (and an example that runs, ``.. click:example::``) a code block, ``.. caution::`` an
     admonition, ``.. autoclass::`` and the like dropped, ``.. tabs::`` and ``.. group-tab::
     Bash`` their label and body; a paragraph ending in ``::`` introduces the literal block
-    indented under it. The rest (paragraphs, lists, ````code````) reads as Markdown.
+    indented under it; comments, labels and substitutions are dropped, a section title's
+    underline too, a hyperlink reads as its text. The rest (paragraphs, lists, ````code````)
+    reads as Markdown.
     """
     out: list[str] = []
     at = 0
@@ -191,9 +235,13 @@ def _rst_as_markdown(lines: list[str]) -> list[str]:
         line = lines[at]
         at += 1
         directive = _RST_DIRECTIVE.match(line)
-        literal = directive is None and line.rstrip().endswith("::")
-        if directive is None and not literal:
-            out.append(line)
+        comment = directive is None and _RST_COMMENT.match(line) is not None
+        literal = directive is None and not comment and line.rstrip().endswith("::")
+        if directive is None and not comment and not literal:
+            if _RST_UNDERLINE.match(line) and out and out[-1].strip():
+                out.append("")  # the title above stays a paragraph of its own
+                continue
+            out.append(_RST_LINK.sub(r"\1", line))
             continue
         column = len(line) - len(line.lstrip())
         end = at
@@ -204,43 +252,47 @@ def _rst_as_markdown(lines: list[str]) -> list[str]:
         block = lines[at:end]
         at = end
         while block and not block[-1].strip():
-            block = block[:-1]
-        while block and not block[0].strip():
-            block = block[1:]
+            block.pop()
+        if comment:
+            continue
+        block = block[next((n for n, x in enumerate(block) if x.strip()), len(block)) :]
+        block = block[_options_end(block) :] if directive else block
         if literal:  # "Example::" → "Example:" and its code; a lone "::" says nothing
             lead = line.rstrip()[:-2].rstrip()
             lead = f"{lead}:" if lead and not lead.endswith(":") else lead
             out += [lead, ""] if lead else []
-            out += ["```", *_dedent(block), "```", ""] if any(x.strip() for x in block) else []
+            out += [*_code("", _dedent(block)), ""] if any(x.strip() for x in block) else []
             continue
         _, name, argument = directive.groups()  # type: ignore[union-attr]
         name = name.lower()
-        while block and (_MYST_OPTION.match(block[0]) or not block[0].strip()):
-            block = block[1:]
         body = _dedent(block)
-        if name in _MYST_DROPPED or name.startswith(("auto", "py:")) or name == "highlight":
+        inner = _rst_as_markdown(body, depth + 1) if depth < MAX_DIRECTIVE_DEPTH else body
+        if name in _MYST_DROPPED or name.startswith("auto") or name == "highlight":
             continue
         if name in _MYST_CODE or name in _RST_CODE:
             language = argument.split()[0] if argument else "python" if name in _RST_CODE else ""
-            out += ["", f"```{language}", *body, "```", ""]
-        elif name in _MYST_CALLOUT_KINDS or name in _TAB_KINDS or name == "rubric":
-            out += _callout(name, argument, _rst_as_markdown(body))
+            out += ["", *_code(language, body), ""]
+        elif name in _MYST_CALLOUT_KINDS or name in _TAB_KINDS or _DESCRIBED.match(name):
+            out += _callout(name, argument, inner)
         else:  # a set of tabs, a list-table, a container: its label, then its body
-            out += ["", argument, ""] if argument else [""]
-            out += _rst_as_markdown(body)
+            shown = argument and name not in _UNSHOWN_ARGUMENT
+            out += ["", argument, ""] if shown else [""]
+            out += inner
             out.append("")
     return out
 
 
 def _callout(name: str, argument: str, inner: list[str]) -> list[str]:
     """A call-out or a tab as the admonition the parser reads; its title alone when empty."""
-    title = (
-        f"{_MYST_CALLOUTS[name]} {argument}".strip()
-        if name in _MYST_CALLOUTS
-        else argument or name.capitalize()
-    ).replace('"', "'")
+    if _DESCRIBED.match(name):  # an object's signature or name, as the site shows it: code
+        title = f"`{argument}`" if argument and "`" not in argument else argument
+    elif name in _MYST_CALLOUTS:
+        title = f"{_MYST_CALLOUTS[name]} {argument}".strip()
+    else:
+        title = argument or name.capitalize()
+    title = title.replace('"', "'")
     if not any(x.strip() for x in inner):  # ```{versionadded} 4.0``` and nothing else
-        return ["", f"{title}.", ""]
+        return ["", f"{title}.", ""] if title else []
     kind = "tab" if name in _TAB_KINDS else name if name in _MYST_CALLOUT_KINDS else "note"
     if name in _MYST_CALLOUTS:
         kind = "note"
@@ -333,6 +385,8 @@ _ATTRIBUTED = frozenset(
 _ROLE = re.compile(r"(?:(?<=[\s(\[])|^)(?:\{([\w:.-]+)\}|:((?:[\w.-]+:)?[\w.-]+):)$")
 #: roles that link to a section or a term: read as their text, not as code
 _LINK_ROLES = frozenset({"ref", "doc", "term", "any", "numref", "std:ref", "std:doc"})
+#: roles that name a numbered document: {pep}`538` reads "PEP 538"
+_NUMBERED_ROLES = {"pep": "PEP", "rfc": "RFC"}
 #: a cross-reference's target after its text: ``positional arguments <arguments>``
 _ROLE_TARGET = re.compile(r"\s*<[^<>]+>$")
 
@@ -367,11 +421,14 @@ def inline_text(token: Token, heading: bool = False) -> str:
             if role is not None:  # MyST's {func}`name` or rST's :func:`name`: a role's markup
                 words = words[: role.start()]
             content = child.content
-            if role is not None:  # ``~click.Context.params``: the tilde is the role's markup
-                content = content.removeprefix("~")
-            if role is not None and (role.group(1) or role.group(2)).lower() in _LINK_ROLES:
-                # a cross-reference reads as its text: {ref}`positional arguments <arguments>`
-                parts += [_ICON.sub("", words), _ROLE_TARGET.sub("", content)]
+            kind = (role.group(1) or role.group(2)).lower() if role is not None else ""
+            if role is not None:  # ``~click.Context.params``: the tilde is the role's markup;
+                # {class}`Commands <Command>`: the site shows the title, not the target
+                content = _ROLE_TARGET.sub("", content.removeprefix("~")) or content
+            if kind in _NUMBERED_ROLES:  # {pep}`538`: "PEP 538"
+                parts += [_ICON.sub("", words), f"{_NUMBERED_ROLES[kind]} {content}"]
+            elif kind in _LINK_ROLES:  # a cross-reference reads as its text
+                parts += [_ICON.sub("", words), content]
             else:
                 parts += [_ICON.sub("", words), f"`{content}`"]
             words = ""
@@ -460,6 +517,8 @@ class _Blocks:
         elif tokens[i - 1].type in ("th_open", "td_open"):
             self.row.append(words)
         elif self.lists:
+            if self.title:  # a call-out inside a list item: its title leads its first words
+                words, self.title = f"{self.title}: {words}", ""
             if _item_opener(tokens, i):
                 counter = self.lists[-1]
                 marker = "-" if counter[0] < 0 else f"{counter[0]}."

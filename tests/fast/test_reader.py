@@ -749,6 +749,33 @@ def test_myst_directives_labels_and_roles_are_read_as_the_site_renders_them() ->
     assert readable_markdown(chunk) == "```python\n#| echo: false\nprint(1)\n```"
 
 
+def test_myst_markup_at_its_edges_loses_no_text_and_turns_no_prose_into_code() -> None:
+    # a code directive holding a fence keeps the page after it as prose
+    code = "````{code-block} markdown\n```python\nx = 1\n```\n````\n\nAfter.\n\n## Next"
+    assert readable_markdown(code).endswith("```\n\nAfter.\n\n## Next")
+    # an rST title's underline (~~~) is no code fence
+    rst = "```{eval-rst}\nSub section\n~~~~~~~~~~~\n\nBody.\n```\n\n## Later\n\nLater."
+    assert readable_markdown(rst) == "Sub section\n\nBody.\n\n## Later\n\nLater."
+    # a call-out inside a list item stays in its item
+    listed = "- item\n\n  ```{versionadded} 2.0\n  Details.\n  ```\n- item2\n\nAfter."
+    assert readable_markdown(listed) == ("- item Added in version 2.0: Details.\n- item2\n\nAfter.")
+    roles = "See {pep}`538`, {class}`Commands <Command>` and :meth:`~a.B.c`."
+    assert readable_markdown(roles) == "See PEP 538, `Commands` and `a.B.c`."
+    described = (
+        "```{envvar} CLICK_HOME\n\nWhere it lives.\n```\n\n```{figure} a.png\n\nCaption.\n```"
+    )
+    assert readable_markdown(described) == "`CLICK_HOME`: Where it lives.\n\nCaption."
+    comments = "```{eval-rst}\n.. _args:\n\n.. a comment\n\nSee `the docs <https://x.org>`_.\n```"
+    assert readable_markdown(comments) == "See the docs."
+    # what looks like a directive in an indented code block, or inline code, is not one
+    indented = "Example:\n\n    ```{note}\n    Text.\n    ```\n\nEnd."
+    assert "```{note}" in readable_markdown(indented)
+    inline = "```{a}``` is a set.\n\nNext.\n\n```python\nx=1\n```"
+    assert readable_markdown(inline) == "`{a}` is a set.\n\nNext.\n\n```python\nx=1\n```"
+    # directives nested past any page's depth are read as text, not recursed into
+    assert readable_markdown("```{note}\n" * 3000 + "deep")
+
+
 def test_version_metadata_that_does_not_parse_or_fit_loses_nothing_else() -> None:
     for body in ("changes: true", "added: 2020-13-45", "[" * 2000, "- a\n- b", "{"):
         page = f"# Files\n\n<!-- YAML\n{body}\n-->\n\nReads a file."
