@@ -40,10 +40,9 @@ from bench.report import command_line, write
 from seekgraph.graph.context import Context
 from seekgraph.nodes.plumbing.evidence import by_authority, kept
 from seekgraph.nodes.plumbing.writing import resolve_versions
-from seekgraph.nodes.reader.conflicts import current_first
-from seekgraph.nodes.reader.extractive import EXTRACTIVE_HEADER, extractive_answer
-from seekgraph.nodes.reader.offline import OfflineReader, fitting, ranked_passages
-from seekgraph.nodes.reader.passages import answer_reply, closest
+from seekgraph.nodes.reader.extractive import EXTRACTIVE_HEADER
+from seekgraph.nodes.reader.offline import OfflineReader, fitting, shown_passages
+from seekgraph.nodes.reader.passages import answer_reply
 from seekgraph.providers.terms import term_set
 from seekgraph.state.models import is_pointer
 
@@ -90,15 +89,12 @@ async def signals_of(
     draft = await reader.draft(values, pool)  # type: ignore[arg-type]
     scored, close = draft.scored, draft.close
     best = scored[0] if scored else None
-    # the quote lines the reader answers with when it is sure (``offline_reply``)
-    lines, _, _ = await extractive_answer(values, reader.ctx, pool, reader.services)  # type: ignore[arg-type]
-    lines = current_first(lines, draft.conflicts)
     quoted: str | None = None
     anchor = None
-    if best is not None and pool:
-        chosen = closest(ranked_passages(scored, pool, draft.relevant, q["question"], close))
+    if best is not None and pool:  # the reply ``offline_reply`` gives when it is sure
+        chosen = shown_passages(scored, pool, draft.relevant, q["question"], close)
         anchor = chosen[0][0]
-        quoted = answer_reply(chosen, EXTRACTIVE_HEADER, fitting(lines))
+        quoted = answer_reply(chosen, EXTRACTIVE_HEADER, fitting(draft.lines))
     answered_right = bool(
         quoted and judge(q, {"answer": quoted, "status": "answered", "evidence": pool})["right"]
     )

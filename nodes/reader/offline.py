@@ -95,15 +95,7 @@ def offline_reply(
     best = scored[0] if scored else None
     if lines and best is not None and disputed:
         return Reply(extractive_body(fitting(lines), quoted, []), "answered")
-    chosen = closest(ranked_passages(scored, pool, relevant or [], question, close))
-    if best is not None and best.sentence == procedure_steps(best.evidence):
-        # a procedure section's steps, read as one unit because the question asks how: their
-        # passage answers (golden case: ``tests/fast/test_demo_workspace.py::
-        # test_a_how_question_gets_the_steps_in_order``). Any other block (a list of
-        # drawbacks, a code block) keeps the search's order.
-        chosen = [(best.evidence, best.sentence)] + [
-            c for c in chosen if c[0]["source_id"] != best.evidence["source_id"]
-        ][: len(chosen) - 1]
+    chosen = shown_passages(scored, pool, relevant or [], question, close)
     anchor = chosen[0][0]
     # the passage the search ranks first and the sentence the reader ranks first agree: on
     # the dev sets' tuning halves (``bench/devsets.py``) this kept all but 1 of 12 near misses
@@ -112,6 +104,29 @@ def offline_reply(
     if lines and agree and sure(scored, nothing_answers):
         return Reply(answer_reply(chosen, EXTRACTIVE_HEADER, fitting(lines)), "answered")
     return Reply(passages_reply(chosen, question=question), "passages")
+
+
+def shown_passages(
+    scored: list[Quote],
+    pool: list[Evidence],
+    relevant: Sequence[tuple[str, Evidence]],
+    question: str,
+    close: dict[str, float] | None,
+) -> list[tuple[Evidence, str]]:
+    """The passages a reply shows (``closest`` of ``ranked_passages``), its anchor first.
+
+    A procedure section's steps, read as one unit because the question asks how, lead: their
+    passage answers (golden case: ``tests/fast/test_demo_workspace.py::
+    test_a_how_question_gets_the_steps_in_order``). Any other block (a list of drawbacks, a
+    code block) keeps the search's order.
+    """
+    chosen = closest(ranked_passages(scored, pool, relevant, question, close))
+    best = scored[0] if scored else None
+    if best is not None and best.sentence == procedure_steps(best.evidence):
+        chosen = [(best.evidence, best.sentence)] + [
+            c for c in chosen if c[0]["source_id"] != best.evidence["source_id"]
+        ][: len(chosen) - 1]
+    return chosen
 
 
 def ranked_passages(
@@ -184,6 +199,8 @@ class Draft:
     """What the offline reader makes of a pool: its quotes, how they answer, its reply."""
 
     reply: Reply
+    lines: list[str]
+    """The quote lines an answer gives when sure (newest fact first where sources disagree)."""
     scored: list[Quote]
     """The quotes, best first."""
     relevant: list[tuple[str, Evidence]]
@@ -266,6 +283,7 @@ class OfflineReader:
         )
         return Draft(
             reply,
+            lines,
             scored,
             relevant,
             conflicts,

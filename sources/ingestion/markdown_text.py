@@ -25,6 +25,7 @@ renders it (``_myst_as_markdown``; roles in ``inline_text``).
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,13 +73,12 @@ _RST_CODE = frozenset(
     {"click:example", "click:run", "doctest", "testcode", "ipython", "jupyter-execute"}
 )
 #: directives the built site fills from elsewhere (a table of contents, an API page from
-#: docstrings, an included file, a picture): the page holds none of their words
+#: docstrings — every ``auto…`` one —, an included file, a picture): the page holds none of
+#: their words (``_dropped``)
 _MYST_DROPPED = frozenset(
     {
         "toctree", "contents", "currentmodule", "module", "include", "literalinclude",
-        "image", "raw", "index", "autosummary", "automodule", "autoclass",
-        "autofunction", "automethod", "autoattribute", "autodata", "autoexception",
-        "py:module", "py:currentmodule",
+        "image", "raw", "index", "highlight", "py:module", "py:currentmodule",
     }
 )  # fmt: skip
 #: directives whose body is code in the language their argument names
@@ -164,7 +164,7 @@ def _myst_as_markdown(text: str, depth: int = 0) -> str:
         at = end + 1
         body = raw[_options_end(raw) :]
         name = name.lower()
-        if name in _MYST_DROPPED:
+        if _dropped(name):
             continue
         if name in _MYST_CODE:
             out += [f"{indent}{x}" for x in _code(argument.split()[0] if argument else "", body)]
@@ -267,7 +267,7 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
         name = name.lower()
         body = _dedent(block)
         inner = _rst_as_markdown(body, depth + 1) if depth < MAX_DIRECTIVE_DEPTH else body
-        if name in _MYST_DROPPED or name.startswith("auto") or name == "highlight":
+        if _dropped(name):
             continue
         if name in _MYST_CODE or name in _RST_CODE:
             language = argument.split()[0] if argument else "python" if name in _RST_CODE else ""
@@ -282,6 +282,11 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
     return out
 
 
+def _dropped(name: str) -> bool:
+    """Whether a directive (MyST's or rST's) is one the site fills from elsewhere."""
+    return name in _MYST_DROPPED or name.startswith("auto")
+
+
 def _callout(name: str, argument: str, inner: list[str]) -> list[str]:
     """A call-out or a tab as the admonition the parser reads; its title alone when empty."""
     if _DESCRIBED.match(name):  # an object's signature or name, as the site shows it: code
@@ -293,19 +298,16 @@ def _callout(name: str, argument: str, inner: list[str]) -> list[str]:
     title = title.replace('"', "'")
     if not any(x.strip() for x in inner):  # ```{versionadded} 4.0``` and nothing else
         return ["", f"{title}.", ""] if title else []
-    kind = "tab" if name in _TAB_KINDS else name if name in _MYST_CALLOUT_KINDS else "note"
-    if name in _MYST_CALLOUTS:
-        kind = "note"
+    plain = name in _MYST_CALLOUTS or name not in _MYST_CALLOUT_KINDS  # versions, signatures
+    kind = "tab" if name in _TAB_KINDS else "note" if plain else name
     # two blank lines in a row end an admonition's body (mdit_py_plugins' admon): one stays
     body = [x for n, x in enumerate(inner) if x.strip() or (n and inner[n - 1].strip())]
     return ["", f'!!! {kind} "{title}"', "", *(f"    {x}" if x.strip() else "" for x in body), ""]
 
 
 def _dedent(lines: list[str]) -> list[str]:
-    """``lines`` without the indentation they all share."""
-    widths = [len(x) - len(x.lstrip()) for x in lines if x.strip()]
-    cut = min(widths, default=0)
-    return [x[cut:] for x in lines]
+    """``lines`` without the indentation they all share (``textwrap.dedent``)."""
+    return textwrap.dedent("\n".join(lines)).split("\n") if lines else []
 
 
 def _callouts_as_admonitions(text: str) -> str:
