@@ -44,7 +44,11 @@ from seekgraph.sources.ingestion.conversations import (
 from seekgraph.sources.ingestion.exports import confluence_page, is_notion_export, notion_tidy
 from seekgraph.sources.ingestion.html_text import html_blocks
 from seekgraph.sources.ingestion.mail import MAIL, mail_documents
-from seekgraph.sources.ingestion.markdown_text import first_heading, readable_markdown
+from seekgraph.sources.ingestion.markdown_text import (
+    first_heading,
+    readable_markdown,
+    rst_as_markdown,
+)
 from seekgraph.sources.ingestion.slack_export import is_slack_export, slack_documents
 
 __all__ = [
@@ -58,7 +62,8 @@ __all__ = [
     "with_context",
 ]
 
-MARKDOWN = {".md", ".markdown", ".txt"}
+MARKDOWN = {".md", ".markdown", ".txt", ".rst"}
+RST = {".rst"}  # reStructuredText (Sphinx's pages), read as the Markdown of what its site shows
 HTML = {".html", ".htm"}
 PDF = {".pdf"}
 CHAT = {".jsonl", ".json"}
@@ -133,14 +138,17 @@ def _document(
 def markdown_document(
     root: Path, path: Path, source: str, kind: str, default_acl: list[str]
 ) -> list[IndexedDocument]:
-    """A Markdown or text file; front matter gives title, dates, version, status and ACL.
+    """A Markdown, text or reStructuredText file; front matter (not in rST) says more.
 
-    Front matter keys: ``title``, ``updated_at``, ``version``, ``deprecated``,
-    ``superseded_by`` (a file stem in the same source), ``url``, ``acl`` (principals such as
-    ``group:engineering`` or ``user:alice``), ``attendees`` (meeting minutes: user names).
+    Front matter keys (title, dates, version, status, ACL): ``title``, ``updated_at``,
+    ``version``, ``deprecated``, ``superseded_by`` (a file stem in the same source), ``url``,
+    ``acl`` (principals such as ``group:engineering`` or ``user:alice``), ``attendees``
+    (meeting minutes: user names).
     """
     try:
-        post = frontmatter.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_text(encoding="utf-8")
+        # reStructuredText has no front matter: a page may open with an overlined title
+        post = frontmatter.Post(raw) if path.suffix.lower() in RST else frontmatter.loads(raw)
     except UnicodeDecodeError as exc:
         raise IngestError(f"{path}: not UTF-8 text ({exc.reason})") from exc
     except yaml.YAMLError as exc:
@@ -150,7 +158,8 @@ def markdown_document(
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise IngestError(f"{path}{line}: front matter is not valid YAML ({problem})") from exc
     meta: dict[str, Any] = dict(post.metadata)
-    body = readable_markdown(post.content)  # unwrapped, without comments or link references
+    content = rst_as_markdown(post.content) if path.suffix.lower() in RST else post.content
+    body = readable_markdown(content)  # unwrapped, without comments or link references
     return [_document(doc_id_of(root, path, source), source, kind, path, meta, body, default_acl)]
 
 

@@ -19,7 +19,8 @@ script:" and the code block under it. mkdocstrings' ``::: package.Name`` directi
 snippet includes (``--8<-- "file.md"``) are dropped: the built site puts other files there,
 which the page does not hold. Attribute lists (``{: #anchor }``) and Material's icons
 (``:material-check:``) are markup, never words. Sphinx's Markdown (MyST) is read as its site
-renders it (``_myst_as_markdown``; roles in ``inline_text``).
+renders it (``_myst_as_markdown``; roles in ``inline_text``), and so is a reStructuredText
+page (``rst_as_markdown``).
 """
 
 from __future__ import annotations
@@ -194,6 +195,8 @@ _DESCRIBED = re.compile(
 )
 #: layout directives whose argument is no text of the page (a picture's path, a condition)
 _UNSHOWN_ARGUMENT = frozenset({"figure", "only"})
+#: a code block's caption option, ``:caption: flaskr/db.py``
+_CAPTION = re.compile(r"^\s*:caption:\s+(\S.*?)\s*$")
 # an rST line that is no directive but starts with "..": a comment, a label
 # (``.. _arguments:``), a substitution (``.. |name| replace:: x``): nothing the site shows
 _RST_COMMENT = re.compile(r"^\s*\.\.(?:\s|$)")
@@ -218,6 +221,167 @@ def _code(language: str, body: list[str]) -> list[str]:
     return [f"{fence}{language}", *body, fence]
 
 
+#: an rST list item's first line: ``- x``, ``* x``, ``+ x``, ``1. x``, ``#. x``, ``(a) x``, ``a) x``
+_RST_ITEM = re.compile(r"^\s*(?:[-*+•]|\(?(?:\d+|#|[A-Za-z]|[ivxlcdm]+)[.)])\s+\S")
+#: an auto-numbered item, ``#. x``, which CommonMark reads as text: it numbers ``1. x``
+_RST_AUTO_NUMBER = re.compile(r"^(\s*)#\.(\s)")
+#: a named reference, ```the tutorial`_``, and a footnote's or citation's mark (``[#]_``)
+_RST_REFERENCE = re.compile(r"`([^`<>]+?)`__?(?![\w`])")
+_RST_FOOTNOTE_MARK = re.compile(r"\s?\[(?:#[\w-]*|\*|\d+|[A-Za-z][\w.-]*)\]_(?!\w)")
+#: a simple table's border: runs of ``=`` parted by spaces, one run per column
+_RST_TABLE_BORDER = re.compile(r"^=+(?: +=+)+\s*$")
+#: a substitution's definition, ``.. |fetch| replace:: ``fetch()`` `` or ``.. |x| image:: x.png``
+_RST_SUBSTITUTION = re.compile(r"^\s*\.\.\s+\|([^|]+)\|\s+([\w-]+)::\s*(.*)$")
+#: a field at the head of an rST page (``:orphan:``, ``:tocdepth: 2``): metadata for Sphinx
+_RST_FIELD = re.compile(r"^:[\w -]+:(?:\s.*)?$")
+
+
+def rst_as_markdown(text: str) -> str:
+    """A reStructuredText page (``.rst``) as the Markdown of what its Sphinx site shows.
+
+    Section titles (underlined, or over- and underlined, by any punctuation mark) become
+    headings, one level per adornment style in the order the page first uses it, as rST
+    defines them; a transition (a lone line of marks) and the fields heading the page
+    (``:orphan:``) are dropped. The rest is read as an ``{eval-rst}`` body is
+    (``_rst_as_markdown``): directives by their kind, literal blocks as code, block quotes
+    and definitions as prose.
+    """
+    lines = _rst_substituted(text.expandtabs(8).splitlines())
+    out: list[str] = []
+    styles: list[tuple[str, bool]] = []  # adornment styles, in the order first used
+    started = False  # past the fields heading the page
+    at = 0
+    while at < len(lines):
+        line = lines[at]
+        title = _rst_title(lines, at)
+        if title is not None:
+            words, style, used = title
+            if style not in styles:
+                styles.append(style)
+            level = min(styles.index(style) + 1, 6)
+            out += ["", f"{'#' * level} {words}", ""]
+            at += used
+            started = True
+            continue
+        at += 1
+        if not started and _RST_FIELD.match(line):
+            continue
+        if _RST_TABLE_BORDER.match(line) and (not out or not out[-1].strip()):
+            table = _rst_simple_table(lines, at - 1)
+            if table is not None:  # a simple table: a Markdown one, a row per line
+                rows, used = table
+                out += ["", *rows, ""]
+                at += used - 1
+                continue
+        started = started or bool(line.strip())
+        if _RST_UNDERLINE.match(line) and (not out or not out[-1].strip()):
+            continue  # a transition between paragraphs
+        out.append(line)
+    return "\n".join(_rst_as_markdown(out))
+
+
+def _rst_substituted(lines: list[str]) -> list[str]:
+    """``lines`` with each ``|name|`` that a ``.. |name| replace:: text`` defines replaced.
+
+    A reference to it (``|fetch|_``) reads as its text too; a picture's (``.. |logo|
+    image:: logo.png``) reads as nothing. Definitions are comments to the reader after.
+    """
+    defined: dict[str, str] = {}
+    for line in lines:
+        found = _RST_SUBSTITUTION.match(line)
+        if found is not None:
+            name, kind, value = found.groups()
+            defined[name] = value.strip() if kind == "replace" else ""
+    if not defined:
+        return lines
+    used = re.compile(r"\|(" + "|".join(re.escape(n) for n in defined) + r")\|(?:__?)?")
+    return [
+        line if _RST_SUBSTITUTION.match(line) else used.sub(lambda m: defined[m.group(1)], line)
+        for line in lines
+    ]
+
+
+#: How many lines a simple table may take (its bottom border is looked for no further)
+MAX_TABLE_LINES = 2000
+
+
+def _rst_simple_table(lines: list[str], at: int) -> tuple[list[str], int] | None:
+    """The simple table whose top border is ``lines[at]``, as Markdown rows; else None.
+
+    Its columns are the border's runs of ``=``; a line whose first column is blank continues
+    the row above it; a second border under the first rows makes them the header. Returns
+    the rows (header, separator, body) and how many lines the table took.
+    """
+    border = lines[at]
+    spans = [(m.start(), m.end()) for m in re.finditer(r"=+", border)]
+    end = next(
+        (
+            j
+            for j in range(at + 1, min(len(lines), at + MAX_TABLE_LINES))
+            if _RST_TABLE_BORDER.match(lines[j])
+            and lines[j].rstrip() == border.rstrip()
+            and (j + 1 == len(lines) or not lines[j + 1].strip())
+        ),
+        None,
+    )
+    if end is None or end == at + 1:
+        return None
+    rows: list[list[str]] = []
+    header = 0
+    for line in lines[at + 1 : end]:
+        if _RST_TABLE_BORDER.match(line):
+            header = header or len(rows)
+            continue
+        if not line.strip():
+            continue
+        cells = [
+            line[start : spans[n + 1][0] if n + 1 < len(spans) else len(line)].strip()
+            for n, (start, _) in enumerate(spans)
+        ]
+        if rows and not cells[0]:
+            rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
+        else:
+            rows.append(cells)
+    if not rows:
+        return None
+    header = header or 1
+    shown = ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+    separator = "|" + "|".join("---" for _ in spans) + "|"
+    return [*shown[:header], separator, *shown[header:]], end - at + 1
+
+
+def _rst_title(lines: list[str], at: int) -> tuple[str, tuple[str, bool], int] | None:
+    """The section title at ``lines[at]``: its words, adornment style and lines; else None.
+
+    A title is a line of text under a line of one repeated punctuation mark as long (an
+    underline; docutils takes one of 4 marks or more under a longer title), or between two
+    such lines of the same mark (an overline too). Only a
+    title at the page's margin counts: indented, the lines are a block's (code, a quote).
+    """
+    line = lines[at]
+    below = lines[at + 1] if at + 1 < len(lines) else ""
+    mark = _RST_UNDERLINE.match(line)
+    if mark and at + 2 < len(lines):  # an overline, the title, then its underline
+        words = lines[at + 1].strip()
+        under = lines[at + 2].rstrip()
+        if (
+            words
+            and under == line.rstrip()
+            and len(under) >= min(len(words), 4)
+            and not _RST_UNDERLINE.match(lines[at + 1])
+        ):
+            return words, (mark.group(1), True), 3
+        return None
+    if not line.strip() or line[0].isspace() or (at and lines[at - 1].strip()):
+        return None
+    under_mark = _RST_UNDERLINE.match(below)
+    # docutils takes an underline shorter than its title (with a warning) from 4 marks on
+    short = len(below.rstrip()) < min(len(line.rstrip()), 4)
+    if under_mark is None or below[0].isspace() or short:
+        return None
+    return line.strip(), (under_mark.group(1), False), 2
+
+
 def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
     """ReStructuredText (an ``{eval-rst}`` body) as the Markdown of what its site shows.
 
@@ -230,6 +394,7 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
     reads as Markdown.
     """
     out: list[str] = []
+    parents: list[int] = []  # _parents(lines), once a line asks
     at = 0
     while at < len(lines):
         line = lines[at]
@@ -241,7 +406,24 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
             if _RST_UNDERLINE.match(line) and out and out[-1].strip():
                 out.append("")  # the title above stays a paragraph of its own
                 continue
-            out.append(_RST_LINK.sub(r"\1", line))
+            parents = parents or _parents(lines)
+            quoted = _rst_quoted(lines, at - 1, parents)
+            if quoted:  # a block quote, a definition: prose, which CommonMark reads as code
+                block = lines[at - 1 : at - 1 + quoted]
+                at += quoted - 1
+                inner = _dedent(block)
+                out += [""] if out and out[-1].strip() and not _RST_ITEM.match(out[-1]) else []
+                out += _rst_as_markdown(inner, depth + 1) if depth < MAX_DIRECTIVE_DEPTH else inner
+                out.append("")
+                continue
+            if line.lstrip().startswith(">>> ") and (not out or not out[-1].strip()):
+                end = next((j for j in range(at, len(lines)) if not lines[j].strip()), len(lines))
+                out += _code("pycon", _dedent(lines[at - 1 : end]))
+                at = end
+                continue
+            line = _RST_AUTO_NUMBER.sub(r"\g<1>1.\2", line)
+            line = _RST_FOOTNOTE_MARK.sub("", _RST_LINK.sub(r"\1", line))
+            out.append(_RST_REFERENCE.sub(r"\1", line))
             continue
         column = len(line) - len(line.lstrip())
         end = at
@@ -256,7 +438,8 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
         if comment:
             continue
         block = block[next((n for n, x in enumerate(block) if x.strip()), len(block)) :]
-        block = block[_options_end(block) :] if directive else block
+        options = block[: _options_end(block)] if directive else []
+        block = block[len(options) :]
         if literal:  # "Example::" → "Example:" and its code; a lone "::" says nothing
             lead = line.rstrip()[:-2].rstrip()
             lead = f"{lead}:" if lead and not lead.endswith(":") else lead
@@ -271,6 +454,9 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
             continue
         if name in _MYST_CODE or name in _RST_CODE:
             language = argument.split()[0] if argument else "python" if name in _RST_CODE else ""
+            # its caption, shown above it (often the file it goes in: "flaskr/db.py")
+            caption = next((m.group(1) for x in options if (m := _CAPTION.match(x))), "")
+            out += ["", f"{caption.rstrip(':')}:", ""] if caption else []
             out += ["", *_code(language, body), ""]
         elif name in _MYST_CALLOUT_KINDS or name in _TAB_KINDS or _DESCRIBED.match(name):
             out += _callout(name, argument, inner)
@@ -280,6 +466,46 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
             out += inner
             out.append("")
     return out
+
+
+def _parents(lines: list[str]) -> list[int]:
+    """For each line, the nearest line above it that is less indented and not blank (-1)."""
+    stack: list[tuple[int, int]] = []  # (indentation, line), more indented towards the end
+    parents: list[int] = []
+    for n, line in enumerate(lines):
+        if not line.strip():
+            parents.append(-1)
+            continue
+        column = len(line) - len(line.lstrip())
+        while stack and stack[-1][0] >= column:
+            stack.pop()
+        parents.append(stack[-1][1] if stack else -1)
+        stack.append((column, n))
+    return parents
+
+
+def _rst_quoted(lines: list[str], at: int, parents: list[int]) -> int:
+    """How many lines from ``lines[at]`` are an indented block of prose (0: none there).
+
+    An indented line opens one (a block quote, or a definition under its term) unless the
+    nearest line less indented above it is a list item's: there it is the item's own text,
+    which Markdown reads alike. Literal blocks and directives are read before this is asked.
+    ``parents``: ``_parents(lines)``.
+    """
+    line = lines[at]
+    column = len(line) - len(line.lstrip())
+    if not column or not line.strip():
+        return 0
+    if parents[at] >= 0 and _RST_ITEM.match(lines[parents[at]]):
+        return 0
+    end = at + 1
+    while end < len(lines) and (
+        not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) >= column
+    ):
+        end += 1
+    while end > at + 1 and not lines[end - 1].strip():
+        end -= 1
+    return end - at
 
 
 def _dropped(name: str) -> bool:
@@ -426,7 +652,9 @@ def inline_text(token: Token, heading: bool = False) -> str:
             kind = (role.group(1) or role.group(2)).lower() if role is not None else ""
             if role is not None:  # ``~click.Context.params``: the tilde is the role's markup;
                 # {class}`Commands <Command>`: the site shows the title, not the target
-                content = _ROLE_TARGET.sub("", content.removeprefix("~")) or content
+                # and so are ``.flask.g``'s leading dot (look nearby) and ``!``'s (no link)
+                shown = re.sub(r"^[~!]*(?:\.(?=[\w~]))?~?", "", content)
+                content = _ROLE_TARGET.sub("", shown) or content
             if kind in _NUMBERED_ROLES:  # {pep}`538`: "PEP 538"
                 parts += [_ICON.sub("", words), f"{_NUMBERED_ROLES[kind]} {content}"]
             elif kind in _LINK_ROLES:  # a cross-reference reads as its text

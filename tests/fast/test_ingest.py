@@ -268,3 +268,103 @@ def test_html_is_read_as_the_text_it_renders_as_in_a_page_or_inside_markdown(
     assert "Uploads are capped per file.\n\n- Images: `20 MB`\n- Videos: 2 GB" in limits
     assert "Plan | Seats\nTeam | 25" in limits
     assert limits.count("Videos: 2 GB") == 1  # a paragraph inside a list item is read once
+
+
+RST_PAGE = """\
+:orphan:
+
+.. _config:
+
+======================
+Configuration Handling
+======================
+
+.. |key| replace:: ``SECRET_KEY``
+
+Applications need configuration. Set |key|_ before the first request.
+
+.. contents::
+   :local:
+
+Debug Mode
+----------
+
+To enable debug mode, use the ``--debug`` option::
+
+    $ flask --app hello run --debug
+
+.. note::
+
+   The debugger allows executing arbitrary code.
+
+Quoted from the design notes:
+
+    A block quote: its words are prose, not code.
+
+``FLASK_DEBUG``
+    Turns debug mode on, as the option does.
+
+Converters
+~~~~~~~~~~
+
+=========== =======================================
+``string``  accepts any text without a slash
+``int``     accepts positive integers, and is
+            the one to use for ids
+=========== =======================================
+
+#. First step, see :ref:`the tutorial <tutorial>`.
+#. Then :func:`~flask.Flask.run` it.
+
+>>> app.config["DEBUG"]
+False
+
+----
+
+Deployment
+----------
+
+.. autoclass:: flask.Flask
+   :members:
+
+Served by ``gunicorn``, with :data:`.g` per request.
+
+.. code-block:: python
+    :caption: ``wsgi.py``
+
+    app = create_app()
+"""
+
+
+def test_a_restructuredtext_page_is_read_as_its_sphinx_site_shows_it(tmp_path) -> None:
+    # a Sphinx project's pages are .rst: read as the site renders them, not skipped
+    (tmp_path / "config.rst").write_text(RST_PAGE)
+    read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
+    assert not read.unsupported and not read.problems
+    page = read.documents[0]
+    assert page.title == "Configuration Handling"  # the overlined title, not the file name
+    text = page.text
+    # section titles are headings, a level per adornment style in the order first used
+    assert "## Debug Mode" in text and "### Converters" in text and "## Deployment" in text
+    # a literal block is code, kept with the sentence that introduces it
+    assert "use the `--debug` option:\n\n```\n$ flask --app hello run --debug\n```" in text
+    debug = next(c for c in page.chunks if "--debug" in c["text"])
+    assert "$ flask --app hello run --debug" in debug["text"]
+    assert debug["heading"].endswith("Debug Mode")
+    assert "Note: The debugger allows executing arbitrary code." in text
+    assert "A block quote: its words are prose, not code." in text
+    assert "```\nA block quote" not in text
+    assert "`FLASK_DEBUG`\n\nTurns debug mode on, as the option does." in text  # a definition
+    # a simple table is a table, its continued cells joined; a substitution its text
+    assert "`int` | accepts positive integers, and is the one to use for ids" in text
+    assert "Set `SECRET_KEY` before the first request." in text
+    # numbered items, roles and a doctest as the site shows them
+    assert "1. First step, see the tutorial.\n2. Then `flask.Flask.run` it." in text
+    assert '```pycon\n>>> app.config["DEBUG"]\nFalse\n```' in text
+    # what the site fills from elsewhere, and the markup, are not words of the page
+    for markup in (":orphan:", "_config", "contents", ":local:", "autoclass", "|key|", "----"):
+        assert markup not in text, markup
+    assert text.endswith(
+        "## Deployment\n\nServed by `gunicorn`, with `g` per request.\n\n"
+        "`wsgi.py`:\n\n```python\napp = create_app()\n```"  # a code block's caption leads it
+    )
