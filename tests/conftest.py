@@ -40,14 +40,21 @@ TESTS = Path(__file__).resolve().parent
 def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist (``-n 2``, the processes tier in ``.ci/run``) each worker gets a
     Redis and a data directory of its own: one worker's tests never see another's keys, queues
-    or indexes (some drop the checkpoint indexes, some count what a queue holds)."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker is None or not os.environ.get("SEEKGRAPH_TEST_REDIS_URL"):
-        return  # one process; or no Redis given, so the `redis_url` fixture starts its own
+    or indexes (some drop the checkpoint indexes, some count what a queue holds). The workers
+    share one folder, where the first to need it builds the demo's index for all."""
     import shutil
     import tempfile
 
-    from tests.support.processes import start_redis
+    from tests.support.processes import SHARED_DIR, start_redis
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None and getattr(config.option, "numprocesses", None):
+        # the controller: a folder its workers share (the demo's index, built once for all)
+        shared = tempfile.mkdtemp(prefix="seekgraph-tests-")
+        config.add_cleanup(lambda: shutil.rmtree(shared, ignore_errors=True))
+        os.environ[SHARED_DIR] = shared
+    if worker is None or not os.environ.get("SEEKGRAPH_TEST_REDIS_URL"):
+        return  # one process; or no Redis given, so the `redis_url` fixture starts its own
 
     home = Path(tempfile.mkdtemp(prefix=f"seekgraph-{worker}-"))
     proc, url = start_redis(home)

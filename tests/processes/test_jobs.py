@@ -19,6 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from tests.support.processes import (
     shared_redis,
     start_app,
     start_model_server,
+    start_together,
     start_worker,
     unforked,
 )
@@ -70,10 +72,15 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             "alice": add_key_to_file(keys, "alice"),
             "bob": add_key_to_file(keys, "bob"),
         }
-        for name in ("api", "api2"):
-            world[name] = start_app(tmp, name, env, "--no-worker")
-            procs.append(world[name])
-        world["workers"] = workers = [start_worker(tmp, f"w{i}", env) for i in (1, 2)]
+        world["api"], world["api2"], *started = start_together(
+            procs,
+            *(partial(start_app, tmp, name, env, "--no-worker") for name in ("api", "api2")),
+            *(partial(start_worker, tmp, f"w{i}", env) for i in (1, 2)),
+        )
+        for worker in started:  # the tests stop them, and replace the ones they kill
+            procs.remove(worker)
+        world["workers"] = workers
+        workers += started
         yield world
     finally:
         for p in [*workers, *reversed(procs)]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 
 import httpx
 import pytest
@@ -21,6 +22,7 @@ from tests.support.processes import (
     shared_redis,
     start_app,
     start_model_server,
+    start_together,
 )
 
 VPN = "How do I connect to the VPN from a new laptop?"
@@ -43,9 +45,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             "alice": add_key_to_file(keys, "alice"),
             "bob": add_key_to_file(keys, "bob"),
         }
-        w["a"] = start_app(tmp, "lg-a", env)
-        w["b"] = start_app(tmp, "lg-b", env)
-        procs += [w["a"], w["b"]]
+        w["a"], w["b"] = start_together(
+            procs, *(partial(start_app, tmp, name, env) for name in ("lg-a", "lg-b"))
+        )
         yield w
     finally:
         for p in reversed(procs):

@@ -16,6 +16,7 @@ import uuid
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from tests.support.processes import (
     shared_redis,
     start_app,
     start_model_server,
+    start_together,
 )
 from tests.support.sse_client import read
 from tests.support.waiting import wait_until
@@ -61,9 +63,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             SEEKGRAPH_REQUEST_TIMEOUT_SECONDS=REQUEST_TIMEOUT,
         )
         world: dict[str, Any] = {"tmp": tmp, "env": env, "keys": keys}
-        for name in ("a", "b"):
-            world[name] = start_app(tmp, name, env)
-            procs.append(world[name])
+        world["a"], world["b"] = start_together(
+            procs, *(partial(start_app, tmp, name, env) for name in ("a", "b"))
+        )
         yield world
     finally:
         for p in reversed(procs):

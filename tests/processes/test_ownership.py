@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -35,6 +36,7 @@ from tests.support.processes import (
     shared_redis,
     start_app,
     start_model_server,
+    start_together,
 )
 from tests.support.sse_client import read
 from tests.support.waiting import wait_until
@@ -68,9 +70,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             "alice": add_key_to_file(keys, "alice"),
             "bob": add_key_to_file(keys, "bob"),
         }
-        w["a"] = start_app(tmp, "own-a", env)
-        w["b"] = start_app(tmp, "own-b", env)
-        procs += [w["a"], w["b"]]
+        w["a"], w["b"] = start_together(
+            procs, *(partial(start_app, tmp, name, env) for name in ("own-a", "own-b"))
+        )
         with httpx.Client(timeout=120) as c:
             w["thread"] = new_thread(c, w["a"].url, w["alice"])
             done = read(

@@ -9,6 +9,7 @@ shared Redis index. Bad input, Redis lost and restarted, and a paused lock holde
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import httpx
 import pytest
@@ -23,6 +24,7 @@ from tests.support.processes import (
     shared_redis,
     start_app,
     start_model_server,
+    start_together,
     unforked,
 )
 from tests.support.sse_client import Stream, read
@@ -47,10 +49,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
             "bob": add_key_to_file(keys, "bob"),
             "env": llm_server_env(redis_url, model, keys, SEEKGRAPH_LOCK_TTL_MS=LOCK_TTL_MS),
         }
-        world["a"] = start_app(tmp, "a", world["env"])
-        procs.append(world["a"])
-        world["b"] = start_app(tmp, "b", world["env"])
-        procs.append(world["b"])
+        world["a"], world["b"] = start_together(
+            procs, *(partial(start_app, tmp, name, world["env"]) for name in ("a", "b"))
+        )
         yield world
     finally:
         for p in reversed(procs):

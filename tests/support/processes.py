@@ -4,6 +4,7 @@ the CLI."""
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import shutil
 import signal
@@ -12,6 +13,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -76,13 +79,30 @@ def _demo_index() -> Path:
 
 def _build_demo_index() -> Path:
     if not _demo_index_path:
-        seed = Path(tempfile.mkdtemp(prefix="seekgraph-demo-index-"))
-        atexit.register(shutil.rmtree, seed, True)
-        done = _seekgraph(("ask", "How do I connect to the VPN?", "--user", "bob"), seed, 300)
-        path = seed / "indexes" / "demo.sqlite"
-        assert done.returncode == 0 and path.exists(), done.stderr
-        _demo_index_path.append(path)
+        shared = os.environ.get(SHARED_DIR)
+        if shared is None:  # one pytest process: its own seed, gone when it ends
+            seed = Path(tempfile.mkdtemp(prefix="seekgraph-demo-index-"))
+            atexit.register(shutil.rmtree, seed, True)
+            _demo_index_path.append(_seed_demo_index(seed))
+        else:  # pytest-xdist's workers: the first one builds it, the others wait and copy it
+            seed = Path(shared) / "demo-index"
+            seed.mkdir(exist_ok=True)
+            with open(seed / "lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                built = seed / "indexes" / "demo.sqlite"
+                _demo_index_path.append(built if built.exists() else _seed_demo_index(seed))
     return _demo_index_path[0]
+
+
+def _seed_demo_index(seed: Path) -> Path:
+    done = _seekgraph(("ask", "How do I connect to the VPN?", "--user", "bob"), seed, 300)
+    path = seed / "indexes" / "demo.sqlite"
+    assert done.returncode == 0 and path.exists(), done.stderr
+    return path
+
+
+#: A folder the pytest-xdist controller makes for its workers to share (tests/conftest.py)
+SHARED_DIR = "SEEKGRAPH_TEST_SHARED_DIR"
 
 
 def redis_binaries() -> tuple[str, list[str]]:
@@ -289,6 +309,21 @@ def start_worker(
     proc.url = f"worker:{socket.gethostname()}:{proc.popen.pid}"  # its name, in its records
     assert proc.url in proc.log_path.read_text(), proc.tail()
     return proc
+
+
+def start_together(procs: list[Proc], *starts: Callable[[], Proc]) -> list[Proc]:
+    """Start several processes at once, each waiting for its own readiness, and add them to
+    ``procs`` (the fixture stops them): a module's servers come up in the time of the
+    slowest, not of them all. When one fails to start, the others are added and its error
+    raised."""
+    with ThreadPoolExecutor(len(starts)) as pool:
+        futures = [pool.submit(start) for start in starts]
+    started = [f.result() for f in futures if f.exception() is None]
+    procs.extend(started)
+    failed = next((f.exception() for f in futures if f.exception() is not None), None)
+    if failed is not None:
+        raise failed
+    return started
 
 
 def start_cohere_server(tmp: Path) -> Proc:
