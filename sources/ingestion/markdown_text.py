@@ -657,8 +657,9 @@ def inline_text(token: Token, heading: bool = False) -> str:
                 content = _ROLE_TARGET.sub("", shown) or content
             if kind in _NUMBERED_ROLES:  # {pep}`538`: "PEP 538"
                 parts += [_ICON.sub("", words), f"{_NUMBERED_ROLES[kind]} {content}"]
-            elif kind in _LINK_ROLES:  # a cross-reference reads as its text
-                parts += [_ICON.sub("", words), content]
+            elif kind in _LINK_ROLES:  # a cross-reference reads as its text; a page's
+                # path as the page's name, not from the root: {doc}`/cli` reads "cli"
+                parts += [_ICON.sub("", words), content.lstrip("/") if "doc" in kind else content]
             else:
                 parts += [_ICON.sub("", words), f"`{content}`"]
             words = ""

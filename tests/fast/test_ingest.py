@@ -314,7 +314,7 @@ Converters
 =========== =======================================
 
 #. First step, see :ref:`the tutorial <tutorial>`.
-#. Then :func:`~flask.Flask.run` it.
+#. Then :func:`~flask.Flask.run` it (see :doc:`/cli`).
 
 >>> app.config["DEBUG"]
 False
@@ -359,7 +359,7 @@ def test_a_restructuredtext_page_is_read_as_its_sphinx_site_shows_it(tmp_path) -
     assert "`int` | accepts positive integers, and is the one to use for ids" in text
     assert "Set `SECRET_KEY` before the first request." in text
     # numbered items, roles and a doctest as the site shows them
-    assert "1. First step, see the tutorial.\n2. Then `flask.Flask.run` it." in text
+    assert "1. First step, see the tutorial.\n2. Then `flask.Flask.run` it (see cli)." in text
     assert '```pycon\n>>> app.config["DEBUG"]\nFalse\n```' in text
     # what the site fills from elsewhere, and the markup, are not words of the page
     for markup in (":orphan:", "_config", "contents", ":local:", "autoclass", "|key|", "----"):
