@@ -68,9 +68,9 @@ _POSSESSIVE = compiled("possessive_opening", flags=re.I)
 _CLAUSE = compiled("clause_opening", flags=re.I)
 
 
-#: A named part is short: a phrase or one clause ("publishing to PyPI from CI with trusted
-#: publishing instead of a stored token"), not a paragraph.
-MAX_PART_WORDS = 16
+#: A named part is short: a phrase or one clause ("putting nginx or Apache httpd in front as a
+#: reverse proxy and telling Flask to trust the forwarded headers"), not a paragraph.
+MAX_PART_WORDS = 24
 
 
 def named_parts(request: str) -> list[str]:
@@ -81,16 +81,31 @@ def named_parts(request: str) -> list[str]:
     The last list in the request counts: what follows its colon or its "about"/"including".
     An item that only qualifies the list ("with dates where …") is not a part.
     """
+    return _named(request)[0]
+
+
+def _named(request: str) -> tuple[list[str], list[re.Match[str]]]:
+    """``named_parts``, and where the request's list starts.
+
+    The starts are the one of the list the parts are in, last, after every start before it
+    (none when the request names no parts).
+    """
     starts = list(_LIST_START.finditer(request))
     # "of" opens a list only when nothing stronger does ("a report on Caroline: the events
-    # of their life, their work, …" lists after its colon)
-    strong = [m for m in starts if m.group(0).strip().lower() != "of"]
-    for start in [*reversed(strong), *reversed([m for m in starts if m not in strong])]:
+    # of their life, their work, …" lists after its colon); a colon's list comes before a
+    # word's, which may open a list inside one of its parts ("…: running it under a server
+    # such as Gunicorn, Waitress or uWSGI, putting nginx in front, and …")
+    colons = [m for m in starts if m.group(0).strip() in ":："]
+    strong = [m for m in starts if m not in colons and m.group(0).strip().lower() != "of"]
+    weak = [m for m in starts if m not in colons and m not in strong]
+    for start in [*reversed(colons), *reversed(strong), *reversed(weak)]:
         tail = request[start.end() :].strip().rstrip("?？.!。").strip()
         items = list_items(tail)
         if len(items) >= 2 and all(len(i.split()) <= MAX_PART_WORDS for i in items):
-            return list(dict.fromkeys(items))
-    return []
+            return list(dict.fromkeys(items)), [m for m in starts if m.end() <= start.start()] + [
+                start
+            ]
+    return [], []
 
 
 def list_items(tail: str) -> list[str]:
@@ -118,12 +133,14 @@ def _clauses(items: list[str]) -> list[str]:
     """A list of clauses, each whole.
 
     Its "and"s are inside its clauses ("deciding which permissions and new windows it may
-    get"), and the pieces before its first -ing clause are one ("what the sandbox,
-    nodeIntegration and context isolation do by default").
+    get"), the pieces before its first -ing clause are one ("what the sandbox,
+    nodeIntegration and context isolation do by default"), and so is a clause with a list
+    of its own ("running it under a server such as Gunicorn, Waitress or uWSGI"; golden case:
+    test_reader.py::test_a_list_of_clauses_with_lists_inside_names_one_part_per_clause).
     """
     out: list[str] = []
     for item in items:
-        if out and not _CLAUSE.match(item) and not _CLAUSE.match(out[-1]):
+        if out and not _CLAUSE.match(item):
             out[-1] = f"{out[-1]}, {item}"
         else:
             out.append(item)
@@ -143,10 +160,9 @@ def part_title(part: str) -> str:
 
 def part_questions(request: str) -> list[SubQuestion]:
     """One sub-question per part the request names, titled as the request names it."""
-    parts = named_parts(request)
+    parts, start = _named(request)
     if not parts:
         return []
-    start = list(_LIST_START.finditer(request))
     # "…a guide on" keeps its "on"; a colon is no word of the question
     stem = (
         request[: start[-1].end() if start[-1].group(0).strip() not in ":：" else start[-1].start()]

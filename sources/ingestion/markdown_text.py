@@ -195,6 +195,12 @@ _DESCRIBED = re.compile(
 )
 #: layout directives whose argument is no text of the page (a picture's path, a condition)
 _UNSHOWN_ARGUMENT = frozenset({"figure", "only"})
+#: rST call-outs whose first line's words open their body (``.. warning:: Do not …``); other
+#: directives' are an argument: a title (``.. admonition:: Title``), a version, a label
+_RST_BODY_ON_FIRST_LINE = frozenset(
+    {"note", "warning", "tip", "important", "caution", "attention", "danger", "error", "hint",
+     "seealso"}
+)  # fmt: skip
 #: a code block's caption option, ``:caption: flaskr/db.py``
 _CAPTION = re.compile(r"^\s*:caption:\s+(\S.*?)\s*$")
 # an rST line that is no directive but starts with "..": a comment, a label
@@ -232,6 +238,12 @@ _RST_FOOTNOTE_MARK = re.compile(r"\s?\[(?:#[\w-]*|\*|\d+|[A-Za-z][\w.-]*)\]_(?!\
 _RST_TABLE_BORDER = re.compile(r"^=+(?: +=+)+\s*$")
 #: a substitution's definition, ``.. |fetch| replace:: ``fetch()`` `` or ``.. |x| image:: x.png``
 _RST_SUBSTITUTION = re.compile(r"^\s*\.\.\s+\|([^|]+)\|\s+([\w-]+)::\s*(.*)$")
+#: an inline literal, ````x````, kept as it is (its parentheses keep it in ``re.split``'s list)
+_RST_LITERAL = re.compile(r"(``.+?``)", re.S)
+#: a reference by a name of one word, ``Kerberos_``, ``requests-oauthlib_``
+_RST_NAMED = re.compile(r"(?<![\w`/:.-])([A-Za-z][\w.+-]*?[A-Za-z0-9])__?(?![\w`])")
+#: a substitution left when every one the page defines is replaced: Sphinx's |version|
+_RST_UNDEFINED = re.compile(r"\|(?:version|release|today)\|_?")
 #: a field at the head of an rST page (``:orphan:``, ``:tocdepth: 2``): metadata for Sphinx
 _RST_FIELD = re.compile(r"^:[\w -]+:(?:\s.*)?$")
 
@@ -394,6 +406,13 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
     reads as Markdown.
     """
     out: list[str] = []
+    para: list[str] = []  # the lines of the paragraph being read: its markup spans lines
+
+    def flush() -> None:
+        if para:
+            out.extend(_rst_inline("\n".join(para)).split("\n"))
+            para.clear()
+
     parents: list[int] = []  # _parents(lines), once a line asks
     at = 0
     while at < len(lines):
@@ -403,12 +422,18 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
         comment = directive is None and _RST_COMMENT.match(line) is not None
         literal = directive is None and not comment and line.rstrip().endswith("::")
         if directive is None and not comment and not literal:
-            if _RST_UNDERLINE.match(line) and out and out[-1].strip():
+            if not line.strip():
+                flush()
+                out.append(line)
+                continue
+            if _RST_UNDERLINE.match(line) and (para or (out and out[-1].strip())):
+                flush()
                 out.append("")  # the title above stays a paragraph of its own
                 continue
             parents = parents or _parents(lines)
             quoted = _rst_quoted(lines, at - 1, parents)
             if quoted:  # a block quote, a definition: prose, which CommonMark reads as code
+                flush()
                 block = lines[at - 1 : at - 1 + quoted]
                 at += quoted - 1
                 inner = _dedent(block)
@@ -416,15 +441,15 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
                 out += _rst_as_markdown(inner, depth + 1) if depth < MAX_DIRECTIVE_DEPTH else inner
                 out.append("")
                 continue
-            if line.lstrip().startswith(">>> ") and (not out or not out[-1].strip()):
+            if line.lstrip().startswith(">>> ") and not para and (not out or not out[-1].strip()):
                 end = next((j for j in range(at, len(lines)) if not lines[j].strip()), len(lines))
                 out += _code("pycon", _dedent(lines[at - 1 : end]))
                 at = end
                 continue
-            line = _RST_AUTO_NUMBER.sub(r"\g<1>1.\2", line)
-            line = _RST_FOOTNOTE_MARK.sub("", _RST_LINK.sub(r"\1", line))
-            out.append(_RST_REFERENCE.sub(r"\1", line))
+            para.append(_RST_AUTO_NUMBER.sub(r"\g<1>1.\2", line))
             continue
+        if not literal:
+            flush()
         column = len(line) - len(line.lstrip())
         end = at
         while end < len(lines) and (
@@ -443,12 +468,16 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
         if literal:  # "Example::" → "Example:" and its code; a lone "::" says nothing
             lead = line.rstrip()[:-2].rstrip()
             lead = f"{lead}:" if lead and not lead.endswith(":") else lead
-            out += [lead, ""] if lead else []
+            para += [lead] if lead else []
+            flush()
+            out += [""] if lead else []
             out += [*_code("", _dedent(block)), ""] if any(x.strip() for x in block) else []
             continue
         _, name, argument = directive.groups()  # type: ignore[union-attr]
         name = name.lower()
         body = _dedent(block)
+        if argument and name in _RST_BODY_ON_FIRST_LINE:  # ".. warning:: Do not …": its text
+            body, argument = [argument, *body], ""
         inner = _rst_as_markdown(body, depth + 1) if depth < MAX_DIRECTIVE_DEPTH else body
         if _dropped(name):
             continue
@@ -465,6 +494,7 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
             out += ["", argument, ""] if shown else [""]
             out += inner
             out.append("")
+    flush()
     return out
 
 
@@ -482,6 +512,22 @@ def _parents(lines: list[str]) -> list[int]:
         parents.append(stack[-1][1] if stack else -1)
         stack.append((column, n))
     return parents
+
+
+def _rst_inline(text: str) -> str:
+    """An rST paragraph's inline markup as what the site shows, outside its ````literals````.
+
+    A hyperlink (```the docs <https://…>`_``, over a line break too) and a named reference
+    (```wall clock`_``, ``Kerberos_``) read as their text; a footnote's mark (``[#]_``), an
+    escaped space (a backslash and a space) and a substitution no page defines
+    (``|version|``, Sphinx's own) read as nothing.
+    """
+    pieces = _RST_LITERAL.split(text)
+    for n in range(0, len(pieces), 2):  # the text between literals
+        piece = _RST_FOOTNOTE_MARK.sub("", _RST_LINK.sub(r"\1", pieces[n]))
+        piece = _RST_NAMED.sub(r"\1", _RST_REFERENCE.sub(r"\1", piece))
+        pieces[n] = _RST_UNDEFINED.sub("", piece.replace("\\ ", ""))
+    return "".join(pieces)
 
 
 def _rst_quoted(lines: list[str], at: int, parents: list[int]) -> int:

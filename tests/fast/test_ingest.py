@@ -329,6 +329,10 @@ Deployment
 
 Served by ``gunicorn``, with :data:`.g` per request.
 
+.. warning:: The private key *must* be unencrypted.
+   Encrypted keys are refused, see the `TLS
+   guide <https://example.org/tls>`_ and Kerberos_. Release v\\ |version|, ``name_``.
+
 .. code-block:: python
     :caption: ``wsgi.py``
 
@@ -364,7 +368,12 @@ def test_a_restructuredtext_page_is_read_as_its_sphinx_site_shows_it(tmp_path) -
     # what the site fills from elsewhere, and the markup, are not words of the page
     for markup in (":orphan:", "_config", "contents", ":local:", "autoclass", "|key|", "----"):
         assert markup not in text, markup
-    assert text.endswith(
-        "## Deployment\n\nServed by `gunicorn`, with `g` per request.\n\n"
-        "`wsgi.py`:\n\n```python\napp = create_app()\n```"  # a code block's caption leads it
+    # a call-out's first line is its text; a link over a line break, a reference, Sphinx's
+    # own substitution and an escaped space read as the site shows them; a literal is as is
+    assert (
+        "Warning: The private key must be unencrypted. Encrypted keys are refused, see the TLS"
+        " guide and Kerberos. Release v, `name_`." in text
     )
+    assert "## Deployment\n\nServed by `gunicorn`, with `g` per request.\n\nWarning:" in text
+    # a code block's caption leads it
+    assert text.endswith("`wsgi.py`:\n\n```python\napp = create_app()\n```")

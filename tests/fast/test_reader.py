@@ -199,6 +199,30 @@ def test_a_list_of_clauses_names_one_part_per_clause() -> None:
     ]
 
 
+def test_a_list_of_clauses_with_lists_inside_names_one_part_per_clause() -> None:
+    from seekgraph.nodes.reader.request_parts import part_questions
+
+    # a clause's own list ("such as A, B or C") is inside its part, and its "such as" opens
+    # no list of the request's: the colon's does
+    request = (
+        "Write a guide on taking a web app to production: running it under a server such as "
+        "Gunicorn, Waitress or uWSGI instead of the development one, putting a reverse proxy "
+        "in front and trusting the headers it forwards, and hardening the app with security "
+        "headers, cookie options and a real secret key."
+    )
+    questions = part_questions(request)
+    assert [q["title"] for q in questions] == [
+        "Running it under a server such as Gunicorn, Waitress or uWSGI instead of the "
+        "development one",
+        "Putting a reverse proxy in front and trusting the headers it forwards",
+        "Hardening the app with security headers, cookie options and a real secret key",
+    ]
+    # each part's question is that part's, under the request's own words before the list
+    assert questions[1]["question"] == (
+        "Write a guide on putting a reverse proxy in front and trusting the headers it forwards"
+    )
+
+
 def test_a_list_of_clauses_keeps_each_clause_whole() -> None:
     from seekgraph.nodes.reader.request_parts import named_parts
 
