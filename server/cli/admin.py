@@ -26,6 +26,7 @@ def index_folder(args: argparse.Namespace) -> int:
     from seekgraph.sources.ingestion.readers import checked_acl, unreadable_lines
     from seekgraph.sources.ingestion.slack_export import is_slack_export
     from seekgraph.sources.ingestion.workspace import (
+        demo_workspace,
         load_config,
         people_of,
         register_source,
@@ -107,6 +108,15 @@ def index_folder(args: argparse.Namespace) -> int:
     )
     for line in unreadable_lines(report.unreadable):
         print(line, file=sys.stderr)
+    if workspace == demo_workspace().resolve():
+        # a new user's own documents land beside the demo's: say so, and how to ask only them
+        own = ", ".join(str(s["name"]) for s in config.get("sources", []))
+        print(
+            f"note: {args.source} was added to the bundled demo workspace, whose own sources "
+            f"({own}) are searched with it; to search only yours: seekgraph ask … --source "
+            f"{args.source}; a workspace of your own: --workspace (docs/sources.md)",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -157,6 +157,9 @@ def test_an_added_source_can_be_listed_and_removed(tmp_path: Path) -> None:
         data_dir=tmp_path,
     )  # fmt: skip
     assert added.returncode == 0, added.stderr
+    # added to the bundled demo: the person is told its sources are searched too, and how not
+    assert "added to the bundled demo workspace" in added.stderr
+    assert "(kb, docs, chat, meetings)" in added.stderr and "--source handbook" in added.stderr
     listed = cli("sources", "list", data_dir=tmp_path)
     assert "kb\tkb\tworkspace" in listed.stdout and f"handbook\tdocs\tadded from {folder}" in (
         listed.stdout
