@@ -95,6 +95,10 @@ def index_folder(args: argparse.Namespace) -> int:
         print(f"renamed: {renamed}", file=sys.stderr)
     for channel, readers in sorted(report.channel_acls.items()):
         print(f"#{channel}: readable by {readers}")
+    if report.passed:
+        shown = ", ".join(report.passed[:5]) + (", …" if len(report.passed) > 5 else "")
+        print(f"not read: {len(report.passed)} folders of build output, templates or tools "
+              f"({shown})")  # fmt: skip
     if report.unsupported:
         kinds = Counter(Path(f).suffix.lower() or "(no suffix)" for f in report.unsupported)
         listed = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in kinds.most_common())

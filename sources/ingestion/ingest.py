@@ -84,6 +84,8 @@ class Ingested:
     """Files of a type no reader handles (listed in the summary, not indexed)."""
     renamed: list[str] = field(default_factory=list)
     """Documents indexed under another id than their file's (two files, one id)."""
+    passed: list[str] = field(default_factory=list)
+    """Folders not read: hidden ones, a build's output, templates (``files_under``)."""
 
 
 def _first_heading(text: str) -> str | None:
@@ -249,17 +251,34 @@ def office_document(
     return [_document(doc_id, source, kind, path, {}, body, default_acl, title)]
 
 
-def files_under(root: Path) -> tuple[list[Path], list[Path]]:
+#: Folders of a documentation project that hold no page of it: a build's output (Sphinx's
+#: ``_build`` — every page again, as HTML —, Jekyll's ``_site``), page templates (Sphinx's
+#: ``_templates``), installed packages and caches. Hidden ones (``.git``, ``.venv``) too.
+NOT_CONTENT_FOLDERS = frozenset({"_build", "_site", "_templates", "node_modules", "__pycache__"})
+
+
+def files_under(root: Path, passed: set[str] | None = None) -> tuple[list[Path], list[Path]]:
     """The files of the folder ``root`` (sorted), and the links in it that lead outside it.
 
     A symbolic link is followed only when its target lies inside ``root``: indexing a
     folder under an ACL never reads ``/etc/passwd`` through a link someone left in it.
+    Hidden files and folders (``.git``) and the folders in ``NOT_CONTENT_FOLDERS`` are passed
+    over; ``passed`` collects those folders' paths (relative to ``root``).
     """
     top = root.resolve()
     inside: list[Path] = []
     outside: list[Path] = []
     for path in sorted(root.rglob("*")):
         if not path.is_file():
+            continue
+        parts = path.relative_to(root).parts
+        over = next(
+            (n for n, part in enumerate(parts) if part[:1] == "." or part in NOT_CONTENT_FOLDERS),
+            None,
+        )
+        if over is not None:
+            if passed is not None and over < len(parts) - 1:
+                passed.add("/".join(parts[: over + 1]))
             continue
         target = path.resolve()
         (inside if top in target.parents else outside).append(path)
@@ -334,7 +353,9 @@ def read_folder(
         except IngestError as exc:
             out.problems.append(f"{exc}; its channels get the source's ACL")
     seen: dict[str, Path] = {}
-    files, outside = files_under(root)
+    passed: set[str] = set()
+    files, outside = files_under(root, passed)
+    out.passed = sorted(passed)
     notion = is_notion_export([f.relative_to(root) for f in files])
     out.problems += [
         f"{path}: a link to a file outside the indexed folder; skipped" for path in outside

@@ -46,6 +46,8 @@ class SyncReport:
     """Why no workspace user can read them → the documents (``unreadable``)."""
     renamed: list[str] = field(default_factory=list)
     """Documents indexed under another id than their file's (two files, one id)."""
+    passed: list[str] = field(default_factory=list)
+    """Folders not read: hidden ones, a build's output, templates (``files_under``)."""
 
     def plus(self, other: SyncReport) -> SyncReport:
         """Two reports added up."""
@@ -64,6 +66,7 @@ class SyncReport:
                 for why in {**self.unreadable, **other.unreadable}
             },
             [*self.renamed, *other.renamed],
+            [*self.passed, *other.passed],
         )
 
 
@@ -208,6 +211,7 @@ def sync_source(
         unsupported=read.unsupported,
         unreadable=unreadable(read.documents, users) if users is not None else {},
         renamed=read.renamed,
+        passed=read.passed,
     )
 
 

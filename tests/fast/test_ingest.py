@@ -377,3 +377,21 @@ def test_a_restructuredtext_page_is_read_as_its_sphinx_site_shows_it(tmp_path) -
     assert "## Deployment\n\nServed by `gunicorn`, with `g` per request.\n\nWarning:" in text
     # a code block's caption leads it
     assert text.endswith("`wsgi.py`:\n\n```python\napp = create_app()\n```")
+
+
+def test_a_docs_folder_is_read_without_its_build_output_templates_or_tools(tmp_path) -> None:
+    # a Sphinx project as it sits after `make html`: its pages, and every page again as HTML
+    (tmp_path / "index.rst").write_text("Guide\n=====\n\nSet ``DEBUG`` to see errors.\n")
+    for name, text in {
+        "_build/html/index.html": "<html><title>Guide</title><p>Set DEBUG.</p></html>",
+        "_templates/sidebar.html": "<h3>{{ _('Useful Links') }}</h3>",
+        ".git/description": "Unnamed repository",
+        "node_modules/pkg/README.md": "# pkg\n\nA dependency.",
+        ".DS_Store": "binary",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
+    assert [d.title for d in read.documents] == ["Guide"]  # each page once, as written
+    assert read.passed == [".git", "_build", "_templates", "node_modules"]
+    assert read.unsupported == [] and read.problems == []

@@ -152,6 +152,8 @@ def test_an_added_source_can_be_listed_and_removed(tmp_path: Path) -> None:
     folder = tmp_path / "handbook"
     folder.mkdir()
     (folder / "parking.md").write_text("Visitors park on level minus two, bay 14.\n")
+    (folder / "_build").mkdir()  # the site built from it: the same pages again, not read
+    (folder / "_build" / "parking.html").write_text("<p>Visitors park on level minus two.</p>")
     added = cli(
         "index", str(folder), "--source", "handbook", "--kind", "docs", "--acl", "group:everyone",
         data_dir=tmp_path,
@@ -160,6 +162,8 @@ def test_an_added_source_can_be_listed_and_removed(tmp_path: Path) -> None:
     # added to the bundled demo: the person is told its sources are searched too, and how not
     assert "added to the bundled demo workspace" in added.stderr
     assert "(kb, docs, chat, meetings)" in added.stderr and "--source handbook" in added.stderr
+    assert "handbook: 1 documents indexed" in added.stdout
+    assert "not read: 1 folders of build output, templates or tools (_build)" in added.stdout
     listed = cli("sources", "list", data_dir=tmp_path)
     assert "kb\tkb\tworkspace" in listed.stdout and f"handbook\tdocs\tadded from {folder}" in (
         listed.stdout
