@@ -98,14 +98,16 @@ def test_the_research_nodes_ask_no_model_themselves() -> None:
 
 
 def test_every_processes_module_has_its_measured_time_and_ci_hands_them_out_longest_first() -> None:
-    """CI gives the processes tier's modules to its workers longest first
-    (``tests/processes/module_seconds.json``, read by ``tests/conftest.py``); a module left
+    """CI gives the processes and soak tiers' modules to one pool of workers longest first
+    (``tests/<tier>/module_seconds.json``, read by ``tests/conftest.py``); a module left
     out would be taken for the longest, and one that no longer exists is stale."""
     import json
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    measured = json.loads((root / "tests/processes/module_seconds.json").read_text())["seconds"]
-    modules = {p.name for p in (root / "tests/processes").glob("test_*.py")}
-    assert set(measured) == modules, set(measured) ^ modules
-    assert "--no-loadscope-reorder" in (root / ".ci/run").read_text()
+    for tier in ("processes", "soak"):
+        measured = json.loads((root / f"tests/{tier}/module_seconds.json").read_text())["seconds"]
+        modules = {p.name for p in (root / f"tests/{tier}").glob("test_*.py")}
+        assert set(measured) == modules, (tier, set(measured) ^ modules)
+    ci = (root / ".ci/run").read_text()
+    assert "--no-loadscope-reorder" in ci and "tier processes+soak" in ci
