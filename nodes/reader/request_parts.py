@@ -118,9 +118,10 @@ def list_items(tail: str) -> list[str]:
     """
     if not _COMMA.search(tail):
         return _kept_items(_LIST_SEP.split(_SCOPE.sub("", tail)))
-    items = _kept_items(_COMMA.split(tail))
+    pieces = _COMMA.split(tail)
+    items = _kept_items(pieces)
     if sum(bool(_CLAUSE.match(i)) for i in items) >= 2:
-        return _clauses(items)
+        return _clauses(pieces)
     if items:
         # "in httpx" closing the list is every part's, not the last one's — also before a
         # closing qualifier ("…, classic histograms and summaries in Prometheus, and when to
@@ -129,18 +130,26 @@ def list_items(tail: str) -> list[str]:
     return items
 
 
-def _clauses(items: list[str]) -> list[str]:
-    """A list of clauses, each whole.
+def _clauses(pieces: list[str]) -> list[str]:
+    """A list of clauses (the list's pieces between its commas), each whole.
 
     Its "and"s are inside its clauses ("deciding which permissions and new windows it may
     get"), the pieces before its first -ing clause are one ("what the sandbox,
     nodeIntegration and context isolation do by default"), and so is a clause with a list
     of its own ("running it under a server such as Gunicorn, Waitress or uWSGI"; golden case:
-    test_reader.py::test_a_list_of_clauses_with_lists_inside_names_one_part_per_clause).
+    test_reader.py::test_a_list_of_clauses_with_lists_inside_names_one_part_per_clause). The
+    list's last item, after its "and", is a part of its own, a clause or not ("…, creating
+    virtualenvs, and the __pypackages__ mode").
     """
     out: list[str] = []
-    for item in items:
-        if out and not _CLAUSE.match(item):
+    last = max((n for n, p in enumerate(pieces) if _kept_items([p])), default=-1)
+    for n, piece in enumerate(pieces):
+        kept = _kept_items([piece])
+        if not kept:
+            continue
+        item = kept[0]
+        closing = n == last and _LEADING_JOIN.match(piece.strip(" \"'“”")) is not None
+        if out and not _CLAUSE.match(item) and not closing:
             out[-1] = f"{out[-1]}, {item}"
         else:
             out.append(item)

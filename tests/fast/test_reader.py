@@ -200,7 +200,7 @@ def test_a_list_of_clauses_names_one_part_per_clause() -> None:
 
 
 def test_a_list_of_clauses_with_lists_inside_names_one_part_per_clause() -> None:
-    from seekgraph.nodes.reader.request_parts import part_questions
+    from seekgraph.nodes.reader.request_parts import named_parts, part_questions
 
     # a clause's own list ("such as A, B or C") is inside its part, and its "such as" opens
     # no list of the request's: the colon's does
@@ -221,6 +221,16 @@ def test_a_list_of_clauses_with_lists_inside_names_one_part_per_clause() -> None
     assert questions[1]["question"] == (
         "Write a guide on putting a reverse proxy in front and trusting the headers it forwards"
     )
+    # the list's last item, after its "and", is a part of its own, a clause or not
+    named = named_parts(
+        "Write a guide on environments: choosing interpreters with `use`, creating "
+        "virtualenvs, and the alternative __pypackages__ mode with its editor setup."
+    )
+    assert named == [
+        "choosing interpreters with `use`",
+        "creating virtualenvs",
+        "the alternative __pypackages__ mode with its editor setup",
+    ]
 
 
 def test_a_list_of_clauses_keeps_each_clause_whole() -> None:
