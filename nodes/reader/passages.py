@@ -115,7 +115,9 @@ def _excerpt(
     ``strict``), then what comes before it. A paragraph is never cut mid-sentence: the text
     is the author's. A code block, list or table longer than the room left is cut to its lines
     that say most of ``wanted`` (the question's terms), "…" where lines were left out: the
-    sentence that introduces code is half an answer without it.
+    sentence that introduces code is half an answer without it. When the excerpt would end on
+    such a sentence without its code, the blocks between it and the marked one give way to
+    "…" (golden case: test_reader.py, ``…_keeps_it_when_the_blocks_between_give_way``).
     """
     parts = blocks(body_of(ev))
     if not parts:
@@ -171,7 +173,21 @@ def _excerpt(
                     lo, size = lo - 1, size + len(cut) + 2
                 break
             lo, size = lo - 1, size + prev
-    shown = [_mark(b, sentence) if i == at else b for i, b in enumerate(parts) if lo <= i <= hi]
+    order: list[int] = list(range(lo, hi + 1))
+    if hi > at + 1 and hi + 1 < len(parts) and parts[hi].rstrip().endswith(":"):
+        # the excerpt ends on a sentence that introduces code it left out ("…with the
+        # `allow_redirects` parameter:"), half an answer: the blocks between the marked one
+        # and it give way to "…", so that the sentence keeps its code
+        middle = sum(len(parts[i]) + 2 for i in range(at + 1, hi))
+        room = budget - (size - middle) - len(_GAP) - 2
+        code = parts[hi + 1] if len(parts[hi + 1]) + 2 <= room else None
+        if code is None and is_code(parts[hi + 1]):
+            code = _cut_beside(parts[hi + 1], wanted, room - 2, True)
+        if code is not None and is_code(code):
+            parts[hi + 1] = code
+            order = [*range(lo, at + 1), -1, hi, hi + 1]
+            hi += 1
+    shown = [_GAP if i < 0 else _mark(parts[i], sentence) if i == at else parts[i] for i in order]
     text = "\n\n".join(shown)
     # "…" opens a paragraph's line; a code block, list or table opens its own line (a fence
     # after "… " is no fence)
@@ -179,6 +195,10 @@ def _excerpt(
     if shown[0].startswith("…"):  # a block cut at its top says so itself
         cut = ""
     return cut + text + ("\n\n…" if hi < len(parts) - 1 else "")
+
+
+#: What stands for blocks an excerpt leaves out between two it shows
+_GAP = "…"
 
 
 #: The least room worth cutting a code block, list or table into (characters).

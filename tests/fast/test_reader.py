@@ -74,6 +74,32 @@ def test_a_passage_is_shown_whole_with_its_code_and_its_likeliest_sentence_marke
     assert text.count("```") == 2  # the code block is never cut
 
 
+def test_a_sentence_that_introduces_code_keeps_it_when_the_blocks_between_give_way() -> None:
+    # requests' quickstart: the marked sentence opens the section, the code that answers
+    # comes four blocks down; the room holds the sentence, the answer's lead and its code
+    example = "```\n" + ">>> r = requests.get('http://github.com/')\n" * 3 + "```"
+    page = "\n\n".join(
+        [
+            "By default Requests will perform location redirection for all verbs except HEAD.",
+            "We can use the `history` property of the Response object to track redirection.",
+            "For example, GitHub redirects all HTTP requests to HTTPS:",
+            example,
+            "If you're using GET, you can disable redirection handling with the "
+            "`allow_redirects` parameter:",
+            "```\n>>> r = requests.get('http://github.com/', allow_redirects=False)\n```",
+            "If you're using HEAD, you can enable redirection as well.",
+        ]
+    )
+    ev = make_evidence("docs/quickstart#27", page, title="Quickstart")
+    text = excerpt(ev, "By default Requests will perform location redirection", 520, True)
+    assert len(text) <= 520
+    assert text.startswith("**By default Requests will perform location redirection")
+    code = ">>> r = requests.get('http://github.com/', allow_redirects=False)"
+    assert f"parameter:\n\n```\n{code}\n```" in text
+    assert "HEAD.\n\n…\n\nIf you're using GET" in text
+    assert "For example, GitHub" not in text  # what gave way, said by the "…"
+
+
 def test_a_passages_reply_cites_each_passage_and_stays_short() -> None:
     long = "A sentence about pools and limits that goes on. " * 60
     chosen = [
