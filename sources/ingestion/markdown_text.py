@@ -234,6 +234,8 @@ _RST_AUTO_NUMBER = re.compile(r"^(\s*)#\.(\s)")
 #: a named reference, ```the tutorial`_``, and a footnote's or citation's mark (``[#]_``)
 _RST_REFERENCE = re.compile(r"`([^`<>]+?)`__?(?![\w`])")
 _RST_FOOTNOTE_MARK = re.compile(r"\s?\[(?:#[\w-]*|\*|\d+|[A-Za-z][\w.-]*)\]_(?!\w)")
+#: a grid table's border: ``+-----+----+`` (``=`` under its header)
+_RST_GRID_BORDER = re.compile(r"^\+(?:[-=]+\+)+\s*$")
 #: a simple table's border: runs of ``=`` parted by spaces, one run per column
 _RST_TABLE_BORDER = re.compile(r"^=+(?: +=+)+\s*$")
 #: a substitution's definition, ``.. |fetch| replace:: ``fetch()`` `` or ``.. |x| image:: x.png``
@@ -282,6 +284,13 @@ def rst_as_markdown(text: str) -> str:
             table = _rst_simple_table(lines, at - 1)
             if table is not None:  # a simple table: a Markdown one, a row per line
                 rows, used = table
+                out += ["", *rows, ""]
+                at += used - 1
+                continue
+        if _RST_GRID_BORDER.match(line) and (not out or not out[-1].strip()):
+            grid = _rst_grid_table(lines, at - 1)
+            if grid is not None:  # a grid table: a Markdown one, a row per row of cells
+                rows, used = grid
                 out += ["", *rows, ""]
                 at += used - 1
                 continue
@@ -360,6 +369,42 @@ def _rst_simple_table(lines: list[str], at: int) -> tuple[list[str], int] | None
     shown = ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
     separator = "|" + "|".join("---" for _ in spans) + "|"
     return [*shown[:header], separator, *shown[header:]], end - at + 1
+
+
+def _rst_grid_table(lines: list[str], at: int) -> tuple[list[str], int] | None:
+    """The grid table whose top border is ``lines[at]``, as Markdown rows; else None.
+
+    A row is the lines between two borders, each cell's lines joined; a border of ``=``
+    closes the header. A row whose cells span columns keeps the cells it has. Returns the
+    rows and how many lines the table took.
+    """
+    end = at + 1
+    while end < min(len(lines), at + MAX_TABLE_LINES) and lines[end][:1] in ("+", "|"):
+        end += 1
+    if end - at < 3 or not _RST_GRID_BORDER.match(lines[end - 1]):
+        return None
+    rows: list[list[str]] = []
+    header = 0
+    cells: list[str] = []
+    for line in lines[at + 1 : end]:
+        if _RST_GRID_BORDER.match(line):  # a row ends
+            if cells:
+                rows.append(cells)
+                cells = []
+            header = header or (len(rows) if "=" in line else 0)
+            continue
+        parts = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and len(parts) == len(cells):
+            cells = [f"{a} {b}".strip() for a, b in zip(cells, parts, strict=True)]
+        else:
+            cells = [*cells, *parts] if cells else parts
+    if not rows:
+        return None
+    width = max(len(row) for row in rows)
+    shown = ["| " + " | ".join(row + [""] * (width - len(row))) + " |" for row in rows]
+    separator = "|" + "|".join("---" for _ in range(width)) + "|"
+    header = header or 1
+    return [*shown[:header], separator, *shown[header:]], end - at
 
 
 def _rst_title(lines: list[str], at: int) -> tuple[str, tuple[str, bool], int] | None:

@@ -313,6 +313,13 @@ Converters
             the one to use for ids
 =========== =======================================
 
++-------------+---------------+
+| Setting     | Default       |
++=============+===============+
+| ``timeout`` | 5 seconds,    |
+|             | per read      |
++-------------+---------------+
+
 #. First step, see :ref:`the tutorial <tutorial>`.
 #. Then :func:`~flask.Flask.run` it (see :doc:`/cli`).
 
@@ -361,6 +368,7 @@ def test_a_restructuredtext_page_is_read_as_its_sphinx_site_shows_it(tmp_path) -
     assert "`FLASK_DEBUG`\n\nTurns debug mode on, as the option does." in text  # a definition
     # a simple table is a table, its continued cells joined; a substitution its text
     assert "`int` | accepts positive integers, and is the one to use for ids" in text
+    assert "Setting | Default\n`timeout` | 5 seconds, per read" in text  # a grid table too
     assert "Set `SECRET_KEY` before the first request." in text
     # numbered items, roles and a doctest as the site shows them
     assert "1. First step, see the tutorial.\n2. Then `flask.Flask.run` it (see cli)." in text
