@@ -102,9 +102,8 @@ def _named(request: str) -> tuple[list[str], list[re.Match[str]]]:
         tail = request[start.end() :].strip().rstrip("?？.!。").strip()
         items = list_items(tail)
         if len(items) >= 2 and all(len(i.split()) <= MAX_PART_WORDS for i in items):
-            return list(dict.fromkeys(items)), [m for m in starts if m.end() <= start.start()] + [
-                start
-            ]
+            before = [m for m in starts if m.end() <= start.start()]
+            return list(dict.fromkeys(items)), [*before, start]
     return [], []
 
 
@@ -141,14 +140,10 @@ def _clauses(pieces: list[str]) -> list[str]:
     list's last item, after its "and", is a part of its own, a clause or not ("…, creating
     virtualenvs, and the __pypackages__ mode").
     """
+    items = [(piece, kept[0]) for piece in pieces if (kept := _kept_items([piece]))]
     out: list[str] = []
-    last = max((n for n, p in enumerate(pieces) if _kept_items([p])), default=-1)
-    for n, piece in enumerate(pieces):
-        kept = _kept_items([piece])
-        if not kept:
-            continue
-        item = kept[0]
-        closing = n == last and _LEADING_JOIN.match(piece.strip(" \"'“”")) is not None
+    for n, (piece, item) in enumerate(items):
+        closing = n == len(items) - 1 and _LEADING_JOIN.match(piece.strip(" \"'“”")) is not None
         if out and not _CLAUSE.match(item) and not closing:
             out[-1] = f"{out[-1]}, {item}"
         else:

@@ -280,20 +280,17 @@ def rst_as_markdown(text: str) -> str:
         at += 1
         if not started and _RST_FIELD.match(line):
             continue
-        if _RST_TABLE_BORDER.match(line) and (not out or not out[-1].strip()):
-            table = _rst_simple_table(lines, at - 1)
-            if table is not None:  # a simple table: a Markdown one, a row per line
-                rows, used = table
-                out += ["", *rows, ""]
-                at += used - 1
-                continue
-        if _RST_GRID_BORDER.match(line) and (not out or not out[-1].strip()):
-            grid = _rst_grid_table(lines, at - 1)
-            if grid is not None:  # a grid table: a Markdown one, a row per row of cells
-                rows, used = grid
-                out += ["", *rows, ""]
-                at += used - 1
-                continue
+        table_at = (
+            _rst_simple_table if _RST_TABLE_BORDER.match(line)
+            else _rst_grid_table if _RST_GRID_BORDER.match(line)
+            else None
+        )  # fmt: skip
+        table = table_at(lines, at - 1) if table_at and (not out or not out[-1].strip()) else None
+        if table is not None:  # a simple or grid table: a Markdown one, a row per row
+            rows, used = table
+            out += ["", *rows, ""]
+            at += used - 1
+            continue
         started = started or bool(line.strip())
         if _RST_UNDERLINE.match(line) and (not out or not out[-1].strip()):
             continue  # a transition between paragraphs
@@ -363,12 +360,7 @@ def _rst_simple_table(lines: list[str], at: int) -> tuple[list[str], int] | None
             rows[-1] = [f"{a} {b}".strip() for a, b in zip(rows[-1], cells, strict=True)]
         else:
             rows.append(cells)
-    if not rows:
-        return None
-    header = header or 1
-    shown = ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
-    separator = "|" + "|".join("---" for _ in spans) + "|"
-    return [*shown[:header], separator, *shown[header:]], end - at + 1
+    return (_markdown_table(rows, header), end - at + 1) if rows else None
 
 
 def _rst_grid_table(lines: list[str], at: int) -> tuple[list[str], int] | None:
@@ -398,13 +390,21 @@ def _rst_grid_table(lines: list[str], at: int) -> tuple[list[str], int] | None:
             cells = [f"{a} {b}".strip() for a, b in zip(cells, parts, strict=True)]
         else:
             cells = [*cells, *parts] if cells else parts
-    if not rows:
-        return None
+    return (_markdown_table(rows, header), end - at) if rows else None
+
+
+def _markdown_table(rows: list[list[str]], header: int) -> list[str]:
+    """A table's rows as Markdown's, its first ``header`` rows (one when 0) above the rule.
+
+    Every row is as wide as the widest; a ``|`` in a cell is escaped.
+    """
     width = max(len(row) for row in rows)
-    shown = ["| " + " | ".join(row + [""] * (width - len(row))) + " |" for row in rows]
-    separator = "|" + "|".join("---" for _ in range(width)) + "|"
+    shown = [
+        "| " + " | ".join(c.replace("|", "\\|") for c in row + [""] * (width - len(row))) + " |"
+        for row in rows
+    ]
     header = header or 1
-    return [*shown[:header], separator, *shown[header:]], end - at
+    return [*shown[:header], "|" + "|".join("---" for _ in range(width)) + "|", *shown[header:]]
 
 
 def _rst_title(lines: list[str], at: int) -> tuple[str, tuple[str, bool], int] | None:
@@ -412,8 +412,8 @@ def _rst_title(lines: list[str], at: int) -> tuple[str, tuple[str, bool], int] |
 
     A title is a line of text under a line of one repeated punctuation mark as long (an
     underline; docutils takes one of 4 marks or more under a longer title), or between two
-    such lines of the same mark (an overline too). Only a
-    title at the page's margin counts: indented, the lines are a block's (code, a quote).
+    such lines of the same mark (an overline too). Only a title at the page's margin counts:
+    indented, the lines are a block's (code, a quote).
     """
     line = lines[at]
     below = lines[at + 1] if at + 1 < len(lines) else ""
