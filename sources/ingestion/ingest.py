@@ -48,6 +48,7 @@ from seekgraph.sources.ingestion.markdown_text import (
     first_heading,
     readable_markdown,
     rst_as_markdown,
+    text_as_markdown,
 )
 from seekgraph.sources.ingestion.slack_export import is_slack_export, slack_documents
 
@@ -63,6 +64,7 @@ __all__ = [
 ]
 
 MARKDOWN = {".md", ".markdown", ".txt", ".rst"}
+TEXT = {".txt"}  # plain text, nothing in it markup (``text_as_markdown``)
 RST = {".rst"}  # reStructuredText (Sphinx's pages), read as the Markdown of what its site shows
 HTML = {".html", ".htm"}
 PDF = {".pdf"}
@@ -140,7 +142,7 @@ def _document(
 def markdown_document(
     root: Path, path: Path, source: str, kind: str, default_acl: list[str]
 ) -> list[IndexedDocument]:
-    """A Markdown, text or reStructuredText file; front matter (not in rST) says more.
+    """A Markdown, plain-text or reStructuredText file; front matter (not in rST) says more.
 
     Front matter keys (title, dates, version, status, ACL): ``title``, ``updated_at``,
     ``version``, ``deprecated``, ``superseded_by`` (a file stem in the same source), ``url``,
@@ -160,7 +162,12 @@ def markdown_document(
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise IngestError(f"{path}{line}: front matter is not valid YAML ({problem})") from exc
     meta: dict[str, Any] = dict(post.metadata)
-    content = rst_as_markdown(post.content) if path.suffix.lower() in RST else post.content
+    suffix = path.suffix.lower()
+    content = (
+        rst_as_markdown(post.content) if suffix in RST
+        else text_as_markdown(post.content) if suffix in TEXT
+        else post.content
+    )  # fmt: skip
     body = readable_markdown(content)  # unwrapped, without comments or link references
     return [_document(doc_id_of(root, path, source), source, kind, path, meta, body, default_acl)]
 

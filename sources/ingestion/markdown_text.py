@@ -298,6 +298,39 @@ def rst_as_markdown(text: str) -> str:
     return "\n".join(_rst_as_markdown(out))
 
 
+#: ASCII punctuation that Markdown may read as markup; a plain-text file means it literally.
+_MARKUP = re.compile(r"([!-/:-@\[-`{-~])")
+#: A line of a plain-text list (a package, a setting, a comment, an item).
+_TEXT_ITEM = re.compile(r"^\s*(?:[-*+•#]|\d+[.)])\s|^\s*[\w.\[\],-]+\s*(?:[=<>!~]=?|@)")
+#: Lines shorter than this, every one but the last, are lines as written, not wrapped prose.
+_WRAPPED_MIN = 50
+
+
+def text_as_markdown(text: str) -> str:
+    """A plain-text file (``.txt``) as the Markdown of itself, shown as it is written.
+
+    Nothing in it is markup: ``# comment`` in a ``requirements.txt`` is no heading, and
+    ``*`` no emphasis. A paragraph (lines between blank lines) of flowing, hard-wrapped text
+    is one paragraph of prose; a paragraph of short lines, or of list items, settings or
+    pinned packages, keeps its lines as written (a ``text`` code block).
+    """
+    out: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text.expandtabs(8).strip("\n")):
+        lines = [line.rstrip() for line in paragraph.splitlines() if line.strip()]
+        if not lines:
+            continue
+        items = sum(bool(_TEXT_ITEM.match(line)) for line in lines)
+        short = all(len(line.strip()) < _WRAPPED_MIN for line in lines[:-1])
+        if len(lines) > 1 and (short or 2 * items >= len(lines)):
+            ticks = max((len(m) for m in re.findall(r"`+", paragraph)), default=0)
+            fence = "`" * max(3, ticks + 1)
+            kept = textwrap.dedent("\n".join(lines)).splitlines()
+            out.append("\n".join([f"{fence}text", *kept, fence]))
+        else:
+            out.append(_MARKUP.sub(r"\\\1", " ".join(line.strip() for line in lines)))
+    return "\n\n".join(out)
+
+
 def _rst_substituted(lines: list[str]) -> list[str]:
     """``lines`` with each ``|name|`` that a ``.. |name| replace:: text`` defines replaced.
 

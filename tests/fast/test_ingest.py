@@ -403,3 +403,30 @@ def test_a_docs_folder_is_read_without_its_build_output_templates_or_tools(tmp_p
     assert [d.title for d in read.documents] == ["Guide"]  # each page once, as written
     assert read.passed == [".git", "_build", "_templates", "node_modules"]
     assert read.unsupported == [] and read.problems == []
+
+
+def test_a_plain_text_file_is_shown_as_written_not_read_as_markdown(tmp_path) -> None:
+    # a requirements file beside the docs: its comments are no headings, its pins no prose
+    (tmp_path / "requirements.txt").write_text(
+        "# Runtime dependencies\nhttpx[socks]>=0.27\nrich==13.7.1  # pretty output\n\n"
+        "# tests only\npytest>=8\n"
+    )
+    (tmp_path / "notes.txt").write_text(
+        "Release notes for the\nbuild: this paragraph is wrapped at the width people use in"
+        " plain text,\nso its lines are long, and a *star* or a # sign is meant as written.\n\n"
+        "Contact:\nJane Doe\n12 Main St\n"
+    )
+    read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
+    pages = {d.title: d for d in read.documents}
+    assert set(pages) == {"requirements", "notes"}  # the file's name: a comment is no title
+    reqs = pages["requirements"]
+    assert all(not c["heading"] for c in reqs.chunks)
+    assert (
+        "```text\n# Runtime dependencies\nhttpx[socks]>=0.27\nrich==13.7.1  # pretty" in reqs.text
+    )
+    notes = pages["notes"].text
+    assert notes.startswith(
+        "Release notes for the build: this paragraph is wrapped at the width people use in plain"
+        " text, so its lines are long, and a *star* or a # sign is meant as written."
+    )
+    assert "```text\nContact:\nJane Doe\n12 Main St\n```" in notes  # lines kept as lines
