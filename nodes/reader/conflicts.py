@@ -22,6 +22,18 @@ _MONEY = re.compile(
 )
 _HOST = re.compile(r"\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+\.[a-z]{2,}\b", re.I)
 _QUANTITY = re.compile(rf"\b\d+(?:\.\d+)?\s?(?:{pattern('quantity_unit')})", re.I)
+#: A fenced code block (a quote may carry the block its sentence introduces).
+_CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
+
+
+def stated(sentence: str) -> str:
+    """What a quote states in words: its code left out.
+
+    A code example's URL, port or size is the example's (``requests.get("https://api.github
+    .com")`` beside ``httpx.get("https://www.example.org")``), not a fact two pages disagree
+    on.
+    """
+    return _CODE_BLOCK.sub("", sentence).strip()
 
 
 def facts(text: str) -> dict[str, set[str]]:
@@ -51,7 +63,7 @@ def find_conflicts(candidates: list[tuple[str, Evidence]], today: dt.date) -> li
         pair = tuple(sorted((ea["doc_id"], eb["doc_id"])))
         if pair in seen_pairs:
             continue
-        fa, fb = facts(sa), facts(sb)
+        fa, fb = facts(stated(sa)), facts(stated(sb))
         kinds = [k for k in fa if fa[k] and fb[k] and fa[k] != fb[k]]
         topic = (term_set(sa) & term_set(sb)) - {t for k in fa for t in fa[k] | fb[k]}
         if not kinds or len(topic) < 2:

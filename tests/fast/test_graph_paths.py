@@ -342,3 +342,23 @@ async def test_budget_and_evidence_survive_a_resume_from_the_checkpoint(services
     assert final.values["budget"]["rounds"] == 2  # counted on from 1, not reset
     assert set(evidence) <= {e["source_id"] for e in final.values["evidence"]}
     assert final.values["forced_reason"] == "all 2 search rounds used"
+
+
+async def test_two_code_examples_with_different_hosts_are_no_disagreement(embedder) -> None:
+    # each page's example calls a host of its own: examples, not facts the pages dispute
+    docs = [
+        MemoryDocument(f"docs/{name}", title, text, acl=["group:everyone"])
+        for name, title, text in [
+            ("quickstart", "Quickstart", "To send a GET request with a timeout of five "
+             "seconds:\n```python\nr = requests.get('https://api.github.com/events', "
+             "timeout=5)\n```"),
+            ("advanced", "Advanced usage", "Send a GET request with a timeout like this:\n"
+             "```python\nr = requests.get('https://www.httpbin.org/get', timeout=5)\n```"),
+        ]
+    ]  # fmt: skip
+    services = make_services(embedder, [InMemorySource("docs", "docs", docs)])
+    run = await run_graph(services, "How do I send a GET request with a timeout?",
+                          Context(user="bob"))  # fmt: skip
+    assert run.output["conflicts"] == []
+    assert "Sources disagree" not in run.output["answer"]
+    assert "timeout=5" in run.output["answer"]
