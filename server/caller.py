@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 from seekgraph.server.auth import hash_key
 
@@ -38,3 +39,10 @@ def door_of(path: str) -> str:
         if path.startswith(prefix):
             return door
     return "native"
+
+
+def bearer_key(headers: Any) -> str | None:
+    """The API key of an ``Authorization: Bearer`` header."""
+    value = headers.get("authorization") if headers is not None else None
+    scheme, _, key = (value or "").partition(" ")
+    return key.strip() if scheme.lower() == "bearer" and key.strip() else None

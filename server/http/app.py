@@ -12,7 +12,6 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from mcp.server.transport_security import TransportSecuritySettings
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redisvl.exceptions import RedisVLError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -22,7 +21,7 @@ from seekgraph.server.app_state import close_app_state, open_app_state
 from seekgraph.server.http.chat_completions import openai_error
 from seekgraph.server.http.errors import map_service_errors
 from seekgraph.server.http.http_guard import JsonShapeGuard, KeyGate, RequestGuard
-from seekgraph.server.http.mcp_door import RequireApiKey, build_mcp_server, http_user
+from seekgraph.server.http.mcp_http import LazyMcpDoor, RequireApiKey
 from seekgraph.server.http.routes import (
     health,
     internal,
@@ -73,7 +72,7 @@ def create_app(settings: Settings | None = None, telemetry: Telemetry | None = N
         async with AsyncExitStack() as stack:
             state = await open_app_state(settings, stack, telemetry=telemetry)
             app.state.seekgraph = state
-            await stack.enter_async_context(mcp_server.session_manager.run())
+            await stack.enter_async_context(mcp_door.running())
             try:
                 yield
             finally:
@@ -139,22 +138,13 @@ def create_app(settings: Settings | None = None, telemetry: Telemetry | None = N
     app.include_router(langgraph_api.router)
     app.include_router(langgraph_runs.router)
 
-    # MCP over streamable HTTP at /mcp, behind the same API keys. Stateless: any instance
-    # can serve any request. DNS-rebinding protection (a Host allow-list) is for servers
-    # without credentials; every request here carries an API key a browser cannot forge.
-    mcp_server = build_mcp_server(
-        lambda: app.state.seekgraph.service, http_user(lambda: app.state.seekgraph.service)
-    )
-    mcp_http = mcp_server.streamable_http_app(
-        streamable_http_path="/mcp",
-        stateless_http=True,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-    )
-    mcp_endpoint = next(r for r in mcp_http.routes if isinstance(r, Route)).endpoint
+    # MCP over streamable HTTP at /mcp, behind the same API keys; the MCP SDK is loaded by
+    # the first request with a valid key (``mcp_http``)
+    mcp_door = LazyMcpDoor(lambda: app.state.seekgraph.service)
     app.router.routes.append(
         Route(
             "/mcp",
-            RequireApiKey(mcp_endpoint, lambda: app.state.seekgraph.service),
+            RequireApiKey(mcp_door, lambda: app.state.seekgraph.service),
             include_in_schema=False,
         )
     )

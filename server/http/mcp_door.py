@@ -20,12 +20,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from seekgraph.graph.api import MAX_SOURCES, UnknownSourceError, UnknownUserError, User
 from seekgraph.server.audit import AuditEntry
-from seekgraph.server.caller import CALLER, Caller, key_id
+from seekgraph.server.caller import CALLER, Caller, bearer_key, key_id
 from seekgraph.server.service.errors import ServiceError
 from seekgraph.server.service.requests import RunRequest
 from seekgraph.server.service.run_service import RunService
@@ -293,13 +291,6 @@ async def audit_shown(state: RunService, user: str, action: str, doc_ids: list[s
     await state.audit.append(AuditEntry.now(user, action, shown=list(dict.fromkeys(doc_ids))))
 
 
-def bearer_key(headers: Any) -> str | None:
-    """The API key of an ``Authorization: Bearer`` header."""
-    value = headers.get("authorization") if headers is not None else None
-    scheme, _, key = (value or "").partition(" ")
-    return key.strip() if scheme.lower() == "bearer" and key.strip() else None
-
-
 def http_user(app: Callable[[], RunService]) -> UserOf:
     """Who calls over HTTP: the user of the request's API key."""
 
@@ -317,46 +308,3 @@ def http_user(app: Callable[[], RunService]) -> UserOf:
         return user
 
     return user_of
-
-
-class RequireApiKey:
-    """ASGI guard in front of the MCP endpoint: no valid API key, no MCP session."""
-
-    def __init__(self, inner: ASGIApp, app: Callable[[], RunService]) -> None:
-        self.inner = inner
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Refuse requests without a key the app knows (401, like the API)."""
-        if scope["type"] == "http":
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-            key = bearer_key(headers)
-            state = self.app()
-            try:
-                name = await state.keys.user_for(key) if key is not None else None
-                wait = (
-                    None
-                    if key is None or name is None
-                    else await state.limits.hit(key_id(key), state.settings.rate_limit_per_minute)
-                )
-            except OSError:
-                name, wait = None, None
-            if wait is not None:
-                state.metrics.limited.labels("rate").inc()
-                response = JSONResponse(
-                    {"detail": "too many requests with this key; wait and try again"},
-                    status_code=429,
-                    headers={"Retry-After": str(max(1, round(wait)))},
-                )
-                await response(scope, receive, send)
-                return
-            if name is None:
-                detail = (
-                    "unknown API key" if key else "send an API key: Authorization: Bearer <key>"
-                )
-                response = JSONResponse(
-                    {"detail": detail}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
-                )
-                await response(scope, receive, send)
-                return
-        await self.inner(scope, receive, send)
