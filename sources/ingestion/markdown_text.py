@@ -660,13 +660,85 @@ def _dedent(lines: list[str]) -> list[str]:
     return textwrap.dedent("\n".join(lines)).split("\n") if lines else []
 
 
+#: A Hugo shortcode alone on its line: ``{{% note %}}``, ``{{< /tab >}}``, ``{{< tabs a="b" >}}``
+_HUGO_LINE = re.compile(r"^\s*\{\{([<%])\s*(/?)\s*([\w-]+)(.*?)\s*[>%]\}\}\s*$")
+#: A link target Hugo resolves, ``{{< relref "docs" >}}``: the page it names
+_HUGO_REF = re.compile(r"""\{\{[<%]\s*(?:rel)?ref\s+["']([^"']*)["']\s*[>%]\}\}""")
+#: Any other shortcode inside a line: what the theme draws there (an icon, a badge)
+_HUGO_ANY = re.compile(r"\{\{[<%].*?[>%]\}\}")
+_HUGO_PARAM = re.compile(r"""(\w+)=["']([^"']*)["']""")
+#: Shortcodes a theme draws as a call-out around their body
+_HUGO_CALLOUTS = frozenset(
+    {"note", "tip", "info", "hint", "warning", "caution", "danger", "important", "alert",
+     "admonition", "callout"}
+)  # fmt: skip
+
+
+def _hugo_as_markdown(text: str) -> str:
+    """Hugo's shortcodes read as the page they render: call-outs and tabs as PyMdown blocks.
+
+    ``{{% note %}}`` … ``{{% /note %}}`` is a call-out ("Note: …"); a tab of ``{{< tabs
+    tabName1="[project]" … >}}`` is titled by its name ("[project]:" and its code); a link to
+    ``{{< relref "docs" >}}`` points at that page; any other shortcode (``{{< step >}}``, an
+    icon) is the theme's markup, never words: it is dropped and what it wraps is kept. Code
+    blocks are left as written.
+    """
+    if "{{" not in text:
+        return text
+    out: list[str] = []
+    fence = ""
+    names: dict[str, str] = {}  # the open tabs' names, by tab id
+    opened: list[str] = []  # the shortcodes read as blocks, innermost last
+
+    def emit(*lines: str) -> None:
+        # a blank line once: an admonition's body ends at a second one
+        for line in lines:
+            if line.strip() or not out or out[-1].strip():
+                out.append(line)
+
+    for line in text.splitlines():
+        marks = _FENCE.match(line)
+        if fence:
+            if marks and marks.group(1)[0] == fence[0] and len(marks.group(1)) >= len(fence):
+                fence = ""
+            out.append(line)
+            continue
+        if marks:
+            fence = marks.group(1)
+            out.append(line)
+            continue
+        code = _HUGO_LINE.match(line)
+        if code is None:
+            emit(_HUGO_ANY.sub("", _HUGO_REF.sub(r"\1", line)) if "{{" in line else line)
+            continue
+        _, closing, name, args = code.groups()
+        name = name.lower()
+        params: dict[str, str] = dict(_HUGO_PARAM.findall(args))
+        if closing:
+            if opened and opened[-1] == name:
+                opened.pop()
+                emit("", "///", "")
+            continue
+        if name == "tabs":
+            for key, value in params.items():
+                if key.startswith("tabID") and key[5:]:
+                    names[value] = params.get(f"tabName{key[5:]}", value)
+        elif name == "tab" or name in _HUGO_CALLOUTS:
+            title = params.get("title") or names.get(params.get("tabID", ""), "")
+            if name == "tab":
+                title = title or params.get("name", "") or next(iter(params.values()), "Tab")
+            opened.append(name)
+            emit("", f"/// {name}" + (f" | {title}" if title else ""), "")
+    return "\n".join(out)
+
+
 def _callouts_as_admonitions(text: str) -> str:
     """Tabs, PyMdown blocks and colon containers rewritten as the admonitions the parser reads.
 
     Lines inside a fenced code block are left as they are; snippet includes (``--8<--``) are
     dropped, in code too. MyST's directives are read first (``_myst_as_markdown``).
     """
-    text = _myst_as_markdown(text)
+    text = _hugo_as_markdown(_myst_as_markdown(text))
     out: list[str] = []
     fence = ""
     blocks: list[str] = []  # the marks (/// or :::) of each open block, innermost last
@@ -703,7 +775,8 @@ def _callouts_as_admonitions(text: str) -> str:
                 line = f'{tab.group(1)}!!! tab "{tab.group(2)}"'
             elif blocks and line.strip() == blocks[-1]:
                 blocks.pop()
-                out.append("")
+                if out and out[-1].strip():
+                    out.append("")
                 continue
             elif block:
                 marks, kind, *titles = (g for g in block.groups() if g is not None)
@@ -711,6 +784,8 @@ def _callouts_as_admonitions(text: str) -> str:
                 title = (titles[0] if titles else kind.capitalize()).replace('"', "'")
                 out.append("    " * (len(blocks) - 1) + f'!!! {kind} "{title}"')
                 continue
+        if not fence and not line.strip() and out and not out[-1].strip():
+            continue  # one blank line: a block's body ends at a second one
         out.append("    " * len(blocks) + line if line.strip() else line)
     return "\n".join(out)
 

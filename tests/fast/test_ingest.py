@@ -430,3 +430,78 @@ def test_a_plain_text_file_is_shown_as_written_not_read_as_markdown(tmp_path) ->
         " text, so its lines are long, and a *star* or a # sign is meant as written."
     )
     assert "```text\nContact:\nJane Doe\n12 Main St\n```" in notes  # lines kept as lines
+
+
+HUGO_PAGE = """---
+title: "Dependency specification"
+type: docs
+menu:
+  docs:
+    weight: 20
+---
+
+# Dependency specification
+
+See the [Introduction]({{< relref "docs" >}} "Introduction") first.
+
+{{% note %}}
+Only main dependencies can be declared in the `project` section.
+{{% /note %}}
+
+TABS
+
+{{< tab tabID="git-project" >}}
+```toml
+dependencies = ["requests @ git+https://github.com/requests/requests.git"]
+```
+{{< /tab >}}
+
+{{< tab tabID="git-poetry" >}}
+```toml
+requests = { git = "https://github.com/requests/requests.git" }
+```
+
+{{% warning %}}
+The `git` key needs Git installed.
+{{% /warning %}}
+
+
+{{< /tab >}}
+{{< /tabs >}}
+
+{{< steps >}}
+{{< step >}}
+**Install pipx**
+
+    pipx is a tool.
+{{< /step >}}
+{{< /steps >}}
+
+```text
+{{< relref "kept-in-code" >}}
+```
+""".replace(
+    "TABS",
+    '{{< tabs tabTotal="2" tabID1="git-project" tabID2="git-poetry" tabName1="[project]" '
+    'tabName2="[tool.poetry]">}}',
+)
+
+
+def test_a_hugo_page_is_read_as_its_site_shows_it(tmp_path) -> None:
+    # Poetry's docs are Hugo pages: shortcodes are the theme's markup, never words
+    (tmp_path / "dependency-specification.md").write_text(HUGO_PAGE)
+    read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
+    page = read.documents[0]
+    assert page.title == "Dependency specification"
+    text = page.text
+    assert "See the Introduction first." in text  # a relref link reads as its text
+    assert "Note: Only main dependencies can be declared in the `project` section." in text
+    # each tab is titled by its name, and keeps its code (and a call-out inside it)
+    assert '[project]:\n\n```toml\ndependencies = ["requests @ git+https' in text
+    assert "[tool.poetry]:\n\n```toml\nrequests = { git = " in text
+    assert "Warning: The `git` key needs Git installed." in text
+    assert "Install pipx" in text
+    assert '```text\n{{< relref "kept-in-code" >}}\n```' in text  # code is as written
+    shown = text.replace('{{< relref "kept-in-code" >}}', "")
+    for markup in ("{{", "}}", "tabID", "!!!", "///", "weight"):
+        assert markup not in shown, markup
