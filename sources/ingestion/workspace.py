@@ -300,7 +300,8 @@ def open_workspace(
     report = None
     known = index.get_meta("fingerprint")
     if known != _fingerprint(root):
-        if progress is not None:
+        if progress is not None and config["sources"]:  # (a workspace of added sources only:
+            # `seekgraph index` indexed them; nothing of its own to index)
             what = "the demo workspace" if root == demo_workspace() else f"workspace {root}"
             progress(
                 f"indexing {what} (first run only)…"

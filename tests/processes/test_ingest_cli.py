@@ -53,3 +53,25 @@ def test_seekgraph_index_then_ask_that_source(folder: Path, tmp_path: Path) -> N
     assert any(c["doc_id"] == "team/page" for c in json.loads(asked.stdout)["citations"])
     missing = cli("index", str(folder), "--source", "team", "--kind", "docs", data_dir=data)
     assert missing.returncode == 2 and "--acl" in missing.stderr
+
+
+def test_a_workspace_of_indexed_folders_only_is_not_said_to_be_indexing(
+    folder: Path, tmp_path: Path
+) -> None:
+    # a workspace of one's own with no folders of its own: `index` fills it, and the first
+    # `ask` does not claim to index it again
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "workspace.json").write_text(
+        json.dumps({"users": {"me": {"groups": ["everyone"]}}, "sources": []})
+    )
+    data = tmp_path / "data"
+    common = ("--workspace", str(ws))
+    done = cli("index", str(folder), "--source", "team", "--kind", "docs", "--acl",
+               "group:everyone", *common, data_dir=data)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    asked = cli("ask", "Where do visitors park?", "--user", "me", "--json", *common,
+                data_dir=data)  # fmt: skip
+    assert asked.returncode == 0, asked.stderr
+    assert "indexing" not in asked.stderr, asked.stderr
+    assert any(c["doc_id"] == "team/page" for c in json.loads(asked.stdout)["citations"])
