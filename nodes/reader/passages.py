@@ -194,7 +194,9 @@ def _excerpt(
     cut = ("…\n\n" if _is_lines(shown[0]) else "… ") if lo > 0 else ""
     if shown[0].startswith("…"):  # a block cut at its top says so itself
         cut = ""
-    return cut + text + ("\n\n…" if hi < len(parts) - 1 else "")
+    # (a list cut at its end already says "…")
+    more = hi < len(parts) - 1 and not text.endswith(_GAP)
+    return cut + text + ("\n\n…" if more else "")
 
 
 #: What stands for blocks an excerpt leaves out between two it shows
@@ -280,6 +282,12 @@ def _cut_words(text: str, budget: int) -> str:
     return f"{cut} …" if cut else ""
 
 
+#: The least of an item a numbered list cut to a share of its room shows.
+_MIN_ITEM_CHARS = 24
+#: A numbered list whose asked items come after at most this many others is shown from its top.
+_MAX_LEAD_ITEMS = 3
+
+
 def _items_window(block: str, wanted: frozenset[str] | set[str], budget: int, marked: str) -> str:
     """A long list cut to its items that say most of what was asked, in the list's order.
 
@@ -326,11 +334,32 @@ def _items_window(block: str, wanted: frozenset[str] | set[str], budget: int, ma
     )
     near = home if home is not None else 0
     nearest = sorted(range(len(items)), key=lambda k: (abs(k - near), k))
-    for phase, ks in (
+    phases: tuple[tuple[str, list[int]], ...] = (
         ("home", [home] if home is not None else []),
         ("weighed", weighed),
         ("near", nearest),
-    ):
+    )
+    picked = [k for k in (home, *weighed) if k is not None]
+    if numbered and picked and min(picked) <= _MAX_LEAD_ITEMS:
+        # a numbered list is a sequence ("from highest to lowest"): without its first few
+        # items, its second reads as its first. It is shown from its first item to the last
+        # one that says what was asked, the others cut to a share of the room if need be
+        last = items[max(picked)].end
+        lead = {i: lines[i] for i in range(items[0].start, last)}
+        asked = {i for k in picked for i in range(items[k].start, items[k].end)}
+        whole = sum(len(t) + 1 for t in lead.values()) + gap  # no gap inside, "…" after
+        others = [i for i in lead if i not in asked]
+        if whole > budget and others:
+            room = budget - gap - sum(len(lead[i]) + 1 for i in asked)
+            share = room // len(others) - 1
+            if share >= _MIN_ITEM_CHARS:
+                lead.update({i: _cut_words(lead[i], share) for i in others})
+                whole = sum(len(t) + 1 for t in lead.values()) + gap
+        if whole <= budget:
+            size = whole
+            shown.update(lead)
+            phases = (("near", nearest),)
+    for phase, ks in phases:
         for k in ks:
             it = items[k]
             rows = {i: lines[i] for i in (*it.parents, *range(it.start, it.end))}

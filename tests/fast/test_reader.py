@@ -938,3 +938,24 @@ def test_a_numbered_list_cut_to_its_items_keeps_their_numbers() -> None:
     page = make_evidence("docs/steps#1", "# Upgrade\n\n" + "\n".join(steps), title="Upgrade")
     text = excerpt(page, "", 300, strict=True, wanted=frozenset({"xyzzi", "restart"}))
     assert "\n\n…\n\n8. Step 8" in text or text.startswith("…\n\n8. Step 8")
+
+
+def test_a_ranked_list_cut_to_what_was_asked_keeps_its_first_items() -> None:
+    # "from highest to lowest": without item 1, item 2 reads as the highest (a new user on
+    # Poetry's docs was shown "…" then "2. The local poetry.toml" as the answer)
+    page = make_evidence(
+        "docs/configuration#7",
+        "# Configuration sources\n\nWhen a setting is set in multiple places, Poetry applies the"
+        " following precedence (from highest to lowest):\n\n"
+        "1. Environment variables (for example, `POETRY_VIRTUALENVS_CREATE`)\n"
+        "2. The local `poetry.toml` file (created with `poetry config --local`)\n"
+        "3. The global `config.toml` file\n4. The setting's default value\n\n"
+        "For repository credentials, Poetry may also read from `auth.toml` and the keyring.",
+        title="Configuration",
+    )
+    marked = "When a setting is set in multiple places, Poetry applies the following precedence"
+    wanted = frozenset({"poetry.toml", "config.toml", "global", "local"})
+    text = excerpt(page, marked, 260, strict=True, wanted=wanted)  # the list does not fit
+    assert "1. Environment variables" in text
+    assert text.index("1. Environment") < text.index("2. The local") < text.index("3. The")
+    assert "…\n\n…" not in text  # the list's own "…" is the excerpt's last
