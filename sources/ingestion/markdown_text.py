@@ -674,6 +674,16 @@ _HUGO_CALLOUTS = frozenset(
 )  # fmt: skip
 
 
+def _fence_after(line: str, fence: str) -> tuple[str, bool]:
+    """The code fence open after ``line`` ("" for none), and whether ``line`` is code's."""
+    marks = _FENCE.match(line)
+    if fence:
+        mark = marks.group(1) if marks else ""
+        closes = bool(mark) and mark[0] == fence[0] and len(mark) >= len(fence)
+        return ("" if closes else fence), True
+    return (marks.group(1), True) if marks else ("", False)
+
+
 def _hugo_as_markdown(text: str) -> str:
     """Hugo's shortcodes read as the page they render: call-outs and tabs as PyMdown blocks.
 
@@ -697,14 +707,8 @@ def _hugo_as_markdown(text: str) -> str:
                 out.append(line)
 
     for line in text.splitlines():
-        marks = _FENCE.match(line)
-        if fence:
-            if marks and marks.group(1)[0] == fence[0] and len(marks.group(1)) >= len(fence):
-                fence = ""
-            out.append(line)
-            continue
-        if marks:
-            fence = marks.group(1)
+        fence, is_code_line = _fence_after(line, fence)
+        if is_code_line:
             out.append(line)
             continue
         code = _HUGO_LINE.match(line)
