@@ -46,6 +46,7 @@ from seekgraph.sources.ingestion.html_text import html_blocks
 from seekgraph.sources.ingestion.mail import MAIL, mail_documents
 from seekgraph.sources.ingestion.markdown_text import (
     first_heading,
+    mdx_as_markdown,
     readable_markdown,
     rst_as_markdown,
     text_as_markdown,
@@ -63,8 +64,9 @@ __all__ = [
     "with_context",
 ]
 
-MARKDOWN = {".md", ".markdown", ".txt", ".rst"}
+MARKDOWN = {".md", ".markdown", ".mdx", ".txt", ".rst"}
 TEXT = {".txt"}  # plain text, nothing in it markup (``text_as_markdown``)
+MDX = {".mdx"}  # Markdown with JSX components (Docusaurus, Starlight), read as its site shows
 RST = {".rst"}  # reStructuredText (Sphinx's pages), read as the Markdown of what its site shows
 HTML = {".html", ".htm"}
 PDF = {".pdf"}
@@ -166,6 +168,7 @@ def markdown_document(
     content = (
         rst_as_markdown(post.content) if suffix in RST
         else text_as_markdown(post.content) if suffix in TEXT
+        else mdx_as_markdown(post.content) if suffix in MDX
         else post.content
     )  # fmt: skip
     body = readable_markdown(content)  # unwrapped, without comments or link references

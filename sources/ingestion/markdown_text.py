@@ -674,6 +674,69 @@ _HUGO_CALLOUTS = frozenset(
 )  # fmt: skip
 
 
+#: An MDX page's ES module lines: what its components come from, never words
+_MDX_ESM = re.compile(
+    r"""^(?:import\s+(?:["'{]|[\w*{}\s,]+?\s+from\s+["'])"""
+    r"|export\s+(?:const|let|var|function|async|default|class|\{|\*))"
+)
+#: A JSX comment, ``{/* … */}``
+_MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}")
+#: A JSX element alone on its line: ``<TabItem value="npm" label="npm">``, ``</Tabs>``,
+#: ``<Image src={x} />`` (a component's name is capitalized; HTML's are not)
+_MDX_TAG = re.compile(r"^\s*<(/?)([A-Z][\w.]*)((?:\s+[^<>]*?)?)\s*(/?)>\s*$")
+_MDX_ATTR = re.compile(r"""(\w+)=(?:"([^"]*)"|'([^']*)'|\{["'`]([^"'`]*)["'`]\})""")
+#: Components a site draws as a call-out around their body (Docusaurus, Starlight, Nextra)
+_MDX_CALLOUTS = frozenset({"Admonition", "Aside", "Callout", "Note", "Tip", "Warning"})
+
+
+def mdx_as_markdown(text: str) -> str:
+    """An MDX page (``.mdx``: Docusaurus, Starlight, Nextra) as the Markdown its site shows.
+
+    Its ``import``/``export`` lines and JSX comments are code that builds the page, never
+    words; a tab (``<TabItem label="npm">``, ``<Tab label=…>``) reads as its label and body,
+    like a Material tab; an ``<Admonition type="warning">`` (or ``<Aside>``, ``<Callout>``)
+    as a call-out; any other component alone on its line (``<Tabs>``, ``<Image … />``) is
+    dropped, what it wraps kept. Code blocks are left as written.
+    """
+    out: list[str] = []
+    fence = ""
+    opened: list[str] = []  # the components read as blocks, innermost last
+    in_esm = False  # in an import or export block: it runs to the next blank line (MDX)
+    for line in text.splitlines():
+        fence, is_code_line = _fence_after(line, fence)
+        if is_code_line:
+            out.append(line)
+            continue
+        line = _MDX_COMMENT.sub("", line)  # (one on a line of its own, or inside one)
+        in_esm = bool(line.strip()) and (in_esm or bool(_MDX_ESM.match(line)))
+        if in_esm:
+            continue
+        tag = _MDX_TAG.match(line)
+        if tag is None:
+            out.append(line)
+            continue
+        closing, name, attrs, alone = tag.groups()
+        if closing:
+            if opened and opened[-1] == name:
+                opened.pop()
+                out += ["", "///", ""]
+            continue
+        params = {m.group(1): next(g for g in m.groups()[1:] if g is not None)
+                  for m in _MDX_ATTR.finditer(attrs)}  # fmt: skip
+        if alone or len(opened) >= MAX_DIRECTIVE_DEPTH:  # (deeper: its body is kept as is)
+            continue
+        if name in ("TabItem", "Tab"):
+            label = params.get("label") or params.get("value") or "Tab"
+            opened.append(name)
+            out += ["", f"/// tab | {label}", ""]
+        elif name in _MDX_CALLOUTS:
+            kind = params.get("type") or ("note" if name in ("Admonition", "Aside") else name)
+            title = params.get("title", "")
+            opened.append(name)
+            out += ["", f"/// {kind.lower()}" + (f" | {title}" if title else ""), ""]
+    return "\n".join(out)
+
+
 def _fence_after(line: str, fence: str) -> tuple[str, bool]:
     """The code fence open after ``line`` ("" for none), and whether ``line`` is code's."""
     marks = _FENCE.match(line)
@@ -727,7 +790,7 @@ def _hugo_as_markdown(text: str) -> str:
             for key, value in params.items():
                 if key.startswith("tabID") and key[5:]:
                     names[value] = params.get(f"tabName{key[5:]}", value)
-        elif name == "tab" or name in _HUGO_CALLOUTS:
+        elif len(opened) < MAX_DIRECTIVE_DEPTH and (name == "tab" or name in _HUGO_CALLOUTS):
             title = params.get("title") or names.get(params.get("tabID", ""), "")
             if name == "tab":
                 title = title or params.get("name", "") or next(iter(params.values()), "Tab")
@@ -782,7 +845,7 @@ def _callouts_as_admonitions(text: str) -> str:
                 if out and out[-1].strip():
                     out.append("")
                 continue
-            elif block:
+            elif block and len(blocks) < MAX_DIRECTIVE_DEPTH:  # (deeper: read as text)
                 marks, kind, *titles = (g for g in block.groups() if g is not None)
                 blocks.append(marks)
                 title = (titles[0] if titles else kind.capitalize()).replace('"', "'")

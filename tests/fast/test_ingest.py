@@ -505,3 +505,35 @@ def test_a_hugo_page_is_read_as_its_site_shows_it(tmp_path) -> None:
     shown = text.replace('{{< relref "kept-in-code" >}}', "")
     for markup in ("{{", "}}", "tabID", "!!!", "///", "weight"):
         assert markup not in shown, markup
+
+
+def test_an_mdx_page_is_read_as_its_site_shows_it(tmp_path) -> None:
+    # Docusaurus and Starlight pages are .mdx: Markdown with imports and JSX components
+    (tmp_path / "installation.mdx").write_text(
+        "---\ntitle: Installation\nsidebar_position: 2\n---\n\n"
+        "import Tabs from '@theme/Tabs';\nimport {\n  Highlight,\n} from '@site/src/components';\n"
+        "export const Version = () => <span>3.4</span>;\n\n"
+        "# Installation\n\n{/* keep this page short */}\n\n"
+        "Docusaurus needs **Node.js 18.0** or above.\n\n"
+        '<Tabs groupId="package-manager">\n  <TabItem value="npm" label="npm" default>\n\n'
+        "```bash\nnpm install --save @docusaurus/core\n```\n\n  </TabItem>\n"
+        '  <TabItem value="yarn" label="Yarn">\n\n```bash\nyarn add @docusaurus/core\n```\n\n'
+        "  </TabItem>\n</Tabs>\n\n"
+        '<Admonition type="warning" title="Windows">\nRun the commands from WSL.\n'
+        "</Admonition>\n\n"
+        "<Image src={require('./img/setup.png').default} alt=\"setup\" />\n\n"
+        "import the module first, then run it.\n\n"
+        "```jsx\nimport Tabs from '@theme/Tabs';\n```\n"
+    )
+    read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
+    assert not read.unsupported and not read.problems
+    text = read.documents[0].text
+    assert read.documents[0].title == "Installation"
+    assert "npm:\n\n```bash\nnpm install --save @docusaurus/core\n```" in text  # a tab
+    assert "Yarn:\n\n```bash\nyarn add @docusaurus/core\n```" in text
+    assert "Windows: Run the commands from WSL." in text  # a call-out component
+    assert "import the module first, then run it." in text  # prose, not a module line
+    assert text.endswith("```jsx\nimport Tabs from '@theme/Tabs';\n```")  # code as written
+    shown = text.removesuffix("```jsx\nimport Tabs from '@theme/Tabs';\n```")
+    for markup in ("@theme", "Highlight", "Version", "keep this page", "<Tab", "<Image", "{/*"):
+        assert markup not in shown, markup
