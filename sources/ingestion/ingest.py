@@ -65,9 +65,15 @@ __all__ = [
 ]
 
 MARKDOWN = {".md", ".markdown", ".mdx", ".txt", ".rst"}
-TEXT = {".txt"}  # plain text, nothing in it markup (``text_as_markdown``)
-MDX = {".mdx"}  # Markdown with JSX components (Docusaurus, Starlight), read as its site shows
-RST = {".rst"}  # reStructuredText (Sphinx's pages), read as the Markdown of what its site shows
+RST = {".rst"}  # reStructuredText (Sphinx's pages): no front matter
+#: The pages read as the Markdown of what they show (any other of MARKDOWN is Markdown):
+#: plain text, nothing in it markup; MDX, Markdown with JSX components (Docusaurus,
+#: Starlight); reStructuredText, as its Sphinx site shows it
+AS_MARKDOWN: dict[str, Callable[[str], str]] = {
+    ".txt": text_as_markdown,
+    ".mdx": mdx_as_markdown,
+    ".rst": rst_as_markdown,
+}
 HTML = {".html", ".htm"}
 PDF = {".pdf"}
 CHAT = {".jsonl", ".json"}
@@ -164,13 +170,8 @@ def markdown_document(
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise IngestError(f"{path}{line}: front matter is not valid YAML ({problem})") from exc
     meta: dict[str, Any] = dict(post.metadata)
-    suffix = path.suffix.lower()
-    content = (
-        rst_as_markdown(post.content) if suffix in RST
-        else text_as_markdown(post.content) if suffix in TEXT
-        else mdx_as_markdown(post.content) if suffix in MDX
-        else post.content
-    )  # fmt: skip
+    as_markdown = AS_MARKDOWN.get(path.suffix.lower())
+    content = as_markdown(post.content) if as_markdown else post.content
     body = readable_markdown(content)  # unwrapped, without comments or link references
     return [_document(doc_id_of(root, path, source), source, kind, path, meta, body, default_acl)]
 

@@ -763,12 +763,6 @@ def _hugo_as_markdown(text: str) -> str:
     names: dict[str, str] = {}  # the open tabs' names, by tab id
     opened: list[str] = []  # the shortcodes read as blocks, innermost last
 
-    def emit(*lines: str) -> None:
-        # a blank line once: an admonition's body ends at a second one
-        for line in lines:
-            if line.strip() or not out or out[-1].strip():
-                out.append(line)
-
     for line in text.splitlines():
         fence, is_code_line = _fence_after(line, fence)
         if is_code_line:
@@ -776,7 +770,7 @@ def _hugo_as_markdown(text: str) -> str:
             continue
         code = _HUGO_LINE.match(line)
         if code is None:
-            emit(_HUGO_ANY.sub("", _HUGO_REF.sub(r"\1", line)) if "{{" in line else line)
+            out.append(_HUGO_ANY.sub("", _HUGO_REF.sub(r"\1", line)) if "{{" in line else line)
             continue
         _, closing, name, args = code.groups()
         name = name.lower()
@@ -784,7 +778,7 @@ def _hugo_as_markdown(text: str) -> str:
         if closing:
             if opened and opened[-1] == name:
                 opened.pop()
-                emit("", "///", "")
+                out += ["", "///", ""]
             continue
         if name == "tabs":
             for key, value in params.items():
@@ -795,7 +789,7 @@ def _hugo_as_markdown(text: str) -> str:
             if name == "tab":
                 title = title or params.get("name", "") or next(iter(params.values()), "Tab")
             opened.append(name)
-            emit("", f"/// {name}" + (f" | {title}" if title else ""), "")
+            out += ["", f"/// {name}" + (f" | {title}" if title else ""), ""]
     return "\n".join(out)
 
 
@@ -812,7 +806,6 @@ def _callouts_as_admonitions(text: str) -> str:
     lines = text.splitlines()
     closing = -1  # the line that closes the block of snippet files being skipped
     for at, line in enumerate(lines):
-        opened = _FENCE.match(line)
         if at <= closing:
             continue
         if _SNIPPET.match(line):
@@ -830,12 +823,8 @@ def _callouts_as_admonitions(text: str) -> str:
             if end is not None and lines[end].strip() == _SNIPPET_MARK:
                 closing = end
                 continue
-        if fence:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = ""
-        elif opened:
-            fence = opened.group(1)
-        else:
+        fence, is_code_line = _fence_after(line, fence)
+        if not is_code_line:
             tab = _TAB.match(line)
             block = _BLOCK.match(line.strip()) if not line.startswith(" ") else None
             if tab:
