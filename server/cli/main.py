@@ -73,8 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     index = sub.add_parser("index", help="index a folder as a source (only what changed)")
     index.add_argument(
         "path",
-        help="a folder (Markdown, HTML, text, PDF, Word, PowerPoint, Excel, CSV, e-mail, chat "
-        "exports, transcripts) or a Slack export (folder or .zip)",
+        help="a folder (Markdown, MDX, reStructuredText, HTML, text, PDF, Word, PowerPoint, "
+        "Excel, CSV, e-mail, chat exports, transcripts) or a Slack export (folder or .zip)",
     )
     index.add_argument("--source", required=True, help="name of the source")
     index.add_argument("--kind", required=True, choices=["kb", "docs", "messages", "notes"])

@@ -165,6 +165,11 @@ def _parents(before: list[str], line: str) -> list[str]:
     return out
 
 
+def _leads_in(block: str) -> bool:
+    """A paragraph that introduces what follows ("Which should return metrics like this:")."""
+    return block.rstrip().endswith(":") and not is_code(block)
+
+
 def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
     """Split Markdown by headings, then by paragraphs up to ``MAX_CHUNK_CHARS``.
 
@@ -177,11 +182,15 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
 
     def flush() -> None:
         # the blank lines between blocks and a carried lead-in count too: past the hard
-        # bound, the blocks go into as many chunks as they need (each block is within it)
+        # bound, the blocks go into as many chunks as they need (each block is within it),
+        # a lead-in ("To disable verification:") always with the block it introduces
         parts = [p for p in buf if p.strip()]
         while parts:
             take = 1
-            while take < len(parts) and len("\n\n".join(parts[: take + 1])) <= HARD_CHUNK_CHARS:
+            while take < len(parts) and (
+                len("\n\n".join(parts[: take + 1])) <= HARD_CHUNK_CHARS
+                or _leads_in(parts[take - 1])
+            ):
                 take += 1
             body = "\n\n".join(parts[:take]).strip()
             parts = parts[take:]
@@ -211,7 +220,7 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
         for piece in split_long(para, MAX_CHUNK_CHARS if lined else HARD_CHUNK_CHARS):
             if sum(len(p) for p in buf) + len(piece) > MAX_CHUNK_CHARS:
                 # a lead-in ("By default, it will:") moves on with what it introduces
-                carried = [buf.pop()] if len(buf) > 1 and buf[-1].rstrip().endswith(":") else []
+                carried = [buf.pop()] if buf and _leads_in(buf[-1]) else []
                 flush()
                 buf.extend(carried)
             buf.append(piece)

@@ -173,7 +173,11 @@ def markdown_document(
     as_markdown = AS_MARKDOWN.get(path.suffix.lower())
     content = as_markdown(post.content) if as_markdown else post.content
     body = readable_markdown(content)  # unwrapped, without comments or link references
-    return [_document(doc_id_of(root, path, source), source, kind, path, meta, body, default_acl)]
+    # the title is read from the page as written: a call-out above it is prose in ``body``
+    title = first_heading(content)
+    return [
+        _document(doc_id_of(root, path, source), source, kind, path, meta, body, default_acl, title)
+    ]
 
 
 def html_markdown(soup: Any) -> str:

@@ -34,10 +34,21 @@ import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.admon import admon_plugin
+from mdit_py_plugins.deflist import deflist_plugin
+from mdit_py_plugins.footnote import footnote_plugin
 
 from seekgraph.sources.ingestion.html_text import html_blocks
 
-_PARSER = MarkdownIt("commonmark").enable("table").use(admon_plugin)
+# footnotes (a reference's mark dropped, the note a paragraph at the page's end, as the site
+# shows it) and definition lists ("Term" then ": what it means") as Python-Markdown, MyST
+# and Pandoc read them
+_PARSER = (
+    MarkdownIt("commonmark")
+    .enable("table")
+    .use(admon_plugin)
+    .use(footnote_plugin)
+    .use(deflist_plugin)
+)
 
 # a Material content tab, ``=== "Label"`` (``===+`` opens it first), read as an admonition
 _TAB = re.compile(r'^(\s*)===\+?[ \t]+"([^"]*)"[ \t]*$')
@@ -47,7 +58,7 @@ _BLOCK = re.compile(
     r"^(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$"
     r"|^(:{3,})\{?([A-Za-z][\w-]*)\}?(?:\[(.*?)\]|[ \t]+(.*?))?[ \t]*$"
 )
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_FENCE = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(`{3,}(?![^`]*`)|~{3,})")
 # mkdocstrings' directive, ``::: package.module.Name`` and its options: the site builds the
 # API reference there; the page holds none of its words
 _AUTODOC = re.compile(r"^:::\s+[\w.]+")
@@ -65,7 +76,7 @@ _ALERT = re.compile(r"^\[!(NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNOREC
 # own, is markup for the element after it.
 _MYST_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{([\w:.-]+)\}[ \t]*(.*?)\s*$")
 _MYST_OPTION = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")
-_MYST_LABEL = re.compile(r"^\s*\([\w.:/-]+\)=\s*$")
+_MYST_LABEL = re.compile(r"^\s*\([^()\s][^()]*\)=\s*$")
 _MYST_ATTRS = re.compile(r"^\s*\{[.#][\w-]+(?:\s+[.#][\w-]+)*\}\s*$")
 # an rST directive inside ``{eval-rst}``: ``.. code-block:: bash``, ``.. click:example::``
 _RST_DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:.-]+)::[ \t]*(.*?)\s*$")
@@ -79,7 +90,7 @@ _RST_CODE = frozenset(
 _MYST_DROPPED = frozenset(
     {
         "toctree", "contents", "currentmodule", "module", "include", "literalinclude",
-        "image", "raw", "index", "highlight", "py:module", "py:currentmodule",
+        "image", "raw", "index", "highlight", "py:module", "py:currentmodule", "meta",
     }
 )  # fmt: skip
 #: directives whose body is code in the language their argument names
@@ -491,6 +502,20 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
             out.extend(_rst_inline("\n".join(para)).split("\n"))
             para.clear()
 
+    # an auto-numbered list's next number per indentation: its items are numbered as the
+    # site numbers them even when a tab or a code block between them ends Markdown's list
+    numbers: dict[int, int] = {}
+
+    def numbered(line: str) -> str:
+        nonlocal numbers
+        column = len(line) - len(line.lstrip())
+        item = _RST_AUTO_NUMBER.match(line)
+        numbers = {k: n for k, n in numbers.items() if k < column or (item and k == column)}
+        if item is None:
+            return line
+        numbers[column] = numbers.get(column, 0) + 1
+        return _RST_AUTO_NUMBER.sub(rf"\g<1>{numbers[column]}.\2", line)
+
     parents: list[int] = []  # _parents(lines), once a line asks
     at = 0
     while at < len(lines):
@@ -524,11 +549,12 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
                 out += _code("pycon", _dedent(lines[at - 1 : end]))
                 at = end
                 continue
-            para.append(_RST_AUTO_NUMBER.sub(r"\g<1>1.\2", line))
+            para.append(numbered(line))
             continue
         if not literal:
             flush()
         column = len(line) - len(line.lstrip())
+        numbers = {k: n for k, n in numbers.items() if k < column}  # a list ends before it
         end = at
         while end < len(lines) and (
             not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > column
@@ -568,7 +594,9 @@ def _rst_as_markdown(lines: list[str], depth: int = 0) -> list[str]:
         elif name in _MYST_CALLOUT_KINDS or name in _TAB_KINDS or _DESCRIBED.match(name):
             out += _callout(name, argument, inner)
         else:  # a set of tabs, a list-table, a container: its label, then its body
-            shown = argument and name not in _UNSHOWN_ARGUMENT
+            # an extension's own directive (``.. pip-command-usage:: freeze``) is filled in
+            # by its code when the site is built: its argument is that code's input, not text
+            shown = argument and name in _MYST_PROSE and name not in _UNSHOWN_ARGUMENT
             out += ["", argument, ""] if shown else [""]
             out += inner
             out.append("")
@@ -647,7 +675,7 @@ def _callout(name: str, argument: str, inner: list[str]) -> list[str]:
         title = argument or name.capitalize()
     title = title.replace('"', "'")
     if not any(x.strip() for x in inner):  # ```{versionadded} 4.0``` and nothing else
-        return ["", f"{title}.", ""] if title else []
+        return ["", f"{title}.", ""] if title and name not in _TAB_KINDS else []
     plain = name in _MYST_CALLOUTS or name not in _MYST_CALLOUT_KINDS  # versions, signatures
     kind = "tab" if name in _TAB_KINDS else "note" if plain else name
     # two blank lines in a row end an admonition's body (mdit_py_plugins' admon): one stays
@@ -912,9 +940,10 @@ def inline_text(token: Token, heading: bool = False) -> str:
                 content = _ROLE_TARGET.sub("", shown) or content
             if kind in _NUMBERED_ROLES:  # {pep}`538`: "PEP 538"
                 parts += [_ICON.sub("", words), f"{_NUMBERED_ROLES[kind]} {content}"]
-            elif kind in _LINK_ROLES:  # a cross-reference reads as its text; a page's
-                # path as the page's name, not from the root: {doc}`/cli` reads "cli"
-                parts += [_ICON.sub("", words), content.lstrip("/") if "doc" in kind else content]
+            elif kind in _LINK_ROLES:  # a cross-reference reads as its text; one without
+                # (the site shows its target's title) as the words of its target's name
+                titled = _ROLE_TARGET.search(shown) is not None
+                parts += [_ICON.sub("", words), content if titled else _target_words(content)]
             else:
                 parts += [_ICON.sub("", words), f"`{content}`"]
             words = ""
@@ -923,6 +952,18 @@ def inline_text(token: Token, heading: bool = False) -> str:
     if heading:
         text = _ATTR_HEADING.sub("", text)
     return " ".join(text.split())
+
+
+def _target_words(target: str) -> str:
+    """A cross-reference's target as words: ``../topics/vcs-support`` reads "vcs support".
+
+    A page's path reads as its file's name (the site shows that page's title), a folder's
+    ``index`` as the folder's, a label of another project's documentation
+    (``pypug:dependency-specifiers``) without its prefix.
+    """
+    path = target.rsplit(":", 1)[-1].strip("/").split("/")
+    name = path[-2] if path[-1] == "index" and len(path) > 1 else path[-1]  # a folder's page
+    return name.replace("-", " ").replace("_", " ") or target
 
 
 def readable_markdown(text: str) -> str:
@@ -935,8 +976,8 @@ def readable_markdown(text: str) -> str:
             if kind != "paragraph_open":  # a list, a table or code under an admonition's title
                 out.blocks.append(f"{out.title}:")
                 out.title = ""
-        if kind in ("admonition_title_open", "admonition_title_close"):
-            out.in_title = kind == "admonition_title_open"
+        if kind in ("admonition_title_open", "admonition_title_close", "dt_open", "dt_close"):
+            out.in_title = kind.endswith("_open")  # a call-out's title, a defined term
         elif kind == "heading_open":
             out.heading = int(token.tag[1])
         elif kind == "bullet_list_open":
@@ -1011,6 +1052,8 @@ class _Blocks:
                 if counter[0] >= 0:
                     counter[0] += 1
                 self.item_lines.append(f"{'  ' * (len(self.lists) - 1)}{marker} {words}")
+            elif self.item_lines and self.item_lines[-1].startswith("```"):
+                self.item_lines.append(words)  # the item goes on after its code block
             elif self.item_lines:  # a second paragraph of the same item
                 self.item_lines[-1] += f" {words}"
         elif _AUTODOC.match(words):  # replaced by generated docs when the site is built
@@ -1131,9 +1174,16 @@ def first_heading(text: str) -> str | None:
     """The heading a document opens with, as markdown-it reads it; None when it opens otherwise.
 
     A Python comment inside a fenced block ("# Using the top-level API:") is code, not the
-    document's title; nor is a heading at the end of a page that opens with prose.
+    document's title; nor is a heading at the end of a page that opens with prose. A call-out
+    above the title ("This page is a draft") is not its opening.
     """
-    tokens = [t for t in _PARSER.parse(_myst_as_markdown(text)) if t.type != "html_block"]
+    tokens = [t for t in _PARSER.parse(_callouts_as_admonitions(text)) if t.type != "html_block"]
+    while tokens and tokens[0].type == "admonition_open":  # a call-out above the title
+        end = next(
+            (n for n, t in enumerate(tokens) if t.type == "admonition_close" and t.level == 0),
+            len(tokens) - 1,
+        )
+        tokens = tokens[end + 1 :]
     if len(tokens) > 1 and tokens[0].type == "heading_open":
         return inline_text(tokens[1], heading=True) or None
     return None

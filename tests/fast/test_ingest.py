@@ -537,3 +537,62 @@ def test_an_mdx_page_is_read_as_its_site_shows_it(tmp_path) -> None:
     shown = text.removesuffix("```jsx\nimport Tabs from '@theme/Tabs';\n```")
     for markup in ("@theme", "Highlight", "Version", "keep this page", "<Tab", "<Image", "{/*"):
         assert markup not in shown, markup
+
+
+def test_a_sphinx_site_s_own_markup_is_read_as_its_pages_show_it(tmp_path) -> None:
+    # pip's documentation (Sphinx, MyST and rST): what a new user met there
+    (tmp_path / "vcs-support.md").write_text(
+        "(vcs support)=\n\n# VCS Support\n\n"
+        "pip can install from a repository[^1], see {doc}`../topics/caching` and "
+        "{ref}`pypug:dependency-specifiers` and {doc}`../deploying/index`.\n\n"
+        "[^1]: Git, Mercurial, Subversion or Bazaar.\n\n"
+        "- `PIP_TIMEOUT=60` is the same as `--timeout=60`\n"
+        "- ```\n  PIP_FIND_LINKS=http://mirror\n  ```\n\n  is the same as\n\n"
+        "  ```\n  --find-links=http://mirror\n  ```\n\n"
+        "```{note}\nAn empty variable is not read as false.\n```\n\n"
+        "Global\n: The file for every user.\n"
+    )
+    (tmp_path / "ci.rst").write_text(
+        ".. note::\n\n    This page is out of date.\n\n"
+        "Continuous Integration\n======================\n\nWe test on Linux.\n"
+    )
+    (tmp_path / "pip_list.rst").write_text(
+        ".. meta::\n    :http-equiv=refresh: 3; url=../../cli/pip_list/\n\n"
+        "pip list\n========\n\nUsage\n-----\n\n.. tab:: Unix/macOS\n\n"
+        '   .. pip-command-usage:: list "python -m pip"\n\n'
+        ".. pip-command-description:: list\n\nExamples\n--------\n\n"
+        "#. List installed packages.\n\n   .. tab:: Unix/macOS\n\n      .. code-block:: console\n\n"
+        "         $ python -m pip list\n\n"
+        "#. List outdated packages.\n\n   .. code-block:: console\n\n"
+        "      $ python -m pip list --outdated\n"
+    )
+    (tmp_path / "resolution.md").write_text(
+        "# Dependency resolution\n\n"
+        + "pip backtracks when two requirements conflict. " * 12
+        + "\n\nThis can look like:\n\n```console\n"
+        + "Collecting requests\n  Downloading requests-2.31.tar.gz\n" * 18
+        + "```\n"
+    )
+    read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
+    pages = {d.doc_id: d for d in read.documents}
+    vcs, ci, pip_list = pages["docs/vcs-support"], pages["docs/ci"], pages["docs/pip_list"]
+    # a label (spaces and all) is markup: the page is titled by its heading
+    assert vcs.title == "VCS Support" and "(vcs support)=" not in vcs.text
+    # a footnote's mark is dropped, its note kept; a cross-reference reads as words
+    assert "from a repository, see caching and dependency specifiers and deploying." in vcs.text
+    assert "[^1]" not in vcs.text and "Git, Mercurial, Subversion or Bazaar." in vcs.text
+    # a code block inside a list item stays a code block, and the call-out after it reads
+    assert "```\nis the same as\n```" in vcs.text
+    assert "Note: An empty variable is not read as false." in vcs.text
+    assert "Global: The file for every user." in vcs.text  # a definition list
+    # a call-out above the title does not hide it
+    assert ci.title == "Continuous Integration"
+    # an extension's directive says nothing of its own; auto-numbered items count on
+    assert pip_list.title == "pip list"
+    for leaked in ('"python -m pip"', "http-equiv", "\nlist\n", "Unix/macOS."):
+        assert leaked not in pip_list.text, leaked
+    assert "1. List installed packages." in pip_list.text
+    assert "2. List outdated packages." in pip_list.text
+    # a lead-in stays in the chunk of the block it introduces
+    shown = [c["text"] for c in pages["docs/resolution"].chunks]
+    assert any(c.startswith("This can look like:\n\n```console") for c in shown), shown
