@@ -63,23 +63,27 @@ def frame(block: str) -> tuple[list[str], list[str], list[str]]:
     return head, lines[len(head) : len(lines) - len(tail)], tail
 
 
+_FENCE_MARKS = re.compile(r"^\s*(`{3,})\s*(\S*)")
+
+
 def blocks(text: str) -> list[str]:
     """Blank-line separated blocks; a fenced code block is one block, blank lines and all."""
     out: list[str] = []
     current: list[str] = []
-    fenced = False
+    fence = ""  # the open fence's backticks: closed by as many or more, alone on a line
     for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            if not fenced and current and not ITEM.match(current[0]):
+        marks = _FENCE_MARKS.match(line)
+        if marks and (not fence or (len(marks.group(1)) >= len(fence) and not marks.group(2))):
+            if not fence and current and not ITEM.match(current[0]):
                 out.append("\n".join(current))
                 current = []
-            fenced = not fenced
+            fence = "" if fence else marks.group(1)
             current.append(line)
-            if not fenced and not ITEM.match(current[0]):
+            if not fence and not ITEM.match(current[0]):
                 out.append("\n".join(current))
                 current = []
             continue
-        if not line.strip() and not fenced:
+        if not line.strip() and not fence:
             if current:
                 out.append("\n".join(current))
                 current = []

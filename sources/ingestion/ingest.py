@@ -172,7 +172,8 @@ def markdown_document(
     meta: dict[str, Any] = dict(post.metadata)
     as_markdown = AS_MARKDOWN.get(path.suffix.lower())
     content = as_markdown(post.content) if as_markdown else post.content
-    body = readable_markdown(content)  # unwrapped, without comments or link references
+    # unwrapped, without comments or link references (MDX has no indented code)
+    body = readable_markdown(content, indented_code=path.suffix.lower() != ".mdx")
     # the title is read from the page as written: a call-out above it is prose in ``body``
     title = first_heading(content)
     return [

@@ -49,14 +49,23 @@ _PARSER = (
     .use(footnote_plugin)
     .use(deflist_plugin)
 )
+_MDX_PARSER = (
+    MarkdownIt("commonmark")
+    .enable("table")
+    .disable("code")
+    .use(admon_plugin)
+    .use(footnote_plugin)
+    .use(deflist_plugin)
+)
 
 # a Material content tab, ``=== "Label"`` (``===+`` opens it first), read as an admonition
 _TAB = re.compile(r'^(\s*)===\+?[ \t]+"([^"]*)"[ \t]*$')
-# a PyMdown block's opening line, ``/// type | title``, or a Docusaurus or MyST container's,
-# ``:::tip Title``, ``:::tip[Title]`` or ``:::{note}``; closed by the same run of marks
+# a PyMdown block's opening line, ``/// type | title``, or a Docusaurus, Starlight or MyST
+# container's, ``:::tip Title``, ``:::tip[Title]``, ``:::tip{icon="heart"}`` or ``:::{note}``;
+# closed by the same run of marks
 _BLOCK = re.compile(
     r"^(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$"
-    r"|^(:{3,})\{?([A-Za-z][\w-]*)\}?(?:\[(.*?)\]|[ \t]+(.*?))?[ \t]*$"
+    r"|^(:{3,})\{?([A-Za-z][\w-]*)\}?(?:\[(.*?)\]|[ \t]+(.*?))?(?:\{[^{}]*\})?[ \t]*$"
 )
 _FENCE = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(`{3,}(?![^`]*`)|~{3,})")
 # mkdocstrings' directive, ``::: package.module.Name`` and its options: the site builds the
@@ -723,24 +732,38 @@ def mdx_as_markdown(text: str) -> str:
     Its ``import``/``export`` lines and JSX comments are code that builds the page, never
     words; a tab (``<TabItem label="npm">``, ``<Tab label=…>``) reads as its label and body,
     like a Material tab; an ``<Admonition type="warning">`` (or ``<Aside>``, ``<Callout>``)
-    as a call-out; any other component alone on its line (``<Tabs>``, ``<Image … />``) is
-    dropped, what it wraps kept. Code blocks are left as written.
+    as a call-out; any other component (``<Tabs>``, ``<Image … />``) is dropped, what it
+    wraps kept, its ``title`` and ``description`` said (a ``<LinkCard title="starlight-blog"
+    description="Add a blog…" />`` is all a page says of that plugin). A component's tag may
+    run over several lines, or hold its body on its own line. MDX has no indented code:
+    indentation inside components is layout, so a code fence indented under a component is
+    read where its list item (or the page) puts it. Code blocks are left as written.
     """
     out: list[str] = []
-    fence = ""
+    fence, shift = "", 0  # the open code fence, and the indentation its lines lose
+    item = 0  # the content column of the list item being read (0: none)
     opened: list[str] = []  # the components read as blocks, innermost last
     in_esm = False  # in an import or export block: it runs to the next blank line (MDX)
-    for line in text.splitlines():
+    for line in _mdx_lines(text):
+        was_open = bool(fence)
         fence, is_code_line = _fence_after(line, fence)
         if is_code_line:
-            out.append(line)
+            if not was_open:  # an opening fence: read where its item or the page puts it
+                indent = len(line) - len(line.lstrip())
+                shift = max(0, indent - item)
+            out.append(_unindented(line, shift))
             continue
         line = _MDX_COMMENT.sub("", line)  # (one on a line of its own, or inside one)
         in_esm = bool(line.strip()) and (in_esm or bool(_MDX_ESM.match(line)))
         if in_esm:
             continue
+        indent = len(line) - len(line.lstrip())
         tag = _MDX_TAG.match(line)
         if tag is None:
+            if (marker := _MDX_ITEM.match(line)) is not None:
+                item = len(marker.group(0))
+            elif line.strip() and indent < item:
+                item = 0
             out.append(line)
             continue
         closing, name, attrs, alone = tag.groups()
@@ -751,18 +774,103 @@ def mdx_as_markdown(text: str) -> str:
             continue
         params = {m.group(1): next(g for g in m.groups()[1:] if g is not None)
                   for m in _MDX_ATTR.finditer(attrs)}  # fmt: skip
-        if alone or len(opened) >= MAX_DIRECTIVE_DEPTH:  # (deeper: its body is kept as is)
+        said = ": ".join(p for p in (params.get("title"), params.get("description")) if p)
+        lead = " " * min(indent, item)  # inside a list item: its words stay in the item
+        if len(opened) >= MAX_DIRECTIVE_DEPTH:  # (deeper: its body is kept as is)
             continue
-        if name in ("TabItem", "Tab"):
+        if name in ("TabItem", "Tab") and not alone:
             label = params.get("label") or params.get("value") or "Tab"
-            opened.append(name)
-            out += ["", f"/// tab | {label}", ""]
-        elif name in _MDX_CALLOUTS:
+            if item:  # a block would end the list: the label leads the tab's body
+                out += ["", f"{lead}{label}:", ""]
+            else:
+                opened.append(name)
+                out += ["", f"/// tab | {label}", ""]
+        elif name in _MDX_CALLOUTS and not alone:
             kind = params.get("type") or ("note" if name in ("Admonition", "Aside") else name)
             title = params.get("title", "")
-            opened.append(name)
-            out += ["", f"/// {kind.lower()}" + (f" | {title}" if title else ""), ""]
+            if item:
+                out += ["", f"{lead}{title or kind.capitalize()}:", ""]
+            else:
+                opened.append(name)
+                out += ["", f"/// {kind.lower()}" + (f" | {title}" if title else ""), ""]
+        elif said:  # a card, a link card: its title and description are what it says
+            out += ["", f"{lead}{said}" if alone else f"{lead}{said.rstrip(':.')}:", ""]
     return "\n".join(out)
+
+
+#: A list item's marker and the spaces after it (its content starts after them)
+_MDX_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])[ \t]+(?=\S)")
+#: A component's opening tag, its body and its closing tag on one line
+_MDX_INLINE = re.compile(r"^(\s*)(<([A-Z][\w.]*)(?:\s[^<>]*)?>)(.+)(</\3>)\s*$")
+
+
+def _mdx_lines(text: str) -> list[str]:
+    """``text``'s lines, each component's tag on one line of its own.
+
+    A tag that runs over several lines (props one per line) is joined into one; a component
+    written on one line with its body (``<TabItem label="npm">npm i</TabItem>``) is split
+    into its tag, its body and its closing tag.
+    """
+    out: list[str] = []
+    fence = ""
+    lines = text.splitlines()
+    at = 0
+    while at < len(lines):
+        line = lines[at]
+        at += 1
+        fence, is_code_line = _fence_after(line, fence)
+        if is_code_line or not re.match(r"^\s*<[A-Z]", line):
+            out.append(line)
+            continue
+        tag, end = _tag_end(lines, at - 1)
+        if tag is not None and end > at - 1:
+            line, at = tag, end + 1
+        inline = _MDX_INLINE.match(line)
+        if inline is not None:
+            indent, opening, _, body, closing = inline.groups()
+            out += [f"{indent}{opening}", f"{indent}{body}", f"{indent}{closing}"]
+        else:
+            out.append(line)
+    return out
+
+
+def _tag_end(lines: list[str], at: int) -> tuple[str | None, int]:
+    """The opening tag that starts on ``lines[at]`` as one line, and the line it ends on.
+
+    ``None`` when it does not end within ``MAX_TAG_LINES`` lines (then the line is text).
+    """
+    depth, quote = 0, ""
+    parts: list[str] = []
+    for n in range(at, min(len(lines), at + MAX_TAG_LINES)):
+        line = lines[n]
+        start = line.index("<") + 1 if n == at else 0
+        for i in range(start, len(line)):
+            ch = line[i]
+            if quote:
+                quote = "" if ch == quote else quote
+            elif ch in "\"'`":
+                quote = ch
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth = max(0, depth - 1)
+            elif ch == ">" and depth == 0:
+                parts.append(line[: i + 1].strip() if n > at else line[: i + 1])
+                rest = line[i + 1 :]
+                joined = " ".join(parts)
+                return (joined + rest if n > at else line), n
+        parts.append(line.strip() if n > at else line.rstrip())
+    return None, at
+
+
+#: How many lines one component's opening tag may run over (its props, one per line)
+MAX_TAG_LINES = 200
+
+
+def _unindented(line: str, shift: int) -> str:
+    """``line`` without up to ``shift`` characters of its leading whitespace."""
+    strip = min(shift, len(line) - len(line.lstrip()))
+    return line[strip:]
 
 
 def _fence_after(line: str, fence: str) -> tuple[str, bool]:
@@ -966,9 +1074,14 @@ def _target_words(target: str) -> str:
     return name.replace("-", " ").replace("_", " ") or target
 
 
-def readable_markdown(text: str) -> str:
-    """``text`` (Markdown or plain text) as blocks separated by blank lines."""
-    tokens = _PARSER.parse(_callouts_as_admonitions(text))
+def readable_markdown(text: str, indented_code: bool = True) -> str:
+    """``text`` (Markdown or plain text) as blocks separated by blank lines.
+
+    ``indented_code=False`` reads as MDX does: a line indented by four spaces is no code
+    block (a component's body is indented for layout).
+    """
+    parser = _PARSER if indented_code else _MDX_PARSER
+    tokens = parser.parse(_callouts_as_admonitions(text))
     out = _Blocks()
     for i, token in enumerate(tokens):
         kind = token.type
@@ -1004,7 +1117,11 @@ def readable_markdown(text: str) -> str:
         elif kind == "html_block" and not token.content.lstrip().startswith("<!--"):
             out.html(token.content)
         elif kind in ("fence", "code_block"):
-            out.code(f"```{token.info.strip()}\n{token.content.rstrip()}\n```")
+            # fenced by more backticks than any run in it: an example of Markdown that holds
+            # a code block of its own stays one block
+            longest = max((len(run) for run in re.findall(r"`{3,}", token.content)), default=2)
+            marks = "`" * (longest + 1)
+            out.code(f"{marks}{token.info.strip()}\n{token.content.rstrip()}\n{marks}")
     return "\n\n".join(out.blocks)
 
 

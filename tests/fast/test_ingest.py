@@ -596,3 +596,45 @@ def test_a_sphinx_site_s_own_markup_is_read_as_its_pages_show_it(tmp_path) -> No
     # a lead-in stays in the chunk of the block it introduces
     shown = [c["text"] for c in pages["docs/resolution"].chunks]
     assert any(c.startswith("This can look like:\n\n```console") for c in shown), shown
+
+
+def test_a_starlight_page_is_read_as_its_site_shows_it(tmp_path) -> None:
+    # Starlight's own documentation: components over several lines, bodies indented for
+    # layout (MDX has no indented code), tabs inside numbered steps
+    (tmp_path / "plugins.mdx").write_text(
+        "---\ntitle: Plugins\n---\n\n"
+        "import { LinkCard, Tabs, TabItem } from '@astrojs/starlight/components';\n\n"
+        '## Community plugins\n\n<CardGrid>\n\t<LinkCard\n\t\thref="https://github.com/x/links"\n'
+        '\t\ttitle="starlight-links-validator"\n'
+        '\t\tdescription="Check for broken links in your Starlight pages."\n\t/>\n</CardGrid>\n\n'
+        '<Card title="Powered by Astro" icon="rocket">\n'
+        "\tLeverage the full power of Astro.\n</Card>\n\n"
+        '<TabItem label="Stars">Sirius, Vega</TabItem>\n\n'
+        ':::tip{icon="heart"}\nA tip with an icon.\n:::\n\n'
+        '## Install\n\n1.  Install the font:\n\n    <Tabs>\n\n    <TabItem label="npm">\n\n'
+        "    ```sh\n    npm install @fontsource/ibm-plex-serif\n    ```\n\n    </TabItem>\n\n"
+        "    </Tabs>\n\n2.  Add it to `customCss`.\n\n"
+        '## Manual\n\n<Tabs>\n    <TabItem label="pnpm">\n'
+        "        ```sh\n        pnpm astro add starlight\n        ```\n    </TabItem>\n</Tabs>\n"
+    )
+    (tmp_path / "authoring.md").write_text(
+        "# Authoring\n\nWrite this in your page:\n\n"
+        "````md\n:::note\nHello:\n\n```sh\nnpm run dev\n```\n\n:::\n````\n\nDone.\n"
+    )
+    read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
+    pages = {d.doc_id: d for d in read.documents}
+    text = pages["docs/plugins"].text
+    assert "starlight-links-validator: Check for broken links in your Starlight pages." in text
+    assert "Powered by Astro:\n\nLeverage the full power of Astro." in text  # prose, not code
+    assert "Stars: Sirius, Vega" in text
+    assert "Tip: A tip with an icon." in text
+    assert "```sh\nnpm install @fontsource/ibm-plex-serif\n```" in text  # one code block
+    assert "2. Add it to `customCss`." in text  # the list goes on after the tab
+    assert "pnpm:\n\n```sh\npnpm astro add starlight\n```" in text
+    for markup in ("<", "/>", "import ", ":::", "icon="):
+        assert markup not in text, markup
+    # an example of Markdown holding a code block of its own stays one block, as written
+    chunks = [c["text"] for c in pages["docs/authoring"].chunks]
+    assert any(
+        "````md\n:::note\nHello:\n\n```sh\nnpm run dev\n```\n\n:::\n````" in c for c in chunks
+    )
