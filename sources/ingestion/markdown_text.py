@@ -1062,6 +1062,10 @@ def inline_text(token: Token, heading: bool = False) -> str:
     return " ".join(text.split())
 
 
+#: A code block's title among its info string's settings: ``python title="app.py"``
+_CODE_TITLE = re.compile(r"""\btitle=(["'])(.+?)\1""")
+
+
 def _target_words(target: str) -> str:
     """A cross-reference's target as words: ``../topics/vcs-support`` reads "vcs support".
 
@@ -1121,7 +1125,13 @@ def readable_markdown(text: str, indented_code: bool = True) -> str:
             # a code block of its own stays one block
             longest = max((len(run) for run in re.findall(r"`{3,}", token.content)), default=2)
             marks = "`" * (longest + 1)
-            out.code(f"{marks}{token.info.strip()}\n{token.content.rstrip()}\n{marks}")
+            # the info string's first word is the language; the rest is the site's settings
+            # (``{9-26}``, ``hl_lines="3"``, ``ins={4}``), but for a title, which names the
+            # file the code goes in (``title="astro.config.mjs"``): said before the code
+            language, _, settings = token.info.strip().partition(" ")
+            if caption := _CODE_TITLE.search(settings):
+                out.code(f"{caption.group(2)}:")
+            out.code(f"{marks}{language}\n{token.content.rstrip()}\n{marks}")
     return "\n\n".join(out.blocks)
 
 

@@ -619,7 +619,8 @@ def test_a_starlight_page_is_read_as_its_site_shows_it(tmp_path) -> None:
     )
     (tmp_path / "authoring.md").write_text(
         "# Authoring\n\nWrite this in your page:\n\n"
-        "````md\n:::note\nHello:\n\n```sh\nnpm run dev\n```\n\n:::\n````\n\nDone.\n"
+        "````md\n:::note\nHello:\n\n```sh\nnpm run dev\n```\n\n:::\n````\n\nDone.\n\n"
+        'Then:\n\n```js title="astro.config.mjs" {2} ins={3}\nexport default {}\n```\n'
     )
     read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
     pages = {d.doc_id: d for d in read.documents}
@@ -638,3 +639,5 @@ def test_a_starlight_page_is_read_as_its_site_shows_it(tmp_path) -> None:
     assert any(
         "````md\n:::note\nHello:\n\n```sh\nnpm run dev\n```\n\n:::\n````" in c for c in chunks
     )
+    # a code block's title names its file, said before it; the site's other settings are not
+    assert "astro.config.mjs:\n\n```js\nexport default {}\n```" in pages["docs/authoring"].text
