@@ -1001,11 +1001,15 @@ _ATTRIBUTED = frozenset(
 
 
 #: a MyST role (``{func}``) or an rST one (``:func:``, ``:py:class:``) right before a code span
-_ROLE = re.compile(r"(?:(?<=[\s(\[])|^)(?:\{([\w:.-]+)\}|:((?:[\w.-]+:)?[\w.-]+):)$")
+_ROLE = re.compile(
+    r"(?:(?<=[\s(\[])|^)(?:\{([\w:.-]+)\}|:((?:[\w.-]+:)?[\w.-]+):)$"
+    r"|(?<=\w)\{(sup|sub)\}$"  # MyST's superscript right after its word: compatible{sup}`1`
+)
 #: roles that link to a section or a term: read as their text, not as code
 _LINK_ROLES = frozenset({"ref", "doc", "term", "any", "numref", "std:ref", "std:doc"})
 #: roles that name a numbered document: {pep}`538` reads "PEP 538"
 _NUMBERED_ROLES = {"pep": "PEP", "rfc": "RFC"}
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 #: a cross-reference's target after its text: ``positional arguments <arguments>``
 _ROLE_TARGET = re.compile(r"\s*<[^<>]+>$")
 
@@ -1040,13 +1044,18 @@ def inline_text(token: Token, heading: bool = False) -> str:
             if role is not None:  # MyST's {func}`name` or rST's :func:`name`: a role's markup
                 words = words[: role.start()]
             content = child.content
-            kind = (role.group(1) or role.group(2)).lower() if role is not None else ""
+            kind = (
+                next(g for g in role.groups() if g is not None).lower() if role is not None else ""
+            )
             if role is not None:  # ``~click.Context.params``: the tilde is the role's markup;
                 # {class}`Commands <Command>`: the site shows the title, not the target
                 # and so are ``.flask.g``'s leading dot (look nearby) and ``!``'s (no link)
                 shown = re.sub(r"^[~!]*(?:\.(?=[\w~]))?~?", "", content)
                 content = _ROLE_TARGET.sub("", shown) or content
-            if kind in _NUMBERED_ROLES:  # {pep}`538`: "PEP 538"
+            if kind in ("sup", "sub"):  # a footnote's number, a formula's index: text
+                raised = content.translate(_SUPERSCRIPT) if kind == "sup" else content
+                parts += [_ICON.sub("", words), raised]
+            elif kind in _NUMBERED_ROLES:  # {pep}`538`: "PEP 538"
                 parts += [_ICON.sub("", words), f"{_NUMBERED_ROLES[kind]} {content}"]
             elif kind in _LINK_ROLES:  # a cross-reference reads as its text; one without
                 # (the site shows its target's title) as the words of its target's name

@@ -550,7 +550,8 @@ def test_a_sphinx_site_s_own_markup_is_read_as_its_pages_show_it(tmp_path) -> No
         "- ```\n  PIP_FIND_LINKS=http://mirror\n  ```\n\n  is the same as\n\n"
         "  ```\n  --find-links=http://mirror\n  ```\n\n"
         "```{note}\nAn empty variable is not read as false.\n```\n\n"
-        "Global\n: The file for every user.\n"
+        "Global\n: The file for every user.\n\n"
+        "`~=` means any compatible{sup}`1` version.\n"
     )
     (tmp_path / "ci.rst").write_text(
         ".. note::\n\n    This page is out of date.\n\n"
@@ -585,6 +586,7 @@ def test_a_sphinx_site_s_own_markup_is_read_as_its_pages_show_it(tmp_path) -> No
     assert "```\nis the same as\n```" in vcs.text
     assert "Note: An empty variable is not read as false." in vcs.text
     assert "Global: The file for every user." in vcs.text  # a definition list
+    assert "`~=` means any compatible¹ version." in vcs.text  # a superscript, not markup
     # a call-out above the title does not hide it
     assert ci.title == "Continuous Integration"
     # an extension's directive says nothing of its own; auto-numbered items count on
