@@ -939,6 +939,7 @@ def _callouts_as_admonitions(text: str) -> str:
     out: list[str] = []
     fence = ""
     blocks: list[str] = []  # the marks (/// or :::) of each open block, innermost last
+    base = 0  # the outermost open block's indentation (one opened inside a list item's text)
     lines = text.splitlines()
     closing = -1  # the line that closes the block of snippet files being skipped
     for at, line in enumerate(lines):
@@ -962,7 +963,10 @@ def _callouts_as_admonitions(text: str) -> str:
         fence, is_code_line = _fence_after(line, fence)
         if not is_code_line:
             tab = _TAB.match(line)
-            block = _BLOCK.match(line.strip()) if not line.startswith(" ") else None
+            # a block opens at the margin, or inside a list item's text ("1. Step" then
+            # "   :::tip"): three spaces at most, four would make it indented code
+            lead = len(line) - len(line.lstrip(" "))
+            block = _BLOCK.match(line.strip()) if lead <= 3 else None
             if tab:
                 line = f'{tab.group(1)}!!! tab "{tab.group(2)}"'
             elif blocks and line.strip() == blocks[-1]:
@@ -972,13 +976,17 @@ def _callouts_as_admonitions(text: str) -> str:
                 continue
             elif block and len(blocks) < MAX_DIRECTIVE_DEPTH:  # (deeper: read as text)
                 marks, kind, *titles = (g for g in block.groups() if g is not None)
+                base = base if blocks else lead
                 blocks.append(marks)
                 title = (titles[0] if titles else kind.capitalize()).replace('"', "'")
-                out.append("    " * (len(blocks) - 1) + f'!!! {kind} "{title}"')
+                out.append(" " * base + "    " * (len(blocks) - 1) + f'!!! {kind} "{title}"')
                 continue
         if not fence and not line.strip() and out and not out[-1].strip():
             continue  # one blank line: a block's body ends at a second one
-        out.append("    " * len(blocks) + line if line.strip() else line)
+        if blocks and line.strip():
+            shift = min(base, len(line) - len(line.lstrip(" ")))
+            line = " " * base + "    " * len(blocks) + line[shift:]
+        out.append(line)
     return "\n".join(out)
 
 
@@ -1072,7 +1080,7 @@ def inline_text(token: Token, heading: bool = False) -> str:
 
 
 #: A code block's title among its info string's settings: ``python title="app.py"``
-_CODE_TITLE = re.compile(r"""\btitle=(["'])(.+?)\1""")
+_CODE_TITLE = re.compile(r"""(?:^|\s)title=(["'])(.+?)\1""")  # (not a quoted string's words)
 
 
 def _target_words(target: str) -> str:

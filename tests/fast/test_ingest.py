@@ -613,6 +613,7 @@ def test_a_starlight_page_is_read_as_its_site_shows_it(tmp_path) -> None:
         "\tLeverage the full power of Astro.\n</Card>\n\n"
         '<TabItem label="Stars">Sirius, Vega</TabItem>\n\n'
         ':::tip{icon="heart"}\nA tip with an icon.\n:::\n\n'
+        "1. Step one.\n\n   :::caution\n   Back up first.\n   :::\n\n2. Step two.\n\n"
         '## Install\n\n1.  Install the font:\n\n    <Tabs>\n\n    <TabItem label="npm">\n\n'
         "    ```sh\n    npm install @fontsource/ibm-plex-serif\n    ```\n\n    </TabItem>\n\n"
         "    </Tabs>\n\n2.  Add it to `customCss`.\n\n"
@@ -622,7 +623,8 @@ def test_a_starlight_page_is_read_as_its_site_shows_it(tmp_path) -> None:
     (tmp_path / "authoring.md").write_text(
         "# Authoring\n\nWrite this in your page:\n\n"
         "````md\n:::note\nHello:\n\n```sh\nnpm run dev\n```\n\n:::\n````\n\nDone.\n\n"
-        'Then:\n\n```js title="astro.config.mjs" {2} ins={3}\nexport default {}\n```\n'
+        'Then:\n\n```js title="astro.config.mjs" {2} ins={3}\nexport default {}\n```\n\n'
+        'Marked:\n\n```mdx \'title="Watch out!"\'\n<Aside title="Watch out!" />\n```\n'
     )
     read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
     pages = {d.doc_id: d for d in read.documents}
@@ -631,6 +633,7 @@ def test_a_starlight_page_is_read_as_its_site_shows_it(tmp_path) -> None:
     assert "Powered by Astro:\n\nLeverage the full power of Astro." in text  # prose, not code
     assert "Stars: Sirius, Vega" in text
     assert "Tip: A tip with an icon." in text
+    assert "1. Step one. Caution: Back up first.\n2. Step two." in text  # an aside in a step
     assert "```sh\nnpm install @fontsource/ibm-plex-serif\n```" in text  # one code block
     assert "2. Add it to `customCss`." in text  # the list goes on after the tab
     assert "pnpm:\n\n```sh\npnpm astro add starlight\n```" in text
@@ -643,3 +646,5 @@ def test_a_starlight_page_is_read_as_its_site_shows_it(tmp_path) -> None:
     )
     # a code block's title names its file, said before it; the site's other settings are not
     assert "astro.config.mjs:\n\n```js\nexport default {}\n```" in pages["docs/authoring"].text
+    # a quoted string marked in the code is no title
+    assert "Marked:\n\n```mdx\n<Aside" in pages["docs/authoring"].text
