@@ -34,6 +34,15 @@ def subject_of(request: str) -> str:
 _LIST_START = re.compile(rf"[:：]\s*|{pattern('list_start')}", re.I)
 
 
+#: A list right after the request's verb ("Compare A, B and C"), read when nothing else opens
+#: one; and the words that open each item of a list of questions ("how …", "what …")
+_VERB_START = compiled("request_verb_start", flags=re.I)
+_WH = compiled("wh_opening", flags=re.I)
+_WH_SEP = re.compile(rf"\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?={pattern('wh_opening')})", re.I)
+#: A pronoun that stands for what an earlier part named ("… and what to do when it fails")
+_PRONOUN = re.compile(r"\b(?:it|its|they|them|their)\b", re.I)
+
+
 #: What closes a list by saying where all its parts belong: "…, retries and pooling in httpx"
 #: (golden case: test_reader.py::test_a_request_naming_three_parts_in_a_library_gets_three).
 _SCOPE = compiled("list_scope", flags=re.I)
@@ -104,6 +113,16 @@ def _named(request: str) -> tuple[list[str], list[re.Match[str]]]:
         if len(items) >= 2 and all(len(i.split()) <= MAX_PART_WORDS for i in items):
             before = [m for m in starts if m.end() <= start.start()]
             return list(dict.fromkeys(items)), [*before, start]
+    verb = _VERB_START.match(request)
+    if verb is not None:  # "Compare A, B and C", "Explain how X works and what to do when …"
+        tail = request[verb.end() :].strip().rstrip("?？.!。").strip()
+        # a list of questions is split only where the next question opens ("how
+        # authentication and authorization work" is one)
+        items = (
+            [i for i in _WH_SEP.split(tail) if i.strip()] if _WH.match(tail) else list_items(tail)
+        )
+        if len(items) >= 2 and all(len(i.split()) <= MAX_PART_WORDS for i in items):
+            return list(dict.fromkeys(items)), [verb]
     return [], []
 
 
@@ -186,10 +205,17 @@ def part_questions(request: str) -> list[SubQuestion]:
         stem = request[:first].strip().rstrip(":：").strip()
     tail = request[start[-1].end() :].strip().rstrip("?？.!。") if start else ""
     scope = m.group(0) if (m := _SCOPE.search(tail)) else ""
+    # "Explain how the resolver works and what to do when it fails": "it" is the first part's
+    # subject, which a search for the second part alone would not know
+    verb = start and start[-1].re is _VERB_START
+    refer = {
+        part: f" ({parts[0]})" if verb and n and _PRONOUN.search(part) else ""
+        for n, part in enumerate(parts)
+    }
     return [
         {
             "id": f"q{n}",
-            "question": f"{stem} {part}{scope}".strip(),
+            "question": f"{stem} {part}{scope}{refer[part]}".strip(),
             "depends_on": [],
             "title": part_title(part),
             "intent": f"What the sources say about {part}, as the request asks; not its "

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from seekgraph.providers.language import alternation, compiled, words
+from seekgraph.providers.terms import term_set
 
 #: A line that is a documentation generator's directive, not prose: mkdocstrings' "::: pkg.mod",
 #: Sphinx's ".. autoclass::", admonition openers ("??? abstract", "!!! note").
@@ -20,6 +21,10 @@ DIRECTIVE = re.compile(r"^\s*(?::::\s+\S|\.\.\s+\w+::|\?\?\?\+?\s|!!!\s)", re.M)
 #: changed when (the history pages ``history_page`` knows). A request that names them ("the
 #: changelog") gets them.
 ABOUT_THE_PROJECT = compiled("about_the_project", flags=re.I)
+#: Folders holding the guide for the project's own developers (``development/``, ``internals/``)
+PROJECT_FOLDERS = words("project_folders")
+#: The words of a request's frame ("write a guide on"): they name no page's subject
+_FRAME = term_set(" ".join(words("request_frame")))
 
 
 def boilerplate(hit: Mapping[str, Any], request: str) -> bool:
@@ -32,8 +37,16 @@ def boilerplate(hit: Mapping[str, Any], request: str) -> bool:
     directives = len(DIRECTIVE.findall(text))
     if lines and directives * 2 >= len(lines):
         return True
-    about = ABOUT_THE_PROJECT.search(f"{hit['title']} {hit['doc_id']}")
-    return about is not None and ABOUT_THE_PROJECT.search(request) is None
+    if ABOUT_THE_PROJECT.search(request) is not None:  # asked for ("the contributing guide")
+        return False
+    if ABOUT_THE_PROJECT.search(f"{hit['title']} {hit['doc_id']}") is not None:
+        return True
+    # a page of the guide for the project's own developers (``development/ci``), unless the
+    # request names what its title does ("Write a guide on writing plugins": ``dev/write``,
+    # "Write a plugin")
+    folders = str(hit["doc_id"]).lower().split("/")[:-1]
+    asked = term_set(request) - _FRAME
+    return bool(PROJECT_FOLDERS & set(folders)) and not asked & term_set(str(hit["title"]))
 
 
 def _any_of(name: str) -> re.Pattern[str]:

@@ -187,6 +187,17 @@ def test_documentation_boilerplate_is_never_a_finding() -> None:
     assert boilerplate(contributing, "Write a guide on timeouts")
     assert not boilerplate(contributing, "Summarise the contributing guide")  # asked for
     assert not boilerplate(prose, "Write a guide on timeouts")
+    # pip's guide for its own developers (development/): its CI, its release process
+    ci = make_evidence(
+        "docs/development/ci#1",
+        "Pip is tested on CPython 3.10 to 3.15.",
+        title="Continuous Integration",
+    )
+    assert boilerplate(ci, "Write a guide on caching, configuration files and authentication")
+    assert not boilerplate(ci, "How is pip's continuous integration set up?")  # its title asked
+    plugins = make_evidence("docs/dev/write#0", "A plugin is a module.", title="Write a plugin")
+    assert not boilerplate(plugins, "Write a guide on writing PDM plugins")
+    assert boilerplate(plugins, "Write a guide on locking dependencies")  # "write" frames it
 
 
 def test_a_request_naming_three_parts_in_a_library_gets_three() -> None:
@@ -197,6 +208,37 @@ def test_a_request_naming_three_parts_in_a_library_gets_three() -> None:
     assert [q["question"] for q in part_questions(request)][2] == (
         "Write a guide on connection pooling in httpx"
     )
+
+
+def test_a_request_listing_its_parts_after_its_verb_gets_them() -> None:
+    """pip's docs: "Compare A, B and C" and "Explain how X works and what to do when …"."""
+    from seekgraph.nodes.reader.request_parts import named_parts, part_questions, subject_of
+
+    compare = "Compare requirements files, constraints files and lock files in pip"
+    assert named_parts(compare) == ["requirements files", "constraints files", "lock files"]
+    assert subject_of(compare) == ""  # the verb is no subject
+    explain = "Explain how pip's dependency resolver works and what to do when it fails"
+    assert named_parts(explain) == [
+        "how pip's dependency resolver works",
+        "what to do when it fails",
+    ]
+    asked = part_questions(explain)
+    assert [q["title"] for q in asked] == [
+        "How pip's dependency resolver works",
+        "What to do when it fails",
+    ]
+    assert "dependency resolver" in asked[1]["question"]  # "it" is the resolver
+    support = (
+        "Explain pip's support for installing from version control, hash-checking secure "
+        "installs, and verifying GPG signatures of downloaded packages"
+    )
+    assert named_parts(support) == [
+        "installing from version control",
+        "hash-checking secure installs",
+        "verifying GPG signatures of downloaded packages",
+    ]
+    # one question about two things is no list of parts
+    assert named_parts("Explain how authentication and authorization work") == []
 
 
 def test_an_overview_of_three_kinds_gets_three() -> None:
