@@ -9,30 +9,17 @@ from __future__ import annotations
 
 from seekgraph.nodes.plumbing.evidence import kept, relevance
 from seekgraph.nodes.reader.question_kind import default_asked
-from seekgraph.providers.sentences import blocks, split_sentences
 from seekgraph.providers.terms import STOPWORDS, display_words, stem, term_set
 from seekgraph.state.schemas import SearchState
 
 
 def feedback_terms(state: SearchState, limit: int = 3) -> list[str]:
-    """Words frequent in the best evidence and absent from the question (RM-style feedback).
-
-    Only the lines and sentences that say one of the question's words lend theirs: a tab's
-    label ("Windows:"), a version note ("Added in version 6.0.") or a call-out's title sit
-    beside the answer, not in it, and would steer the next search away.
-    """
+    """Words frequent in the best evidence and absent from the question (RM-style feedback)."""
     question_terms = term_set(state["question"])
     weights: dict[str, float] = {}
     shown: dict[str, str] = {}
     for ev in sorted(kept(state.get("evidence", [])), key=relevance, reverse=True)[:5]:
-        near = [
-            unit
-            for block in blocks(str(ev["snippet"]))
-            for line in block.splitlines()
-            for unit in split_sentences(line)
-            if term_set(unit) & question_terms
-        ]
-        for word in display_words(" ".join([str(ev["title"]), *near])):
+        for word in display_words(f"{ev['title']} {ev['snippet']}"):
             key = stem(word.lower())
             if key in question_terms or word.lower() in STOPWORDS or word.isdigit():
                 continue

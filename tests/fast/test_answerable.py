@@ -192,28 +192,3 @@ def test_an_overview_question_requires_its_topic_not_who_asks() -> None:
     assert required_words(question) == ["expenses"]
     # not an overview: every word naming the subject is required
     assert required_words("Who approves a larger discount?") == ["approves", "larger", "discount"]
-
-
-def test_a_second_search_takes_words_from_what_answers_not_from_labels_beside_it() -> None:
-    """Feedback words come from the lines that say the question's words (pip's caching page)."""
-    page = make_evidence(
-        "docs/caching#5",
-        title="Caching",
-        snippet=(
-            "# Where is the cache stored\n\nAdded in version 20.1.\n\n"
-            "Windows:\n\n```\npy -m pip cache dir\n```\n\n"
-            "You can use `pip cache dir` to get the cache directory that pip is currently "
-            "configured to use; the wheel cache sits beside the HTTP cache."
-        ),
-    )
-    state = make_state(
-        "Which folder does pip keep its downloaded cache in?",
-        evidence=[page],
-        budget={**make_state()["budget"], "rounds": 1},
-    )
-    variants = extractive_variants(state)
-    fed = [v for v in variants if v.startswith(state["question"] + " ")]
-    assert fed, variants
-    added = fed[0][len(state["question"]) :].split()
-    assert {"dir", "directory"} & set(added), added
-    assert not {"Added", "version", "Windows"} & set(added), added
