@@ -110,6 +110,10 @@ def split_sentences(paragraph: str) -> list[str]:
     return [s.strip() for s in out if s.strip()]
 
 
+#: Numbered steps with code up to this long are one unit, their code in place
+_STEPS_WITH_CODE_CHARS = 900
+
+
 def _list_units(lines: list[str]) -> list[str]:
     """A list block: numbered steps stay one unit, in order; each bullet item is one.
 
@@ -131,6 +135,9 @@ def _list_units(lines: list[str]) -> list[str]:
             items[-1] = (top, f"{text} {line.strip()}")
     top_level = [text for top, text in items if top]
     if len(top_level) > 1 and all(ORDERED.match(text) for text in top_level):
+        if code and sum(len(x) + 1 for x in lines) <= _STEPS_WITH_CODE_CHARS:
+            # short steps keep their code where it is: "1. Install it:" and its command
+            return ["\n".join(x if x.lstrip().startswith("```") else x.rstrip() for x in lines)]
         return ["\n".join(text for _, text in items), *(["\n".join(code)] if code else [])]
     units = [ITEM.sub("", text).strip() for _, text in items]
     return [u for u in units if u] + (["\n".join(code)] if code else [])

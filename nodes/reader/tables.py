@@ -42,11 +42,12 @@ def boilerplate(hit: Mapping[str, Any], request: str) -> bool:
     if ABOUT_THE_PROJECT.search(f"{hit['title']} {hit['doc_id']}") is not None:
         return True
     # a page of the guide for the project's own developers (``development/ci``), unless the
-    # request names what its title does ("Write a guide on writing plugins": ``dev/write``,
-    # "Write a plugin")
+    # request names all its title does ("Write a guide on writing plugins": ``dev/write``,
+    # "Write a plugin"; "configuration files" is not pip's "Configuration File Handling")
     folders = str(hit["doc_id"]).lower().split("/")[:-1]
-    asked = term_set(request) - _FRAME
-    return bool(PROJECT_FOLDERS & set(folders)) and not asked & term_set(str(hit["title"]))
+    titled = term_set(str(hit["title"])) - _FRAME
+    asked = bool(titled) and titled <= term_set(request)
+    return bool(PROJECT_FOLDERS & set(folders)) and not asked
 
 
 def _any_of(name: str) -> re.Pattern[str]:

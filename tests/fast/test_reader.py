@@ -195,6 +195,12 @@ def test_documentation_boilerplate_is_never_a_finding() -> None:
     )
     assert boilerplate(ci, "Write a guide on caching, configuration files and authentication")
     assert not boilerplate(ci, "How is pip's continuous integration set up?")  # its title asked
+    handling = make_evidence(
+        "docs/development/architecture/configuration-files#0",
+        "pip's configuration is loaded in this order.",
+        title="Configuration File Handling",
+    )
+    assert boilerplate(handling, "Write a guide on caching, configuration files and authentication")
     plugins = make_evidence("docs/dev/write#0", "A plugin is a module.", title="Write a plugin")
     assert not boilerplate(plugins, "Write a guide on writing PDM plugins")
     assert boilerplate(plugins, "Write a guide on locking dependencies")  # "write" frames it
@@ -1001,3 +1007,18 @@ def test_a_ranked_list_cut_to_what_was_asked_keeps_its_first_items() -> None:
     assert "1. Environment variables" in text
     assert text.index("1. Environment") < text.index("2. The local") < text.index("3. The")
     assert "…\n\n…" not in text  # the list's own "…" is the excerpt's last
+
+
+def test_short_numbered_steps_keep_their_code_in_place() -> None:
+    """Starlight's install steps: the command is the answer, not the sentence before it."""
+    steps = (
+        "1. Install the plugin:\n```sh\nnpm install @astrojs/starlight-docsearch\n```\n"
+        "2. Add it to `plugins` in `astro.config.mjs`:\n```js\nplugins: [starlightDocSearch()]\n```"
+    )
+    units = sentences(steps)
+    assert units[0].startswith("1. Install the plugin:\n```sh\nnpm install")
+    assert "2. Add it to `plugins`" in units[0] and "starlightDocSearch()" in units[0]
+    # long steps are read as before: the steps, then their code
+    long_code = "\n".join(f"line_{n} = {n}" for n in range(120))
+    units = sentences(f"1. Write this:\n```python\n{long_code}\n```\n2. Run it.")
+    assert units[0] == "1. Write this:\n2. Run it." and units[1].startswith("```python")
