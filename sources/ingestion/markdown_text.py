@@ -814,15 +814,19 @@ def _mdx_lines(text: str) -> list[str]:
     out: list[str] = []
     fence = ""
     lines = text.splitlines()
+    # the characters tags may be read over, in all: a page of tags that never close
+    # (``<Foo bar={`` on 40,000 lines) is read in linear time, the rest of its lines as text
+    budget = 2 * len(text) + 10_000
     at = 0
     while at < len(lines):
         line = lines[at]
         at += 1
         fence, is_code_line = _fence_after(line, fence)
-        if is_code_line or not re.match(r"^\s*<[A-Z]", line):
+        if is_code_line or not re.match(r"^\s*<[A-Z]", line) or budget <= 0:
             out.append(line)
             continue
         tag, end = _tag_end(lines, at - 1)
+        budget -= sum(len(x) + 1 for x in lines[at - 1 : (end + 1 if tag else at + MAX_TAG_LINES)])
         if tag is not None and end > at - 1:
             line, at = tag, end + 1
         inline = _MDX_INLINE.match(line)
