@@ -40,7 +40,7 @@ _VERB_START = compiled("request_verb_start", flags=re.I)
 _WH = compiled("wh_opening", flags=re.I)
 _WH_SEP = re.compile(rf"\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?={pattern('wh_opening')})", re.I)
 #: A pronoun that stands for what an earlier part named ("… and what to do when it fails")
-_PRONOUN = re.compile(r"\b(?:it|its|they|them|their)\b", re.I)
+_PRONOUN = compiled("part_pronoun", flags=re.I)
 
 
 #: What closes a list by saying where all its parts belong: "…, retries and pooling in httpx"
