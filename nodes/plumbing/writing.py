@@ -67,6 +67,10 @@ def resolve_versions(evidence: list[Evidence]) -> tuple[list[Evidence], list[str
     return pool, notes
 
 
+#: How a reply says that the search ran out of rounds or time (``unanswered_of``).
+STOPPED = "Stopped searching:"
+
+
 def unanswered_of(
     state: SearchState, ctx: Context, forced: str | None, pool: list[Evidence]
 ) -> list[str]:
@@ -86,7 +90,7 @@ def unanswered_of(
     for name, error in failed.items():
         items.append(f"Source “{name}” was unavailable ({error}); its results are missing.")
     if forced:
-        items.append(f"Stopped searching: {forced}.")
+        items.append(f"{STOPPED} {forced}.")
     return items
 
 

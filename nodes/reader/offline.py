@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from seekgraph.nodes.plumbing.context import Context
 from seekgraph.nodes.plumbing.services import Services
 from seekgraph.nodes.plumbing.services import today as today_utc
+from seekgraph.nodes.plumbing.writing import STOPPED
 from seekgraph.nodes.reader.answerable import (
     Judgement,
     judge_quotes,
@@ -320,7 +321,13 @@ class OfflineReader:
         if someone_else := await wrong_person(state["question"], pool, self.services.reranker):
             missing.insert(0, someone_else)
         if missing and status != "not_found":
-            footer = "\n\nMissing: " + " ".join(missing)
+            # a search that ran out of rounds is said apart: nothing of the answer is missing
+            # for it ("Missing: Stopped searching…" read as a gap in the passages above)
+            stopped = [u for u in missing if u.startswith(STOPPED)]
+            gaps = [u for u in missing if not u.startswith(STOPPED)]
+            footer = "".join(
+                f"\n\n{line}" for line in (gaps and "Missing: " + " ".join(gaps), *stopped) if line
+            )
             if status == "passages":  # the passages make room for what is missing
                 shown = closest(
                     ranked_passages(

@@ -243,6 +243,13 @@ def manage_sources(args: argparse.Namespace) -> int:
                     else "no documents indexed yet"
                 )
                 print(f"{spec['name']}\t{spec['kind']}\t{origin}\t{readers}")
+            if not listed:  # not a silent nothing: a data directory other than the one indexed?
+                print(
+                    f"seekgraph: no sources in workspace {workspace} with the index in "
+                    f"{settings.data_dir} (SEEKGRAPH_DATA_DIR); add a folder with "
+                    "`seekgraph index FOLDER --source NAME`",
+                    file=sys.stderr,
+                )
             return 0
         if not args.name:
             raise CliError("say which source to remove: seekgraph sources remove NAME")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from seekgraph.server.cli.common import (
     CliError,
@@ -34,9 +35,28 @@ def thread_arg(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="seekgraph", description="Ask questions over every source you may see."
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser; a mistake in a command run with ``--json`` is a JSON error too."""
+
+    def __init__(self, *args: Any, argv: Sequence[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.argv = argv
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        kwargs.setdefault("parser_class", functools.partial(_Parser, argv=self.argv))
+        return super().add_subparsers(**kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        argv = sys.argv[1:] if self.argv is None else self.argv
+        if "--json" in argv:  # a script reading stdout gets one JSON object, as for any error
+            error = f"{self.prog}: {message} (see {self.prog} --help)"
+            print(json.dumps({"status": "error", "error": error}, ensure_ascii=False))
+        super().error(message)
+
+
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="seekgraph", description="Ask questions over every source you may see.", argv=argv
     )
     sub = parser.add_subparsers(dest="command", required=True)
     ask = sub.add_parser("ask", help="answer a question with citations")
@@ -292,7 +312,7 @@ async def history(args: argparse.Namespace) -> int:
             "node": ", ".join(wrote),
             "next": list(snap.next),
             "created_at": snap.created_at,
-            "values": _summarise(snap.values),
+            "values": _summarise(snap.values, passages=args.json),
         }
         records.append(record)
     if args.json:
@@ -307,7 +327,8 @@ async def history(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summarise(values: dict[str, Any]) -> dict[str, Any]:
+def _summarise(values: dict[str, Any], passages: bool = False) -> dict[str, Any]:
+    """A step's state as ``history`` shows it; with ``passages``, each passage's text too."""
     out: dict[str, Any] = {}
     for key in ("question", "mode", "variants", "verdict", "documents_read", "answer_check"):
         if key in values:
@@ -315,8 +336,11 @@ def _summarise(values: dict[str, Any]) -> dict[str, Any]:
     if "evidence" in values:
         out["evidence"] = [
             {"id": e["source_id"], "kept_by": e["kept_by"], "scores": e["scores"]}
+            | ({"title": e["title"], "text": e["snippet"]} if passages else {})
             for e in values["evidence"]
         ]
+    if values.get("filter_log"):  # each round's hits a filter stage dropped, and why
+        out["filter_log"] = values["filter_log"]
     if "budget" in values:
         b = values["budget"]
         out["budget"] = {k: b[k] for k in ("rounds", "tokens_used", "bad_attempts")}
@@ -331,7 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``seekgraph`` console script."""
     from seekgraph.server.cli.admin import add_key, index_folder, manage_sources
 
-    args = _parser().parse_args(argv)
+    args = _parser(argv).parse_args(argv)
     try:
         if args.command == "ask":
             return asyncio.run(ask(args))

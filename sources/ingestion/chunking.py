@@ -109,7 +109,7 @@ def split_lines(block: str, limit: int) -> list[str]:
     listed = is_list(block)
     pieces: list[list[str]] = []
     size = room + 1  # the first unit opens a piece
-    for at, unit in _units(body, fences=listed):
+    for at, unit in _units(body, listed, room):
         if size + len(unit) + 1 <= room:
             pieces[-1].append(unit)
             size += len(unit) + 1
@@ -133,10 +133,12 @@ def split_lines(block: str, limit: int) -> list[str]:
     return ["\n".join(head + piece + tail) for piece in pieces]
 
 
-def _units(body: list[str], fences: bool) -> list[tuple[int, str]]:
+def _units(body: list[str], fences: bool, room: int) -> list[tuple[int, str]]:
     """A block's lines, each with where it starts; with ``fences``, a fenced run is one unit.
 
-    A list item's code block is one unit of its list; a code block's own lines are each one.
+    A list item's code block is one unit of its list, with the item it follows when both fit
+    in ``room`` (the item says what the code is: "Draft chapters are written … without the
+    path:" and its example); a code block's own lines are each one.
     """
     out: list[tuple[int, str]] = []
     fenced = False
@@ -147,7 +149,23 @@ def _units(body: list[str], fences: bool) -> list[tuple[int, str]]:
             out.append((at, line))
         if is_code(line):
             fenced = not fenced
-    return out
+    if not fences:
+        return out
+    # an item and the code block after it, one unit where they fit together
+    joined: list[tuple[int, str]] = []
+    for at, unit in out:
+        item = joined[-1][1] if joined else ""
+        if (
+            is_code(unit.split("\n", 1)[0])
+            and item
+            and not is_code(item.split("\n", 1)[0])
+            and "\n" not in item
+            and len(item) + 1 + len(unit) <= room
+        ):
+            joined[-1] = (joined[-1][0], f"{item}\n{unit}")
+        else:
+            joined.append((at, unit))
+    return joined
 
 
 def _indent(line: str) -> int:
@@ -170,6 +188,20 @@ def _leads_in(block: str) -> bool:
     return block.rstrip().endswith(":") and not is_code(block)
 
 
+def _introduces(block: str, following: str) -> bool:
+    """Whether ``block`` goes with ``following`` into its chunk.
+
+    It does when it leads in, or when it is the prose right above a code block ("book.toml",
+    "The following code shows how to …"). Code without the words above it says nothing of
+    what it is for; a paragraph longer than half a chunk stays where it is (it says more than
+    what introduces the code).
+    """
+    if _leads_in(block):
+        return True
+    prose = not (is_code(block) or is_list(block) or is_table(block) or block.startswith("#"))
+    return prose and is_code(following) and len(block) <= MAX_CHUNK_CHARS // 2
+
+
 def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
     """Split Markdown by headings, then by paragraphs up to ``MAX_CHUNK_CHARS``.
 
@@ -189,7 +221,7 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
             take = 1
             while take < len(parts) and (
                 len("\n\n".join(parts[: take + 1])) <= HARD_CHUNK_CHARS
-                or _leads_in(parts[take - 1])
+                or _introduces(parts[take - 1], parts[take])
             ):
                 take += 1
             body = "\n\n".join(parts[:take]).strip()
@@ -220,7 +252,7 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
         for piece in split_long(para, MAX_CHUNK_CHARS if lined else HARD_CHUNK_CHARS):
             if sum(len(p) for p in buf) + len(piece) > MAX_CHUNK_CHARS:
                 # a lead-in ("By default, it will:") moves on with what it introduces
-                carried = [buf.pop()] if buf and _leads_in(buf[-1]) else []
+                carried = [buf.pop()] if buf and _introduces(buf[-1], piece) else []
                 flush()
                 buf.extend(carried)
             buf.append(piece)

@@ -4,12 +4,15 @@ One walk of the tree, in document order: a heading becomes ``## title``, a parag
 other block one line, a list one block of ``- item`` lines, a definition list one line per term
 (``--frozen: Run without updating the lockfile.``), a table one block of ``a | b`` rows under
 its header row, preformatted text a code fence, and ``<code>`` a code span. Comments, scripts,
-styles and images are dropped. Text is never read twice (a ``<p>`` inside an ``<li>`` is part of
-the item). Used for HTML files, for the HTML that connectors return, and for the HTML blocks a
-Markdown page embeds (generated references often are ``<dl>`` lists inside Markdown).
+styles, images and what the page hides (``hidden``) are dropped. Text is never read twice (a
+``<p>`` inside an ``<li>`` is part of the item). Used for HTML files, for the HTML that
+connectors return, and for the HTML blocks a Markdown page embeds (generated references often
+are ``<dl>`` lists inside Markdown).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from bs4 import BeautifulSoup
 from bs4.element import NavigableString, PageElement, PreformattedString, Tag
@@ -57,6 +60,13 @@ def html_blocks(html: str | Tag) -> list[str]:
     return out
 
 
+def _hidden(tag: Tag) -> bool:
+    """An element the page never shows: ``hidden``, ``class="hidden"``, ``display: none``."""
+    classes: Any = tag.get("class") or []
+    style = str(tag.get("style") or "").replace(" ", "").lower()
+    return tag.has_attr("hidden") or "hidden" in classes or "display:none" in style
+
+
 def _walk(node: Tag, out: list[str]) -> None:
     words: list[str] = []
 
@@ -72,7 +82,7 @@ def _walk(node: Tag, out: list[str]) -> None:
                 words.append(str(child))
             continue
         name = child.name
-        if name in _SKIPPED:
+        if name in _SKIPPED or _hidden(child):
             continue
         if name in _HEADINGS:
             flush()

@@ -51,6 +51,7 @@ from seekgraph.sources.ingestion.markdown_text import (
     rst_as_markdown,
     text_as_markdown,
 )
+from seekgraph.sources.ingestion.mdbook import expand_links
 from seekgraph.sources.ingestion.slack_export import is_slack_export, slack_documents
 
 __all__ = [
@@ -170,8 +171,13 @@ def markdown_document(
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise IngestError(f"{path}{line}: front matter is not valid YAML ({problem})") from exc
     meta: dict[str, Any] = dict(post.metadata)
+    content = post.content
+    if path.suffix.lower() in {".md", ".markdown"}:  # an mdBook page's includes are in it
+        content, book_title = expand_links(content, path, root, NOT_CONTENT_FOLDERS)
+        if book_title:
+            meta.setdefault("title", book_title)
     as_markdown = AS_MARKDOWN.get(path.suffix.lower())
-    content = as_markdown(post.content) if as_markdown else post.content
+    content = as_markdown(content) if as_markdown else content
     # unwrapped, without comments or link references (MDX has no indented code)
     body = readable_markdown(content, indented_code=path.suffix.lower() != ".mdx")
     # the title is read from the page as written: a call-out above it is prose in ``body``

@@ -39,8 +39,9 @@ from mdit_py_plugins.footnote import footnote_plugin
 
 from seekgraph.sources.ingestion.html_text import html_blocks
 
-# footnotes (a reference's mark dropped, the note a paragraph at the page's end, as the site
-# shows it) and definition lists ("Term" then ": what it means") as Python-Markdown, MyST
+# footnotes (a reference's mark a superscript number, the note right after the block that marks
+# it: the site shows it at the page's end, a chunk of the page's last section would hold it
+# there) and definition lists ("Term" then ": what it means") as Python-Markdown, MyST
 # and Pandoc read them
 _PARSER = (
     MarkdownIt("commonmark")
@@ -1049,6 +1050,8 @@ def inline_text(token: Token, heading: bool = False) -> str:
             words += text
         elif child.type in ("softbreak", "hardbreak"):
             words += " "
+        elif child.type == "footnote_ref":  # its note follows the block (``_Blocks``)
+            words += str(int(child.meta.get("id", 0)) + 1).translate(_SUPERSCRIPT)
         elif child.type == "image":
             words += child.content
         elif child.type == "code_inline":
@@ -1073,15 +1076,26 @@ def inline_text(token: Token, heading: bool = False) -> str:
                 # (the site shows its target's title) as the words of its target's name
                 titled = _ROLE_TARGET.search(shown) is not None
                 parts += [_ICON.sub("", words), content if titled else _target_words(content)]
-            else:
-                parts += [_ICON.sub("", words), f"`{content}`"]
+            else:  # fenced by more backticks than any run in it (`` ``` `` is three)
+                marks = "`" * (max((len(r) for r in re.findall(r"`+", content)), default=0) + 1)
+                pad = " " if content[:1] == "`" or content[-1:] == "`" else ""
+                parts += [_ICON.sub("", words), f"{marks}{pad}{content}{pad}{marks}"]
             words = ""
+        elif child.type == "html_inline" and _HTML_CODE.match(child.content):
+            words += "`"  # <code>…</code>: a code span written in HTML
+        elif child.type == "html_inline" and before == "html_inline":
+            words += _EMPTY  # an element with nothing in it: an icon (<i class="fa-eye"></i>)
     parts.append(_ICON.sub("", words))
-    text = "".join(parts)
+    # "an eyeball icon (<i …></i>) which": no "()" where the icon was
+    text = _EMPTY_PARENS.sub("", "".join(parts)).replace(_EMPTY, "")
     if heading:
         text = _ATTR_HEADING.sub("", text)
     return " ".join(text.split())
 
+
+_HTML_CODE = re.compile(r"^</?code(?:\s[^>]*)?>$", re.I)
+_EMPTY = "\x00"
+_EMPTY_PARENS = re.compile(rf"\s?\(\s*{_EMPTY}\s*\)")
 
 #: A code block's title among its info string's settings: ``python title="app.py"``
 _CODE_TITLE = re.compile(r"""(?:^|\s)title=(["'])(.+?)\1""")  # (not a quoted string's words)
@@ -1107,53 +1121,115 @@ def readable_markdown(text: str, indented_code: bool = True) -> str:
     """
     parser = _PARSER if indented_code else _MDX_PARSER
     tokens = parser.parse(_callouts_as_admonitions(text))
-    out = _Blocks()
+    out = _Blocks(notes=_footnotes(tokens))
+    in_notes = False
     for i, token in enumerate(tokens):
         kind = token.type
-        if out.title and not out.in_title and kind in _BLOCK_OPENERS and not out.nested:
-            if kind != "paragraph_open":  # a list, a table or code under an admonition's title
-                out.blocks.append(f"{out.title}:")
-                out.title = ""
-        if kind in ("admonition_title_open", "admonition_title_close", "dt_open", "dt_close"):
-            out.in_title = kind.endswith("_open")  # a call-out's title, a defined term
-        elif kind == "heading_open":
-            out.heading = int(token.tag[1])
-        elif kind == "bullet_list_open":
-            out.lists.append([-1])
-        elif kind == "ordered_list_open":
-            out.lists.append([int(token.attrGet("start") or 1)])
-        elif kind in ("bullet_list_close", "ordered_list_close"):
-            out.close_list()
-        elif kind == "inline":
-            out.inline(tokens, i)
-        elif kind == "tr_open":
-            out.row = []
-        elif kind == "tr_close":
-            if out.row:
-                out.table.append(" | ".join(out.row))
-            out.row = []
-        elif kind == "table_close":  # one block: the header row, then a row per line
-            out.blocks.append("\n".join(out.table))
-            out.table = []
-        elif kind == "html_block" and _YAML_META.match(token.content):
-            out.blocks.extend(api_metadata(token.content))
-        elif kind == "html_block" and (link := _SOURCE_LINK.match(token.content)):
-            out.blocks.append(f"Source Code: {link.group(1)}")
-        elif kind == "html_block" and not token.content.lstrip().startswith("<!--"):
-            out.html(token.content)
-        elif kind in ("fence", "code_block"):
-            # fenced by more backticks than any run in it: an example of Markdown that holds
-            # a code block of its own stays one block
-            longest = max((len(run) for run in re.findall(r"`{3,}", token.content)), default=2)
-            marks = "`" * (longest + 1)
-            # the info string's first word is the language; the rest is the site's settings
-            # (``{9-26}``, ``hl_lines="3"``, ``ins={4}``), but for a title, which names the
-            # file the code goes in (``title="astro.config.mjs"``): said before the code
-            language, _, settings = token.info.strip().partition(" ")
-            if caption := _CODE_TITLE.search(settings):
-                out.code(f"{caption.group(2)}:")
-            out.code(f"{marks}{language}\n{token.content.rstrip()}\n{marks}")
+        if kind in ("footnote_block_open", "footnote_block_close"):
+            in_notes = kind.endswith("_open")
+            continue
+        if in_notes:  # placed after the blocks that mark them (``_Blocks.place_notes``)
+            continue
+        _read_token(out, tokens, i)
+        if kind.endswith("_close") and not out.nested:
+            out.place_notes()
+    out.place_notes(every=True)  # a note nothing marks, where the site shows it
     return "\n\n".join(out.blocks)
+
+
+def _read_token(out: _Blocks, tokens: list[Token], i: int) -> None:
+    """One markdown-it token read into ``out``."""
+    token = tokens[i]
+    kind = token.type
+    if out.title and not out.in_title and kind in _BLOCK_OPENERS and not out.nested:
+        if kind != "paragraph_open":  # a list, a table or code under an admonition's title
+            out.blocks.append(f"{out.title}:")
+            out.title = ""
+    if kind in ("admonition_title_open", "admonition_title_close", "dt_open", "dt_close"):
+        out.in_title = kind.endswith("_open")  # a call-out's title, a defined term
+        if kind == "dt_close":
+            out.term = out.title
+    elif kind == "dd_open" and not out.title:  # a term's second definition: the term again
+        out.title = out.term
+    elif kind == "heading_open":
+        out.heading = int(token.tag[1])
+    elif kind == "bullet_list_open":
+        out.lists.append([-1])
+    elif kind == "ordered_list_open":
+        out.lists.append([int(token.attrGet("start") or 1)])
+    elif kind in ("bullet_list_close", "ordered_list_close"):
+        out.close_list()
+    elif kind == "inline":
+        out.inline(tokens, i)
+    elif kind == "tr_open":
+        out.row = []
+    elif kind == "tr_close":
+        if out.row:
+            out.table.append(" | ".join(out.row))
+        out.row = []
+    elif kind == "table_close":  # one block: the header row, then a row per line
+        out.blocks.append("\n".join(out.table))
+        out.table = []
+    elif kind == "html_block" and _YAML_META.match(token.content):
+        out.blocks.extend(api_metadata(token.content))
+    elif kind == "html_block" and (link := _SOURCE_LINK.match(token.content)):
+        out.blocks.append(f"Source Code: {link.group(1)}")
+    elif kind == "html_block" and not token.content.lstrip().startswith("<!--"):
+        out.html(token.content)
+    elif kind in ("fence", "code_block"):
+        # fenced by more backticks than any run in it: an example of Markdown that holds
+        # a code block of its own stays one block
+        longest = max((len(run) for run in re.findall(r"`{3,}", token.content)), default=2)
+        marks = "`" * (longest + 1)
+        # the info string's first word is the language; the rest is the site's settings
+        # (``{9-26}``, ``hl_lines="3"``, ``ins={4}``), but for a title, which names the
+        # file the code goes in (``title="astro.config.mjs"``): said before the code
+        language, _, settings = token.info.strip().partition(" ")
+        if caption := _CODE_TITLE.search(settings):
+            out.code(f"{caption.group(2)}:")
+        shown = _shown_lines(token.content, token.info)
+        out.code(f"{marks}{language}\n{shown.rstrip()}\n{marks}")
+
+
+def _footnotes(tokens: list[Token]) -> dict[int, str]:
+    """Each footnote's text by its number, as ``inline_text`` reads its paragraphs."""
+    notes: dict[int, list[str]] = {}
+    number = None
+    for token in tokens:
+        if token.type == "footnote_open":
+            number = int(token.meta.get("id", 0))
+            notes[number] = []
+        elif token.type == "footnote_close":
+            number = None
+        elif token.type == "inline" and number is not None:
+            notes[number].append(inline_text(token))
+    return {n: " ".join(t for t in texts if t) for n, texts in notes.items()}
+
+
+#: mdBook's and rustdoc's hidden lines of Rust code (``# fn main() {``; ``##`` shows "#"),
+#: ``hide_lines_rust`` in mdbook-html; other languages' by their ``hidelines=PREFIX``
+_RUST_HIDDEN = re.compile(r"^(\s*)#(#?)( ?)(.*)$")
+_HIDELINES = re.compile(r"(?:^|[\s,])hidelines=(\S+?)(?:,|\s|$)")
+
+
+def _shown_lines(code: str, info: str) -> str:
+    """A code block's lines as its site shows them: lines the site hides left out."""
+    language = re.split(r"[\s,{]", info.strip(), maxsplit=1)[0].lower()
+    prefix = _HIDELINES.search(info)
+    if language != "rust" and prefix is None:
+        return code
+    kept = []
+    for line in code.splitlines():
+        if prefix is not None and language != "rust":
+            if not line.lstrip().startswith(prefix.group(1)):
+                kept.append(line)
+            continue
+        hidden = _RUST_HIDDEN.match(line)
+        if hidden is None or (not hidden.group(2) and not hidden.group(3) and hidden.group(4)):
+            kept.append(line)  # ``#[derive]``, ``#![allow]``: code
+        elif hidden.group(2):  # ``##x`` shows as ``#x``
+            kept.append(f"{hidden.group(1)}#{hidden.group(3)}{hidden.group(4)}")
+    return "\n".join(kept)
 
 
 @dataclass
@@ -1163,15 +1239,25 @@ class _Blocks:
     blocks: list[str] = field(default_factory=list)
     title: str = ""  # an admonition's title, said before its first block
     in_title: bool = False
+    term: str = ""  # the last defined term (each of its definitions is said with it)
     lists: list[list[int]] = field(default_factory=list)  # per open list: next number, or -1
     item_lines: list[str] = field(default_factory=list)
     row: list[str] = field(default_factory=list)
     table: list[str] = field(default_factory=list)
     heading: int = 0
+    notes: dict[int, str] = field(default_factory=dict)  # footnotes by number
+    marked: list[int] = field(default_factory=list)  # marked in the block being read
 
     @property
     def nested(self) -> bool:
         return bool(self.lists or self.row or self.table)
+
+    def place_notes(self, every: bool = False) -> None:
+        """The notes the last block marked (``every``: those not placed yet), after it."""
+        for number in sorted(self.notes) if every else self.marked:
+            if text := self.notes.pop(number, ""):
+                self.blocks.append(f"{str(number + 1).translate(_SUPERSCRIPT)} {text}")
+        self.marked = []
 
     def close_list(self) -> None:
         self.lists.pop()
@@ -1180,6 +1266,9 @@ class _Blocks:
             self.item_lines = []
 
     def inline(self, tokens: list[Token], i: int) -> None:
+        self.marked += [
+            int(c.meta.get("id", 0)) for c in tokens[i].children or [] if c.type == "footnote_ref"
+        ]
         text = inline_text(tokens[i], heading=bool(self.heading))
         words = _ALERT.sub(lambda m: f"{m.group(1).capitalize()}: ", text)
         if not words:

@@ -78,6 +78,8 @@ async def test_budget_spent_forces_an_answer_that_names_what_is_missing(services
     assert run.state.values["forced_reason"] == "all 1 search rounds used"
     assert any("Stopped searching: all 1 search rounds used" in u for u in out["unanswered"])
     assert out["status"] == "passages" and "Stopped searching" in out["answer"]
+    # said apart: a search out of rounds is no part of the answer that is missing
+    assert "Missing: Stopped searching" not in out["answer"]
     # Never an invented source: every citation is retrieved evidence.
     ids = {e["source_id"] for e in run.state.values["evidence"]}
     assert all(c["id"] in ids for c in out["citations"])

@@ -579,8 +579,12 @@ def test_a_sphinx_site_s_own_markup_is_read_as_its_pages_show_it(tmp_path) -> No
     vcs, ci, pip_list = pages["docs/vcs-support"], pages["docs/ci"], pages["docs/pip_list"]
     # a label (spaces and all) is markup: the page is titled by its heading
     assert vcs.title == "VCS Support" and "(vcs support)=" not in vcs.text
-    # a footnote's mark is dropped, its note kept; a cross-reference reads as words
-    assert "from a repository, see caching and dependency specifiers and deploying." in vcs.text
+    # a footnote's mark is a raised number, its note after the paragraph that marks it; a
+    # cross-reference reads as words
+    assert (
+        "from a repository¹, see caching and dependency specifiers and deploying.\n\n¹ Git, "
+        in (vcs.text)
+    )
     assert "[^1]" not in vcs.text and "Git, Mercurial, Subversion or Bazaar." in vcs.text
     # a code block inside a list item stays a code block, and the call-out after it reads
     assert "```\nis the same as\n```" in vcs.text
@@ -648,3 +652,68 @@ def test_a_starlight_page_is_read_as_its_site_shows_it(tmp_path) -> None:
     assert "astro.config.mjs:\n\n```js\nexport default {}\n```" in pages["docs/authoring"].text
     # a quoted string marked in the code is no title
     assert "Marked:\n\n```mdx\n<Aside" in pages["docs/authoring"].text
+
+
+def test_an_mdbook_page_is_read_as_its_book_shows_it(tmp_path) -> None:
+    # mdBook's user guide (rust-lang/mdBook, guide/src): its links put files in the page, its
+    # Rust blocks hide lines, and a code block goes with the words above it
+    book = tmp_path / "src"
+    (book / "format").mkdir(parents=True)
+    (book / "format" / "file.rs").write_text(
+        "fn main() {\n    let x = add_one(2);\n}\n// ANCHOR: component\nstruct Paddle {\n"
+        "    hello: f32,\n}\n// ANCHOR_END: component\n"
+    )
+    (book / "format" / "arg-watcher.md").write_text("#### `--watcher`\n\nPicks the watcher.\n")
+    (book / "format" / "secret.md").write_text("---\nacl: [group:hr]\n---\nSalary bands.\n")
+    (tmp_path / "outside.md").write_text("Outside the indexed folder.\n")
+    (book / "format" / "mdbook.md").write_text(
+        "{{#title mdBook features}}\n# Features\n\n"
+        "Write \\{{#include file.rs:component}} to show a part.\n\n"
+        "```rust\n{{#include file.rs:component}}\n```\n\n"
+        "```rust\n{{#rustdoc_include file.rs:2}}\n```\n\n"
+        "{{#playground file.rs editable}}\n\n{{#include arg-watcher.md}}\n\n"
+        "{{#include secret.md}}\n\n{{#include ../../outside.md}}\n\n"
+        "Hidden:\n\n```rust\n# fn main() {\nlet x = 5;\n#[derive(Debug)]\n# }\n```\n\n"
+        'An eyeball icon (<i class="fa fa-eye"></i>) toggles them. Wrap it with ```` ``` ````'
+        ' or <code class="language-html">\\<html></code>.\n\n'
+        '<div class="hidden">This will not be seen.</div>\n\n'
+        "A note[^n] here.\n\nterm B\n  : First definition.\n  : Second definition.\n\n"
+        "## Zoom-in\n\nImages zoom.\n\n[^n]: The note's text.\n"
+    )
+    prose = "Words that fill a chunk so the next block does not fit in it. " * 12
+    (book / "format" / "general.md").write_text(
+        f'# General\n\n{prose}\n\n**book.toml**\n```toml\n[book]\ntitle = "Example"\n'
+        + 'authors = ["A", "B"]\n' * 8
+        + "```\n\n## Summary\n\n"
+        + "".join(
+            f"{n}. ***Kind {n}*** - {prose[:300]}\n   ```markdown\n   - [Kind {n}](k{n}.md)\n"
+            "   ```\n\n"
+            for n in range(1, 5)
+        )
+    )
+    read = read_folder(book, "docs", "docs", ["group:everyone"])
+    pages = {d.doc_id: d for d in read.documents}
+    page = pages["docs/format/mdbook"]
+    assert page.title == "mdBook features"
+    text = page.text
+    assert "Write {{#include file.rs:component}} to show a part." in text  # shown as written
+    assert "```rust\nstruct Paddle {\n    hello: f32,\n}\n```" in text  # the anchor's lines
+    assert "```rust\n    let x = add_one(2);\n```" in text  # the other lines hidden
+    assert "```rust,editable\nfn main() {" in text  # the playground's file, its anchors out
+    assert "ANCHOR" not in text
+    assert "#### `--watcher`" in text or "`--watcher`\n\nPicks the watcher." in text
+    assert "Salary bands" not in text and "Outside the indexed folder" not in text
+    assert "```rust\nlet x = 5;\n#[derive(Debug)]\n```" in text
+    assert "An eyeball icon toggles them." in text
+    assert "```` ``` ````" in text and "`<html>`" in text
+    assert "This will not be seen" not in text
+    assert "A note¹ here.\n\n¹ The note's text." in text  # beside what it notes
+    assert "term B: First definition.\n\nterm B: Second definition." in text
+    zoom = [c["text"] for c in page.chunks if c["heading"] == "Zoom-in"]
+    assert zoom == ["Images zoom."]
+    # a code block in the chunk of the words above it: a label, an item
+    chunks = [c["text"] for c in pages["docs/format/general"].chunks]
+    assert any(c.startswith("book.toml\n\n```toml\n[book]") for c in chunks), chunks
+    for n in range(1, 5):
+        holding = [c for c in chunks if f"- [Kind {n}](k{n}.md)" in c]
+        assert len(holding) == 1 and f"{n}. Kind {n} - Words" in holding[0], chunks

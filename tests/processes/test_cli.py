@@ -117,6 +117,11 @@ def test_bad_input_gets_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
     assert done.returncode == 2
     refused = json.loads(done.stdout)
     assert refused["status"] == "error" and "unknown user 'mallory'" in refused["error"]
+    # and so does an option the command does not have
+    done = cli("ask", "vpn?", "--user", "bob", "--search-k", "3", "--json", data_dir=tmp_path)
+    assert done.returncode == 2
+    refused = json.loads(done.stdout)
+    assert refused["status"] == "error" and "--search-k" in refused["error"], done.stdout
 
 
 def test_keys_add_refuses_an_unknown_user_and_says_where_the_file_goes(tmp_path: Path) -> None:
