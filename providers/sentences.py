@@ -121,12 +121,15 @@ def _list_units(lines: list[str]) -> list[str]:
     """
     code: list[str] = []
     items: list[tuple[bool, str]] = []  # (top level, text)
-    fenced = False
+    fenced = ""  # the open fence's backticks: only as many close it (a fence inside a fence)
     for line in lines:
-        fence = line.lstrip().startswith("```")
-        if fence or fenced:
-            code.append(line.strip() if fence else line)
-            fenced = fenced != fence
+        marks = _FENCE_MARKS.match(line)
+        run, info = (marks.group(1), marks.group(2)) if marks else ("", "")
+        opens = bool(run) and not fenced
+        closes = bool(fenced) and len(run) >= len(fenced) and not info
+        if fenced or opens:
+            code.append(line.strip() if opens or closes else line)
+            fenced = run if opens else "" if closes else fenced
             continue
         if ITEM.match(line) or not items:
             items.append((not line[:1].isspace(), line.strip()))

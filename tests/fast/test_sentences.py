@@ -101,3 +101,18 @@ def test_a_table_row_is_read_with_its_header() -> None:
 def test_a_dotted_name_does_not_end_a_sentence() -> None:
     text = "You can define your own redis.ConnectionPool. Then use it."
     assert sentences(text) == ["You can define your own redis.ConnectionPool.", "Then use it."]
+
+
+def test_a_list_items_example_holding_a_code_block_keeps_its_lines() -> None:
+    # mdBook's guide: an item's example of Markdown holds a Rust block; its inner fence
+    # closed the example, and the Rust lines were read as the item's words, the quote empty
+    text = readable_markdown(
+        "- edition: Rust edition to use. Blocks can be marked, such as:\n"
+        "  ````text\n  ```rust,edition2015\n  // This only works in 2015.\n  let try = true;\n"
+        "  ```\n  ````\n"
+    )
+    units = sentences(text)
+    assert units[-1] == (
+        "````text\n```rust,edition2015\n// This only works in 2015.\nlet try = true;\n```\n````"
+    ), units
+    assert "let try" not in units[0]
