@@ -122,7 +122,12 @@ async def expand_query(
     budget = spend(state["budget"], now=now(), tokens=tokens, rounds=1)
     summary = (
         f"round {budget['rounds']}: {len(fresh)} queries ({strategy})"
-        + (f", {len(dropped)} too close to earlier ones dropped" if dropped else "")
+        + (
+            f", {len(dropped)} dropped (too close to another query, or past the "
+            f"{ctx.search.max_variants} a round tries)"
+            if dropped
+            else ""
+        )
         + (": " + " | ".join(fresh) if fresh else "")
         + (f"; to the web: {' | '.join(outgoing)}" if outgoing else "")
     )
