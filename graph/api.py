@@ -7,6 +7,8 @@ their fold. Importing this module is cheap (no models, no LangGraph), so the CLI
 input before loading them.
 """
 
+from pathlib import Path
+
 from seekgraph.nodes.plumbing.admission import Admission, AdmissionError, admit, check_question
 from seekgraph.sources.base import User
 from seekgraph.sources.connectors.connector import ConnectorError, connector_state, sync_connector
@@ -37,4 +39,15 @@ __all__ = [
     "empty_fold",
     "fold_event",
     "sync_connector",
+    "workspace_users",
 ]
+
+
+def workspace_users(chosen: Path | None) -> list[str]:
+    """The users the workspace in use lists (``chosen``, else the bundled demo).
+
+    Read without indexing anything: the CLI refuses an unknown user before it loads the graph.
+    """
+    from seekgraph.sources.ingestion.workspace import user_names, workspace_folder
+
+    return user_names(workspace_folder(chosen))

@@ -45,12 +45,13 @@ from seekgraph.sources.ingestion.workspace import (
     load_config,
     open_workspace,
     people_of,
+    workspace_folder,
 )
 
 
 def workspace_of(settings: Settings) -> Path:
     """The workspace folder in use."""
-    return (settings.workspace or demo_workspace()).expanduser().resolve()
+    return workspace_folder(settings.workspace)
 
 
 def index_path(settings: Settings, workspace: Path) -> Path:
@@ -256,11 +257,6 @@ def configured_chat(settings: Settings) -> tuple[ChatModel | None, ChatModel | N
             )
         )
     return load_chat_model(primary, backup), vision
-
-
-def workspace_user_names(settings: Settings) -> list[str]:
-    """The users ``workspace.json`` lists (read without indexing anything)."""
-    return list(load_config(workspace_of(settings))["users"])
 
 
 def build_services(

@@ -96,11 +96,10 @@ def services_and_user(args: argparse.Namespace, settings: Settings) -> tuple[Any
 
     A workspace that cannot be used, or an unknown user, is a ``CliError`` saying what to fix.
     """
-    from seekgraph.graph.api import WorkspaceError
-    from seekgraph.server.bootstrap import build_services, workspace_user_names
+    from seekgraph.graph.api import WorkspaceError, workspace_users
 
-    try:  # an unknown user is told so before anything is indexed
-        users = workspace_user_names(settings)
+    try:  # an unknown user is told so before anything is indexed, or the graph loaded
+        users = workspace_users(settings.workspace)
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     name = args.user or settings.user
@@ -108,6 +107,7 @@ def services_and_user(args: argparse.Namespace, settings: Settings) -> tuple[Any
         raise CliError(f"say who is asking with --user NAME (users here: {', '.join(users)})")
     if name not in users:
         raise CliError(f"unknown user {name!r} (users here: {', '.join(users)})")
+    from seekgraph.server.bootstrap import build_services
 
     def progress(line: str) -> None:
         print(f"[index] {line}", file=sys.stderr, flush=True)

@@ -222,10 +222,10 @@ async def ask(args: argparse.Namespace) -> int:
         check_question(args.question, settings.max_question_chars)
     except AdmissionError as exc:
         raise CliError(f'{exc}, e.g. seekgraph ask "How do I…?"') from None
+    services, report, user = services_and_user(args, settings)  # (before the graph loads)
     from seekgraph.graph.context import Context
     from seekgraph.graph.run import RUN_ERRORS, RunResult, run_config, stream_run
 
-    services, report, user = services_and_user(args, settings)
     context = Context(user=user, **knobs_of(args))
     try:
         question = admit(services, context, args.question, has_images=False).question

@@ -75,6 +75,16 @@ def demo_workspace() -> Path:
     return Path(str(resources.files("seekgraph.sources").joinpath("demo"))).resolve()
 
 
+def workspace_folder(chosen: Path | None) -> Path:
+    """The workspace folder in use: the one chosen, else the bundled demo."""
+    return (chosen or demo_workspace()).expanduser().resolve()
+
+
+def user_names(root: Path) -> list[str]:
+    """The users ``workspace.json`` lists (read without indexing anything)."""
+    return list(load_config(root)["users"])
+
+
 def load_config(root: Path) -> dict[str, Any]:
     """Read and check ``workspace.json``."""
     config_path = root / "workspace.json"
