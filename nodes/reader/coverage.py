@@ -157,11 +157,11 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
             verdict |= {
                 "action": "search",
                 "gap_questions": bridges,
-                "reason": f"evidence covers {cov:.0%}; following the names it mentions "
-                f"(bridge round) before answering",
+                "reason": f"the passages hold {cov:.0%} of the question's words; following "
+                "the names they mention (bridge round) before answering",
             }
             return verdict
-        verdict["reason"] = f"evidence covers {cov:.0%} of the question"
+        verdict["reason"] = f"the passages hold {cov:.0%} of the question's words"
         return verdict
     read = set(state.get("documents_read", []))
     unread = [
@@ -174,7 +174,8 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
         verdict |= {
             "action": "read",
             "read_doc_ids": unread,
-            "reason": f"evidence covers {cov:.0%}; reading the best documents in full",
+            "reason": f"the passages hold {cov:.0%} of the question's words; reading the best "
+            "documents in full",
         }
         return verdict
     gaps = (
@@ -185,7 +186,7 @@ def coverage_verdict(state: SearchState, ctx: Context) -> Verdict:
     verdict |= {
         "action": "search",
         "gap_questions": gaps,
-        "reason": f"evidence covers {cov:.0%}; searching again"
+        "reason": f"the passages hold {cov:.0%} of the question's words; searching again"
         + (f" for: {', '.join(missing)}" if missing else ""),
     }
     return verdict

@@ -64,8 +64,8 @@ async def judged_verdict(
             **verdict,
             "action": "answer",
             "gap_questions": [],
-            "reason": f"evidence covers {verdict['coverage']:.0%} of the question's words and "
-            "answers what it asks in other words",
+            "reason": f"the passages hold {verdict['coverage']:.0%} of the question's words "
+            "and answer what it asks in other words",
         }
     verdict = search_for_needs(state, verdict, judged)
     if verdict["action"] == "answer" and ctx.offline.freshness_probe and not judged.gaps:
