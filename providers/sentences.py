@@ -66,6 +66,20 @@ def frame(block: str) -> tuple[list[str], list[str], list[str]]:
 _FENCE_MARKS = re.compile(r"^\s*(`{3,})\s*(\S*)")
 
 
+def fence_step(line: str, open_fence: str) -> tuple[str, bool]:
+    """The fence open after ``line`` (its backticks, "" for none); whether it is a fence line.
+
+    Only a run of as many backticks or more, with nothing after it, closes a fence: a
+    ```` ````text ```` example may hold a ```` ``` ```` block of its own.
+    """
+    marks = _FENCE_MARKS.match(line)
+    run, info = (marks.group(1), marks.group(2)) if marks else ("", "")
+    if not open_fence:
+        return run, bool(run)
+    closes = len(run) >= len(open_fence) and not info
+    return ("" if closes else open_fence), closes
+
+
 def blocks(text: str) -> list[str]:
     """Blank-line separated blocks; a fenced code block is one block, blank lines and all."""
     out: list[str] = []
@@ -123,13 +137,10 @@ def _list_units(lines: list[str]) -> list[str]:
     items: list[tuple[bool, str]] = []  # (top level, text)
     fenced = ""  # the open fence's backticks: only as many close it (a fence inside a fence)
     for line in lines:
-        marks = _FENCE_MARKS.match(line)
-        run, info = (marks.group(1), marks.group(2)) if marks else ("", "")
-        opens = bool(run) and not fenced
-        closes = bool(fenced) and len(run) >= len(fenced) and not info
-        if fenced or opens:
-            code.append(line.strip() if opens or closes else line)
-            fenced = run if opens else "" if closes else fenced
+        after, fence = fence_step(line, fenced)
+        if fenced or after:
+            code.append(line.strip() if fence else line)
+            fenced = after
             continue
         if ITEM.match(line) or not items:
             items.append((not line[:1].isspace(), line.strip()))

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from seekgraph.providers.sentences import blocks, frame, is_code, is_list, is_table
+from seekgraph.providers.sentences import blocks, fence_step, frame, is_code, is_list, is_table
 from seekgraph.sources.indexes.index_source import IndexedDocument
 from seekgraph.state.models import Chunk
 
@@ -141,14 +141,13 @@ def _units(body: list[str], fences: bool, room: int) -> list[tuple[int, str]]:
     path:" and its example); a code block's own lines are each one.
     """
     out: list[tuple[int, str]] = []
-    fenced = False
+    fenced = ""  # the open fence's backticks (a ````text example may hold a ``` block)
     for at, line in enumerate(body):
         if fenced and fences:
             out[-1] = (out[-1][0], f"{out[-1][1]}\n{line}")
         else:
             out.append((at, line))
-        if is_code(line):
-            fenced = not fenced
+        fenced, _ = fence_step(line, fenced)
     if not fences:
         return out
     # an item and the code block after it, one unit where they fit together

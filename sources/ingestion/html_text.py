@@ -61,10 +61,19 @@ def html_blocks(html: str | Tag) -> list[str]:
 
 
 def _hidden(tag: Tag) -> bool:
-    """An element the page never shows: ``hidden``, ``class="hidden"``, ``display: none``."""
+    """An element the page never shows: ``hidden``, ``class="hidden"``, ``display: none``.
+
+    Not one shown on some screens (Tailwind's ``hidden lg:block``) or found by searching the
+    page (``hidden="until-found"``).
+    """
     classes: Any = tag.get("class") or []
     style = str(tag.get("style") or "").replace(" ", "").lower()
-    return tag.has_attr("hidden") or "hidden" in classes or "display:none" in style
+    shown_somewhere = any(":" in c for c in classes)
+    return (
+        (tag.has_attr("hidden") and str(tag.get("hidden")).lower() != "until-found")
+        or ("hidden" in classes and not shown_somewhere)
+        or "display:none" in style
+    )
 
 
 def _walk(node: Tag, out: list[str]) -> None:

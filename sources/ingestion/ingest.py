@@ -173,7 +173,11 @@ def markdown_document(
     meta: dict[str, Any] = dict(post.metadata)
     content = post.content
     if path.suffix.lower() in {".md", ".markdown"}:  # an mdBook page's includes are in it
-        content, book_title = expand_links(content, path, root, NOT_CONTENT_FOLDERS)
+        # a page naming its own readers includes nothing: an included file's may not cover them
+        own_readers = "acl" in meta or "attendees" in meta
+        content, book_title = expand_links(
+            content, path, root, NOT_CONTENT_FOLDERS, includes=not own_readers
+        )
         if book_title:
             meta.setdefault("title", book_title)
     as_markdown = AS_MARKDOWN.get(path.suffix.lower())

@@ -1050,7 +1050,7 @@ def inline_text(token: Token, heading: bool = False) -> str:
             words += text
         elif child.type in ("softbreak", "hardbreak"):
             words += " "
-        elif child.type == "footnote_ref":  # its note follows the block (``_Blocks``)
+        elif child.type == "footnote_ref" and not heading:  # its note follows the block
             words += str(int(child.meta.get("id", 0)) + 1).translate(_SUPERSCRIPT)
         elif child.type == "image":
             words += child.content
@@ -1131,8 +1131,8 @@ def readable_markdown(text: str, indented_code: bool = True) -> str:
         if in_notes:  # placed after the blocks that mark them (``_Blocks.place_notes``)
             continue
         _read_token(out, tokens, i)
-        if kind.endswith("_close") and not out.nested:
-            out.place_notes()
+        if kind.endswith("_close") and kind != "dt_close" and not out.nested:
+            out.place_notes()  # (a defined term's note after its definition)
     out.place_notes(every=True)  # a note nothing marks, where the site shows it
     return "\n\n".join(out.blocks)
 
@@ -1191,19 +1191,22 @@ def _read_token(out: _Blocks, tokens: list[Token], i: int) -> None:
         out.code(f"{marks}{language}\n{shown.rstrip()}\n{marks}")
 
 
-def _footnotes(tokens: list[Token]) -> dict[int, str]:
-    """Each footnote's text by its number, as ``inline_text`` reads its paragraphs."""
+def _footnotes(tokens: list[Token]) -> dict[int, list[str]]:
+    """Each footnote's blocks by its number, read as the page's own (its code blocks too)."""
     notes: dict[int, list[str]] = {}
+    inside: list[Token] = []
     number = None
     for token in tokens:
         if token.type == "footnote_open":
-            number = int(token.meta.get("id", 0))
-            notes[number] = []
-        elif token.type == "footnote_close":
-            number = None
-        elif token.type == "inline" and number is not None:
-            notes[number].append(inline_text(token))
-    return {n: " ".join(t for t in texts if t) for n, texts in notes.items()}
+            number, inside = int(token.meta.get("id", 0)), []
+        elif token.type == "footnote_close" and number is not None:
+            note = _Blocks()
+            for i in range(len(inside)):
+                _read_token(note, inside, i)
+            notes[number], number = note.blocks, None
+        elif number is not None and token.type != "footnote_anchor":
+            inside.append(token)
+    return notes
 
 
 #: mdBook's and rustdoc's hidden lines of Rust code (``# fn main() {``; ``##`` shows "#"),
@@ -1245,7 +1248,7 @@ class _Blocks:
     row: list[str] = field(default_factory=list)
     table: list[str] = field(default_factory=list)
     heading: int = 0
-    notes: dict[int, str] = field(default_factory=dict)  # footnotes by number
+    notes: dict[int, list[str]] = field(default_factory=dict)  # footnotes' blocks by number
     marked: list[int] = field(default_factory=list)  # marked in the block being read
 
     @property
@@ -1255,8 +1258,9 @@ class _Blocks:
     def place_notes(self, every: bool = False) -> None:
         """The notes the last block marked (``every``: those not placed yet), after it."""
         for number in sorted(self.notes) if every else self.marked:
-            if text := self.notes.pop(number, ""):
-                self.blocks.append(f"{str(number + 1).translate(_SUPERSCRIPT)} {text}")
+            if note := self.notes.pop(number, []):
+                mark = str(number + 1).translate(_SUPERSCRIPT)
+                self.blocks += [f"{mark} {note[0]}", *note[1:]]
         self.marked = []
 
     def close_list(self) -> None:

@@ -8,10 +8,13 @@ with the lines outside the anchor hidden (``# `` lines, which a Rust code block 
 the page; ``\{{#include file.rs}}`` is how a page shows the link itself. An included page's
 own links are expanded too, ``MAX_DEPTH`` deep, as mdBook does.
 
-A page only includes a file of the folder being indexed that indexing reads too: a link to a
-file outside it, in a hidden or passed-over folder, to a file whose front matter names its own
-readers (``acl:``, ``attendees:``), or to one that cannot be read, is left out (the page's
-other text is kept). The page's readers never read through it what they could not read.
+A page only includes a file of the folder being indexed, read as indexing reads it: Markdown
+or plain text without front matter naming its own readers (``acl:``, ``attendees:``), or source
+code (``CODE_SUFFIXES``). A link to a file outside the folder, in a hidden or passed-over
+folder, of another type (mail, chat, HTML, keys), to a file already in the chain of includes,
+or past ``MAX_EXPANDED_CHARS``, is left out (the page's other text is kept); a page that names
+its own readers includes nothing (``includes=False``). The page's readers never read through
+an include what they could not read.
 """
 
 from __future__ import annotations
@@ -20,44 +23,90 @@ import re
 from collections.abc import Collection
 from pathlib import Path
 
+import frontmatter
+
 #: Includes inside included files, as deep as mdBook goes.
 MAX_DEPTH = 10
 #: No more than this many characters are read from one included file.
 MAX_INCLUDED_CHARS = 1_000_000
+#: A page and all it includes, at most (a page including itself twice doubles at each level).
+MAX_EXPANDED_CHARS = 5_000_000
+#: What a page may include: Markdown and plain text (read as indexing reads them, front matter
+#: and all), and source code, which indexing does not read. Never a file that indexing gives
+#: readers of its own (mail, chat exports, HTML with an ``acl`` meta, Office files), nor one it
+#: passes over (keys, credentials, data).
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
+CODE_SUFFIXES = frozenset(
+    {
+        ".rs", ".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".go", ".c", ".h", ".cc",
+        ".cpp", ".hpp", ".java", ".kt", ".swift", ".rb", ".sh", ".bash", ".zsh", ".ps1",
+        ".toml", ".hbs", ".css", ".scss", ".sql", ".lua", ".php", ".cs", ".fs", ".ex", ".exs",
+        ".hs", ".ml", ".scala", ".r", ".jl", ".zig", ".dart", ".vue", ".svelte", ".proto",
+    }
+)  # fmt: skip
 
 # links.rs's ``find_links``: an escaped link, or a link's type and its target and settings
-_LINK = re.compile(r"\\\{\{#.*?\}\}|\{\{\s*#([a-zA-Z0-9_]+)\s+([^}]+)\}\}")
+# (on one line, bounded: a page of unclosed ``{{#include`` is read in linear time)
+_LINK = re.compile(
+    r"\\\{\{#[^}\n]{0,300}\}\}"
+    r"|\{\{[ \t]*#([a-zA-Z0-9_]+)[ \t]+([^}\n]{1,300})\}\}"
+)
 _ANCHOR_START = re.compile(r"ANCHOR:\s*([\w_-]+)")
 _ANCHOR_END = re.compile(r"ANCHOR_END:\s*([\w_-]+)")
 _KINDS = frozenset({"include", "rustdoc_include", "playground", "playpen", "title"})
-# front matter that names who may read the file
-_OWN_READERS = re.compile(r"\A---[ \t]*\r?\n(?:(?!---).*\n)*?(?:acl|attendees)[ \t]*:", re.M)
 
 
 def expand_links(
-    text: str, page: Path, root: Path, passed_over: Collection[str] = ()
+    text: str,
+    page: Path,
+    root: Path,
+    passed_over: Collection[str] = (),
+    includes: bool = True,
 ) -> tuple[str, str | None]:
     """``text`` of ``page`` with its mdBook links replaced; and the title it sets, if any.
 
     ``passed_over``: the names of folders indexing passes over (no file in one is included).
+    ``includes=False`` (a page that names its own readers, whom an included file's readers
+    may not cover): no file is included, the links are left out.
     """
     if "{{" not in text:
         return text, None
     title: list[str] = []
-    reader = _Reader(root.resolve(), frozenset(passed_over))
-    expanded = _expand(text, page.parent, reader, 0, title)
+    reader = _Reader(root.resolve(), frozenset(passed_over), includes)
+    expanded = _expand(text, page.parent, reader, (page.resolve(),), title)
     return expanded, (title[-1] if title else None)
 
 
 class _Reader:
-    def __init__(self, root: Path, passed_over: frozenset[str]) -> None:
-        self.root, self.passed_over = root, passed_over
+    def __init__(self, root: Path, passed_over: frozenset[str], includes: bool) -> None:
+        self.root, self.passed_over, self.includes = root, passed_over, includes
+        self.left = MAX_EXPANDED_CHARS
+        self.read_before: dict[Path, str | None] = {}
 
-    def read(self, path: Path) -> str | None:
-        """The file's text, if a page may include it (module docstring)."""
+    def read(self, path: Path, chain: tuple[Path, ...]) -> tuple[Path, str] | None:
+        """The file and its text, if a page may include it (module docstring)."""
+        if not self.includes or self.left <= 0:
+            return None
         try:
             resolved = path.resolve()
-            if not resolved.is_relative_to(self.root) or not resolved.is_file():
+        except (OSError, RuntimeError):  # a loop of links
+            return None
+        if resolved in chain:  # a file including itself
+            return None
+        if resolved not in self.read_before:
+            self.read_before[resolved] = self._text(resolved)
+        text = self.read_before[resolved]
+        if text is None:
+            return None
+        self.left -= len(text)
+        return resolved, text
+
+    def _text(self, resolved: Path) -> str | None:
+        try:
+            if not resolved.is_relative_to(self.root):
+                return None
+            suffix = resolved.suffix.lower()
+            if suffix not in MARKDOWN_SUFFIXES | CODE_SUFFIXES or not resolved.is_file():
                 return None
             parts = resolved.relative_to(self.root).parts
             if any(p[:1] == "." or p in self.passed_over for p in parts):
@@ -66,30 +115,44 @@ class _Reader:
                 text = f.read(MAX_INCLUDED_CHARS)
         except OSError:
             return None
-        return None if _OWN_READERS.match(text) else text
+        if suffix in MARKDOWN_SUFFIXES:
+            try:  # front matter as indexing reads it: a file naming its own readers stays out
+                post = frontmatter.loads(text)
+            except Exception:  # noqa: BLE001 - unreadable front matter: not included
+                return None
+            if {"acl", "attendees"} & {str(k).lower() for k in post.metadata}:
+                return None
+            text = post.content
+        return text
 
 
-def _expand(text: str, base: Path, reader: _Reader, depth: int, title: list[str]) -> str:
+def _expand(
+    text: str, base: Path, reader: _Reader, chain: tuple[Path, ...], title: list[str]
+) -> str:
     out: list[str] = []
+    line = ""  # the text since the last line break written (a link's indentation)
     at = 0
     for link in _LINK.finditer(text):
         kind, argument = link.group(1), link.group(2)
-        if kind is None:  # an escaped link: the page shows it without its backslash
-            out.append(text[at : link.start()] + link.group(0)[1:])
-            at = link.end()
-            continue
-        if kind not in _KINDS:  # not mdBook's (a template's ``{{#each}}``): words as written
-            continue
-        out.append(text[at : link.start()])
+        if kind is not None and kind not in _KINDS:
+            continue  # not mdBook's (a template's ``{{#each}}``): words as written
+        before = text[at : link.start()]
+        line = (line + before).rsplit("\n", 1)[-1]
+        out.append(before)
         at = link.end()
+        if kind is None:  # an escaped link: the page shows it without its backslash
+            out.append(link.group(0)[1:])
+            line += link.group(0)[1:]
+            continue
         if kind == "title":
             title.append(argument.strip())
             continue
         target, _, settings = argument.strip().partition(" ")
         path, _, lines = target.partition(":")
-        included = reader.read(base / path)
-        if included is None:
-            continue  # outside the folder, or unreadable: the page is read without it
+        found = reader.read(base / path, chain) if len(chain) <= MAX_DEPTH else None
+        if found is None:
+            continue  # outside the folder, its own readers, unreadable: left out
+        where, included = found
         if kind == "playground" or kind == "playpen":
             attributes = ",".join(settings.split())
             body = _without_anchors(included.splitlines())
@@ -98,13 +161,12 @@ def _expand(text: str, base: Path, reader: _Reader, depth: int, title: list[str]
             included = _rustdoc_lines(included, lines)
         else:
             included = _lines(included, lines)
-        if depth < MAX_DEPTH:
-            included = _expand(included, (base / path).parent, reader, depth + 1, title)
+        included = _expand(included, where.parent, reader, (*chain, where), title)
         # the included lines are indented as the link is (a link inside a list item)
-        prefix = "".join(out).rsplit("\n", 1)[-1]
-        if prefix.strip():
-            prefix = ""
-        out.append(f"\n{prefix}".join(included.splitlines()))
+        prefix = line if not line.strip() else ""
+        written = f"\n{prefix}".join(included.splitlines())
+        out.append(written)
+        line = (line + written).rsplit("\n", 1)[-1]
     out.append(text[at:])
     return "".join(out)
 

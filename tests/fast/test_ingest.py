@@ -665,6 +665,15 @@ def test_an_mdbook_page_is_read_as_its_book_shows_it(tmp_path) -> None:
     )
     (book / "format" / "arg-watcher.md").write_text("#### `--watcher`\n\nPicks the watcher.\n")
     (book / "format" / "secret.md").write_text("---\nacl: [group:hr]\n---\nSalary bands.\n")
+    # front matter as indexing reads it, however it is written: these have readers of their own
+    (book / "format" / "s2.md").write_text('\n---\n"acl": [group:hr]\n---\nBonus pool.\n')
+    (book / "format" / "s3.md").write_text("---\n{attendees: [bob]}\n---\nMinutes.\n")
+    (book / "format" / "m.eml").write_text("From: a@x\nTo: bob@x\nSubject: s\n\nMail body.\n")
+    (book / "format" / "id_rsa").write_text("PRIVATE KEY\n")
+    (book / "format" / "loop.md").write_text("Loop {{#include loop.md}} {{#include loop.md}}\n")
+    (book / "format" / "wide.md").write_text(
+        "---\nacl: [group:everyone]\n---\nWide page. {{#include arg-watcher.md}}\n"
+    )
     (tmp_path / "outside.md").write_text("Outside the indexed folder.\n")
     (book / "format" / "mdbook.md").write_text(
         "{{#title mdBook features}}\n# Features\n\n"
@@ -673,12 +682,15 @@ def test_an_mdbook_page_is_read_as_its_book_shows_it(tmp_path) -> None:
         "```rust\n{{#rustdoc_include file.rs:2}}\n```\n\n"
         "{{#playground file.rs editable}}\n\n{{#include arg-watcher.md}}\n\n"
         "{{#include secret.md}}\n\n{{#include ../../outside.md}}\n\n"
+        "{{#include s2.md}} {{#include s3.md}} {{#include m.eml}} {{#include id_rsa}}\n\n"
+        "{{#include loop.md}}\n\n"
         "Hidden:\n\n```rust\n# fn main() {\nlet x = 5;\n#[derive(Debug)]\n# }\n```\n\n"
         'An eyeball icon (<i class="fa fa-eye"></i>) toggles them. Wrap it with ```` ``` ````'
         ' or <code class="language-html">\\<html></code>.\n\n'
         '<div class="hidden">This will not be seen.</div>\n\n'
         "A note[^n] here.\n\nterm B\n  : First definition.\n  : Second definition.\n\n"
-        "## Zoom-in\n\nImages zoom.\n\n[^n]: The note's text.\n"
+        "## Zoom-in\n\nImages zoom.\n\n[^n]: The note's text.\n\n    ```sh\n    mdbook build\n"
+        "    ```\n"
     )
     prose = "Words that fill a chunk so the next block does not fit in it. " * 12
     (book / "format" / "general.md").write_text(
@@ -703,11 +715,17 @@ def test_an_mdbook_page_is_read_as_its_book_shows_it(tmp_path) -> None:
     assert "ANCHOR" not in text
     assert "#### `--watcher`" in text or "`--watcher`\n\nPicks the watcher." in text
     assert "Salary bands" not in text and "Outside the indexed folder" not in text
+    for private in ("Bonus pool", "Minutes.", "Mail body", "PRIVATE KEY"):
+        assert private not in text, private
+    assert "Loop" in text and len(text) < 5_000  # a file including itself: once
+    # a page naming its own readers includes nothing (the file's readers may not cover them)
+    assert pages["docs/format/wide"].text.strip() == "Wide page."
     assert "```rust\nlet x = 5;\n#[derive(Debug)]\n```" in text
     assert "An eyeball icon toggles them." in text
     assert "```` ``` ````" in text and "`<html>`" in text
     assert "This will not be seen" not in text
-    assert "A note¹ here.\n\n¹ The note's text." in text  # beside what it notes
+    # beside what it notes, its code and all
+    assert "A note¹ here.\n\n¹ The note's text.\n\n```sh\nmdbook build\n```" in text
     assert "term B: First definition.\n\nterm B: Second definition." in text
     zoom = [c["text"] for c in page.chunks if c["heading"] == "Zoom-in"]
     assert zoom == ["Images zoom."]
