@@ -42,7 +42,6 @@ from seekgraph.sources.ingestion.conversations import (
     with_context,
 )
 from seekgraph.sources.ingestion.exports import confluence_page, is_notion_export, notion_tidy
-from seekgraph.sources.ingestion.html_text import html_blocks
 from seekgraph.sources.ingestion.mail import MAIL, mail_documents
 from seekgraph.sources.ingestion.markdown_text import (
     first_heading,
@@ -195,6 +194,8 @@ def html_markdown(soup: Any) -> str:
     """An HTML tree's readable blocks as Markdown (``html_text``), navigation and chrome dropped."""
     for tag in soup(["script", "style", "nav", "footer", "header"]):
         tag.decompose()
+    from seekgraph.sources.ingestion.html_text import html_blocks  # (bs4: when HTML is read)
+
     return "\n\n".join(html_blocks(soup))
 
 

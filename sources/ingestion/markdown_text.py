@@ -37,8 +37,6 @@ from mdit_py_plugins.admon import admon_plugin
 from mdit_py_plugins.deflist import deflist_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 
-from seekgraph.sources.ingestion.html_text import html_blocks
-
 # footnotes (a reference's mark a superscript number, the note right after the block that marks
 # it: the site shows it at the page's end, a chunk of the page's last section would hold it
 # there) and definition lists ("Term" then ": what it means") as Python-Markdown, MyST
@@ -1306,6 +1304,8 @@ class _Blocks:
             self.blocks.append(words)
 
     def html(self, content: str) -> None:
+        from seekgraph.sources.ingestion.html_text import html_blocks  # (bs4: when needed)
+
         embedded = html_blocks(content)  # a generated reference's <dl>, a <table>
         if self.lists and self.item_lines and embedded:
             self.item_lines[-1] += " " + " ".join(" ".join(b.split()) for b in embedded)

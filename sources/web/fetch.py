@@ -26,13 +26,14 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpcore
 import httpx
-from courlan import clean_url
-from protego import Protego
+
+if TYPE_CHECKING:
+    from protego import Protego
 
 USER_AGENT = "seekgraph/1.0 (+https://github.com/seekgraph)"
 ROBOTS_AGENT = "seekgraph"
@@ -54,6 +55,8 @@ def canonical_url(url: str) -> str:
     Lower-case scheme and host; tracking parameters, the fragment and a trailing ``/`` on
     the path removed; query parameters sorted (``courlan``).
     """
+    from courlan import clean_url  # (imported when a page is fetched, not at every start)
+
     cleaned = clean_url(url.strip()) or url.strip()
     parts = urlsplit(cleaned)
     path = parts.path.rstrip("/") or "/"
@@ -186,7 +189,7 @@ class Page:
 
 @dataclass
 class _Robots:
-    parser: Protego | None
+    parser: Protego | None  # (protego's, imported when robots.txt is read)
     """``None``: the site could not say (5xx, unreachable) — RFC 9309: assume disallowed."""
     allow_all: bool = False
 
@@ -245,6 +248,8 @@ class PageFetcher:
             return _Robots(None, allow_all=True)  # no robots.txt: everything may be read
         if response.status_code >= 500:
             return _Robots(None)
+        from protego import Protego
+
         return _Robots(Protego.parse(response.text[:500_000]))
 
     async def fetch(self, url: str) -> Page:
