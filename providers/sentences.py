@@ -86,12 +86,12 @@ def blocks(text: str) -> list[str]:
     current: list[str] = []
     fence = ""  # the open fence's backticks: closed by as many or more, alone on a line
     for line in text.splitlines():
-        marks = _FENCE_MARKS.match(line)
-        if marks and (not fence or (len(marks.group(1)) >= len(fence) and not marks.group(2))):
+        after, fence_line = fence_step(line, fence)
+        if fence_line:
             if not fence and current and not ITEM.match(current[0]):
                 out.append("\n".join(current))
                 current = []
-            fence = "" if fence else marks.group(1)
+            fence = after
             current.append(line)
             if not fence and not ITEM.match(current[0]):
                 out.append("\n".join(current))

@@ -325,9 +325,8 @@ class OfflineReader:
             # for it ("Missing: Stopped searching…" read as a gap in the passages above)
             stopped = [u for u in missing if u.startswith(STOPPED)]
             gaps = [u for u in missing if not u.startswith(STOPPED)]
-            footer = "".join(
-                f"\n\n{line}" for line in (gaps and "Missing: " + " ".join(gaps), *stopped) if line
-            )
+            said = ([f"Missing: {' '.join(gaps)}"] if gaps else []) + stopped
+            footer = "".join(f"\n\n{line}" for line in said)
             if status == "passages":  # the passages make room for what is missing
                 shown = closest(
                     ranked_passages(
