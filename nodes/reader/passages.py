@@ -174,7 +174,15 @@ def _excerpt(
                 break
             lo, size = lo - 1, size + prev
     order: list[int] = list(range(lo, hi + 1))
-    if hi > at + 1 and hi + 1 < len(parts) and parts[hi].rstrip().endswith(":"):
+    # the marked sentence introduces the code right after it ("To start a proxy:" and its
+    # command): that code is the answer and stays
+    own = hi > at and parts[at].rstrip().endswith(":") and _is_lines(parts[at + 1])
+    if own and hi > at + 1 and hi + 1 < len(parts) and parts[hi].rstrip().endswith(":"):
+        # a later sentence that would end the excerpt without its code is left out instead
+        # ("Then try it:" without its command)
+        hi -= 1
+        order = list(range(lo, hi + 1))
+    elif hi > at + 1 and hi + 1 < len(parts) and parts[hi].rstrip().endswith(":"):
         # the excerpt ends on a sentence that introduces code it left out ("…with the
         # `allow_redirects` parameter:"), half an answer: the blocks between the marked one
         # and it give way to "…", so that the sentence keeps its code
@@ -407,7 +415,8 @@ def _run_window(block: str, wanted: frozenset[str] | set[str], budget: int) -> s
     runs, the earliest, moved so that its first line saying any of ``wanted`` stands a third
     of the way down.
     """
-    head, body, tail = frame(block)
+    head, lines, tail = frame(block)
+    body = _logical_lines(lines) if is_code(block) else lines
     room = budget - sum(len(x) + 1 for x in head + tail) - 4
     said = [term_set(line) & wanted for line in body]
     best: tuple[int, int, int] = (-1, 0, 0)
@@ -428,6 +437,21 @@ def _run_window(block: str, wanted: frozenset[str] | set[str], budget: int) -> s
             size, hi = size + len(body[hi]) + 1, hi + 1
     cut = head + (["…"] if lo > 0 else []) + body[lo:hi] + (["…"] if hi < len(body) else [])
     return "\n".join(cut + tail)
+
+
+def _logical_lines(lines: list[str]) -> list[str]:
+    r"""A code block's lines, a line ending in a backslash joined to the next one.
+
+    A command continued over lines (a shell's ``sudo security add-trusted-cert … \`` and the
+    line after it) is one command: cut inside, it fails when pasted.
+    """
+    out: list[str] = []
+    for line in lines:
+        if out and out[-1].rstrip().endswith("\\"):
+            out[-1] += "\n" + line
+        else:
+            out.append(line)
+    return out
 
 
 def _trim(block: str, sentence: str, budget: int) -> str:

@@ -11,7 +11,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from seekgraph.server.cli.common import CliError, settings_of
+from seekgraph.server.cli.common import CliError, plural, settings_of, unknown_user
 from seekgraph.server.settings import Settings
 from seekgraph.sources.base import User
 from seekgraph.sources.errors import WorkspaceError
@@ -104,7 +104,8 @@ def index_folder(args: argparse.Namespace) -> int:
         listed = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in kinds.most_common())
         print(f"not indexed: {len(report.unsupported)} files of types it does not read ({listed})")
     print(
-        f"{args.source}: {report.indexed} documents indexed ({report.chunks} chunks), "
+        f"{args.source}: {plural(report.indexed, 'document')} indexed"
+        f" ({plural(report.chunks, 'chunk')}), "
         f"{report.unchanged} unchanged, {report.removed} removed, "
         f"{len(report.problems)} skipped"
         + (f", {len(report.renamed)} renamed (two files, one id)" if report.renamed else "")
@@ -237,12 +238,18 @@ def manage_sources(args: argparse.Namespace) -> int:
                 documents = index.count(spec["name"])[0]
                 counts = readable_counts(index, spec["name"], users) if documents else {}
                 readers = (
-                    f"{documents} documents readable by "
-                    + ", ".join(f"{u} {n}" for u, n in counts.items())
+                    f"{plural(documents, 'document')}; readable by "
+                    + ", ".join(f"{u}: {n}" for u, n in counts.items())
                     if documents
                     else "no documents indexed yet"
                 )
                 print(f"{spec['name']}\t{spec['kind']}\t{origin}\t{readers}")
+            if not settings.workspace:  # not someone's own workspace: say whose it is
+                print(
+                    "seekgraph: the bundled demo workspace's sources; pass --workspace DIR, or"
+                    " set SEEKGRAPH_WORKSPACE, for the workspace you indexed into",
+                    file=sys.stderr,
+                )
             if not listed:  # not a silent nothing: a data directory other than the one indexed?
                 print(
                     f"seekgraph: no sources in workspace {workspace} with the index in "
@@ -275,7 +282,7 @@ def add_key(args: argparse.Namespace) -> int:
     except WorkspaceError as exc:
         raise CliError(str(exc)) from None
     if args.user not in users:
-        raise CliError(f"unknown user {args.user!r} (users here: {', '.join(users)})")
+        raise unknown_user(args.user, users, settings)
     if args.redis:
         if not settings.redis_url:
             raise CliError("--redis needs SEEKGRAPH_REDIS_URL")

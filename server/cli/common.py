@@ -78,6 +78,22 @@ def knobs_of(args: argparse.Namespace) -> dict[str, Any]:
     return knobs
 
 
+def plural(count: int, word: str) -> str:
+    """A count and its noun: 1 document, 2 documents."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def unknown_user(name: str, users: list[str], settings: Settings) -> CliError:
+    """An unknown user's error; on the bundled demo workspace, how to name one's own."""
+    demo = (
+        ""
+        if settings.workspace
+        else "; these are the bundled demo's users: pass --workspace DIR, or set"
+        " SEEKGRAPH_WORKSPACE, for the workspace you indexed into"
+    )
+    return CliError(f"unknown user {name!r} (users here: {', '.join(users)}){demo}")
+
+
 def user_of_args(args: argparse.Namespace, settings: Settings, services: Services) -> str:
     """The asking user: ``--user`` or ``SEEKGRAPH_USER``, known to the workspace."""
     name = args.user or settings.user
@@ -87,7 +103,7 @@ def user_of_args(args: argparse.Namespace, settings: Settings, services: Service
     try:
         services.registry.user(name)
     except UnknownUserError:
-        raise CliError(f"unknown user {name!r} (users here: {known})") from None
+        raise unknown_user(name, [u.name for u in services.registry.users()], settings) from None
     return str(name)
 
 
@@ -106,7 +122,7 @@ def services_and_user(args: argparse.Namespace, settings: Settings) -> tuple[Any
     if not name:
         raise CliError(f"say who is asking with --user NAME (users here: {', '.join(users)})")
     if name not in users:
-        raise CliError(f"unknown user {name!r} (users here: {', '.join(users)})")
+        raise unknown_user(name, list(users), settings)
     from seekgraph.server.bootstrap import build_services
 
     def progress(line: str) -> None:

@@ -392,7 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return check_connectors(args)
         if args.command == "runs" and args.runs_command in ("list", "cancel"):
-            from seekgraph.server.cli.jobs import runs_cancel, runs_list
+            from seekgraph.server.cli.run_records import runs_cancel, runs_list
 
             command = runs_list if args.runs_command == "list" else runs_cancel
             return asyncio.run(command(args, Settings()))

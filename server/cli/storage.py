@@ -27,11 +27,11 @@ async def storage_command(args: argparse.Namespace, settings: Settings) -> int:
     """Print sizes by key family and the threads past half their retention; prune if asked."""
     from langgraph.checkpoint.redis.aio import AsyncRedisSaver
 
-    from seekgraph.server.cli.jobs import redis_of
+    from seekgraph.server.cli.run_records import redis_of
     from seekgraph.server.runs.retention import RedisRetention, prune, seconds_of, threads_past_half
     from seekgraph.server.runs.storage import family_sizes
 
-    client = redis_of(settings, "admin storage")
+    client = await redis_of(settings, "admin storage")
     keep_s = seconds_of(settings.retention_minutes)
     try:
         saver: Any = AsyncRedisSaver(redis_client=client)

@@ -1277,7 +1277,7 @@ class _Blocks:
             return
         if self.in_title:
             self.title = words.rstrip(":")
-        elif self.heading:
+        elif self.heading and not self.lists:
             self.blocks.append(f"{'#' * self.heading} {words}")
             self.heading = 0
         elif tokens[i - 1].type in ("th_open", "td_open"):
@@ -1285,6 +1285,9 @@ class _Blocks:
         elif self.lists:
             if self.title:  # a call-out inside a list item: its title leads its first words
                 words, self.title = f"{self.title}: {words}", ""
+            if self.heading:  # an item's heading ("- #### Quick start guide") leads its text
+                self.heading = 0
+                words += "" if words[-1] in ".:?!" else ":"
             if _item_opener(tokens, i):
                 counter = self.lists[-1]
                 marker = "-" if counter[0] < 0 else f"{counter[0]}."
@@ -1335,7 +1338,7 @@ _BLOCK_OPENERS = frozenset(
 def _item_opener(tokens: list[Token], i: int) -> bool:
     """Whether the inline token at ``i`` is the first paragraph of its list item."""
     j = i - 1
-    while j >= 0 and tokens[j].type == "paragraph_open":
+    while j >= 0 and tokens[j].type in ("paragraph_open", "heading_open"):
         j -= 1
     return j >= 0 and tokens[j].type == "list_item_open"
 

@@ -100,6 +100,45 @@ def test_a_sentence_that_introduces_code_keeps_it_when_the_blocks_between_give_w
     assert "For example, GitHub" not in text  # what gave way, said by the "…"
 
 
+def test_the_code_a_marked_sentence_introduces_is_never_the_part_that_gives_way() -> None:
+    # Caddy's reverse-proxy quick-start: the marked sentence's own command is the answer; the
+    # next sentence's command does not fit, so that sentence is left out, not the answer
+    page = "\n\n".join(
+        [
+            "To start a plaintext HTTP proxy from port 2080 to port 9000 on your machine:",
+            "```bash\ncaddy reverse-proxy --from :2080 --to :9000\n```",
+            "Then try it:",
+            "```bash\ncurl -v 127.0.0.1:2080 --header 'Accept: text/html' --compressed\n```",
+            "The reverse-proxy command is intended for quick and easy reverse proxies.",
+        ]
+    )
+    ev = make_evidence("caddy/quick-starts/reverse-proxy#1", page, title="Reverse proxy")
+    text = excerpt(ev, "To start a plaintext HTTP proxy", 200, True)
+    assert len(text) <= 200
+    assert "on your machine:\n\n```bash\ncaddy reverse-proxy --from :2080 --to :9000\n```" in text
+    assert "Then try it:" not in text  # a sentence without its command is left out
+
+
+def test_a_command_continued_over_lines_is_shown_whole_or_not_at_all() -> None:
+    # a code block cut to its lines that say what was asked keeps a command's "\\" lines
+    code = "\n".join(
+        [
+            "```bash",
+            "docker compose cp caddy:/data/caddy/pki/authorities/local/root.crt /tmp/root.crt",
+            "sudo security add-trusted-cert -d -r trustRoot \\",
+            "  -k /Library/Keychains/System.keychain /tmp/root.crt",
+            "certutil -addstore -f ROOT root.crt",
+            "```",
+        ]
+    )
+    page = "To trust the certificate on macOS:\n\n" + code
+    ev = make_evidence("caddy/running#9", page, title="Keep Caddy Running")
+    for room in range(150, 260, 10):
+        text = excerpt(ev, "To trust the certificate on macOS", room, True)
+        if "add-trusted-cert" in text:
+            assert "System.keychain /tmp/root.crt" in text, (room, text)
+
+
 def test_a_passages_reply_cites_each_passage_and_stays_short() -> None:
     long = "A sentence about pools and limits that goes on. " * 60
     chosen = [

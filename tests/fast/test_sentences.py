@@ -116,3 +116,23 @@ def test_a_list_items_example_holding_a_code_block_keeps_its_lines() -> None:
         "````text\n```rust,edition2015\n// This only works in 2015.\nlet try = true;\n```\n````"
     ), units
     assert "let try" not in units[0]
+
+
+def test_a_list_items_heading_leads_its_text_and_opens_no_section() -> None:
+    # Caddy's menu: each item is a heading and a line under it (CommonMark keeps both in the
+    # item); the descriptions were lost and the headings read as the page's sections
+    menu = (
+        "## Menu\n\n"
+        "- #### [Quick start guide](/docs/quick-starts/caddyfile)\n"
+        "  A good place to begin getting familiar with the Caddyfile.\n"
+        "- #### [Caddyfile concepts](/docs/caddyfile/concepts)\n"
+        "  Required reading! Structure, site addresses, matchers, placeholders, and more.\n\n"
+        "After the menu."
+    )
+    assert readable_markdown(menu).split("\n\n") == [
+        "## Menu",
+        "- Quick start guide: A good place to begin getting familiar with the Caddyfile.\n"
+        "- Caddyfile concepts: Required reading! Structure, site addresses, matchers, "
+        "placeholders, and more.",
+        "After the menu.",
+    ]

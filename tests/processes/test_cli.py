@@ -105,6 +105,8 @@ def test_bad_input_gets_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
             "not a readable folder",
         ),
         (("ask", "vpn?", "--user", "bob", "--source", "wiki"), "unknown source 'wiki'"),
+        # a user of one's own workspace, asked of the demo's: how to name the workspace
+        (("history", "--thread", "t1", "--user", "me"), "pass --workspace DIR"),
     ]
     for args, message in cases:
         done = cli(*args, data_dir=tmp_path)
@@ -122,6 +124,19 @@ def test_bad_input_gets_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
     assert done.returncode == 2
     refused = json.loads(done.stdout)
     assert refused["status"] == "error" and "--search-k" in refused["error"], done.stdout
+
+
+def test_run_commands_say_when_the_servers_redis_does_not_answer(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # nothing listens on port 1; the URL's password is never repeated
+    monkeypatch.setenv("SEEKGRAPH_REDIS_URL", "redis://ops:s3cret-pw@127.0.0.1:1/0")
+    for args in (("runs", "list", "t1"), ("runs", "cancel", "t1", "r1"), ("admin", "storage")):
+        done = cli(*args, data_dir=tmp_path)
+        assert done.returncode == 2, (args, done.stderr)
+        [line] = done.stderr.strip().splitlines()  # one line, no traceback
+        assert "Redis at 127.0.0.1:1 (SEEKGRAPH_REDIS_URL) does not answer" in line, line
+        assert "s3cret-pw" not in done.stderr + done.stdout
 
 
 def test_keys_add_refuses_an_unknown_user_and_says_where_the_file_goes(tmp_path: Path) -> None:
@@ -167,7 +182,7 @@ def test_an_added_source_can_be_listed_and_removed(tmp_path: Path) -> None:
     # added to the bundled demo: the person is told its sources are searched too, and how not
     assert "added to the bundled demo workspace" in added.stderr
     assert "(kb, docs, chat, meetings)" in added.stderr and "--source handbook" in added.stderr
-    assert "handbook: 1 documents indexed" in added.stdout
+    assert "handbook: 1 document indexed" in added.stdout
     assert "not read: 1 folders of build output, templates or tools (_build)" in added.stdout
     listed = cli("sources", "list", data_dir=tmp_path)
     assert "kb\tkb\tworkspace" in listed.stdout and f"handbook\tdocs\tadded from {folder}" in (

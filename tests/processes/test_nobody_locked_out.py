@@ -80,7 +80,7 @@ def test_a_slack_export_zip_is_read_by_the_users_its_users_json_maps_and_nobody_
     assert "Slack users no workspace user is" in done.stderr and '"slack"' in done.stderr
     listed = cli("sources", "list", "--workspace", str(workspace), data_dir=data).stdout
     [slack] = [line for line in listed.splitlines() if line.startswith("slack\t")]
-    assert slack.endswith("\t2 documents readable by alice 1, carol 1, bob 0"), slack
+    assert slack.endswith("\t2 documents; readable by alice: 1, carol: 1, bob: 0"), slack
     asked = "Where is the Moorhen offsite?"
     answers = {
         user: cli(
