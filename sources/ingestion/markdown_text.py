@@ -1151,10 +1151,10 @@ def _read_token(out: _Blocks, tokens: list[Token], i: int) -> None:
         out.title = out.term
     elif kind == "heading_open":
         out.heading = int(token.tag[1])
-    elif kind == "bullet_list_open":
-        out.lists.append([-1])
-    elif kind == "ordered_list_open":
-        out.lists.append([int(token.attrGet("start") or 1)])
+    elif kind in ("bullet_list_open", "ordered_list_open"):
+        if not out.lists:
+            out.contents = True
+        out.lists.append([-1 if kind == "bullet_list_open" else int(token.attrGet("start") or 1)])
     elif kind in ("bullet_list_close", "ordered_list_close"):
         out.close_list()
     elif kind == "inline":
@@ -1248,6 +1248,7 @@ class _Blocks:
     heading: int = 0
     notes: dict[int, list[str]] = field(default_factory=dict)  # footnotes' blocks by number
     marked: list[int] = field(default_factory=list)  # marked in the block being read
+    contents: bool = False  # the open list is, so far, only links to the page's own sections
 
     @property
     def nested(self) -> bool:
@@ -1264,7 +1265,10 @@ class _Blocks:
     def close_list(self) -> None:
         self.lists.pop()
         if not self.lists and self.item_lines:
-            self.blocks.append("\n".join(self.item_lines))
+            # a page's table of contents ("1. [Structure](#structure)") is the site's
+            # navigation: each of its sections is read where it stands
+            if not self.contents:
+                self.blocks.append("\n".join(self.item_lines))
             self.item_lines = []
 
     def inline(self, tokens: list[Token], i: int) -> None:
@@ -1283,6 +1287,7 @@ class _Blocks:
         elif tokens[i - 1].type in ("th_open", "td_open"):
             self.row.append(words)
         elif self.lists:
+            self.contents = self.contents and _section_link(tokens[i])
             if self.title:  # a call-out inside a list item: its title leads its first words
                 words, self.title = f"{self.title}: {words}", ""
             if self.heading:  # an item's heading ("- #### Quick start guide") leads its text
@@ -1333,6 +1338,18 @@ _BLOCK_OPENERS = frozenset(
         "code_block",
     }
 )
+
+
+def _section_link(token: Token) -> bool:
+    """Whether an inline token is one link to a section of its own page, and nothing else."""
+    children = [c for c in token.children or [] if c.type != "softbreak"]
+    return (
+        len(children) >= 3
+        and children[0].type == "link_open"
+        and str(children[0].attrGet("href") or "").startswith("#")
+        and children[-1].type == "link_close"
+        and sum(c.type == "link_open" for c in children) == 1
+    )
 
 
 def _item_opener(tokens: list[Token], i: int) -> bool:

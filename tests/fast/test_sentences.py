@@ -136,3 +136,20 @@ def test_a_list_items_heading_leads_its_text_and_opens_no_section() -> None:
         "placeholders, and more.",
         "After the menu.",
     ]
+
+
+def test_a_pages_own_table_of_contents_is_not_read_as_a_passage() -> None:
+    # Caddy's concepts page opens with links to its own sections; it came back as a passage
+    page = (
+        "This document will help you learn about the Caddyfile.\n\n"
+        "1. [Structure](#structure)\n\t- [Blocks](#blocks)\n2. [Addresses](#addresses)\n\n"
+        "Before you start:\n\n1. [Install](#install) Caddy first.\n2. [Other page](other.md)\n\n"
+        "## Structure\n\nThe Caddyfile's structure."
+    )
+    assert readable_markdown(page).split("\n\n") == [
+        "This document will help you learn about the Caddyfile.",
+        "Before you start:",  # a list that says more than its links is read
+        "1. Install Caddy first.\n2. Other page",
+        "## Structure",
+        "The Caddyfile's structure.",
+    ]
