@@ -392,6 +392,9 @@ def main() -> None:
     parser.add_argument(
         "--kills", type=int, help="SIGKILL trials: this many kill points, spread over the list"
     )
+    parser.add_argument(
+        "--points", nargs="*", choices=KILL_POINTS, help="SIGKILL trials at these points only"
+    )
     parser.add_argument("--only", nargs="*", help="run only these parts (no summary)")
     parser.add_argument("--skip", nargs="*", default=[], help="leave out these parts")
     args = parser.parse_args()
@@ -432,7 +435,9 @@ def main() -> None:
         out: dict[str, Any] = {"command": command_line("bench.faults", args)}
         parts = {
             "permissions": lambda: canaries(w, args.modes, spread(BOB_QUESTIONS, args.questions)),
-            "sigkill": lambda: kill_trials(w, tmp, kill_points(args.kill_rounds, args.kills)),
+            "sigkill": lambda: kill_trials(
+                w, tmp, args.points or kill_points(args.kill_rounds, args.kills)
+            ),
             "pause": lambda: pause_trials(
                 w, tmp, (["evaluate", "token:1"] * args.pauses)[: args.pauses]
             ),

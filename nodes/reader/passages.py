@@ -178,10 +178,12 @@ def _excerpt(
     # command): that code is the answer and stays
     own = hi > at and parts[at].rstrip().endswith(":") and _is_lines(parts[at + 1])
     if own and hi > at + 1 and hi + 1 < len(parts) and parts[hi].rstrip().endswith(":"):
-        # a later sentence that would end the excerpt without its code is left out instead
-        # ("Then try it:" without its command)
-        hi -= 1
-        order = list(range(lo, hi + 1))
+        # a later lead-in that would end the excerpt without its code ("Then try it:") says
+        # nothing without it and is left out; a paragraph that says more before its colon
+        # ("…it will be redirected with a 308 redirect. …make sure…:") stays
+        if len(split_sentences(" ".join(parts[hi].split()))) <= 1:
+            hi -= 1
+            order = list(range(lo, hi + 1))
     elif hi > at + 1 and hi + 1 < len(parts) and parts[hi].rstrip().endswith(":"):
         # the excerpt ends on a sentence that introduces code it left out ("…with the
         # `allow_redirects` parameter:"), half an answer: the blocks between the marked one

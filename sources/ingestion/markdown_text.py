@@ -1081,11 +1081,17 @@ def inline_text(token: Token, heading: bool = False) -> str:
             words = ""
         elif child.type == "html_inline" and _HTML_CODE.match(child.content):
             words += "`"  # <code>…</code>: a code span written in HTML
-        elif child.type == "html_inline" and before == "html_inline":
-            words += _EMPTY  # an element with nothing in it: an icon (<i class="fa-eye"></i>)
+        elif child.type == "html_inline" and (
+            before == "html_inline" or _IMAGE.match(child.content)
+        ):
+            # an element with nothing in it: an icon (<i class="fa-eye"></i>), an image
+            # (a link's "external" arrow)
+            words += _EMPTY
     parts.append(_ICON.sub("", words))
-    # "an eyeball icon (<i …></i>) which": no "()" where the icon was
-    text = _EMPTY_PARENS.sub("", "".join(parts)).replace(_EMPTY, "")
+    # "an eyeball icon (<i …></i>) which": no "()" where the icon was; "or ZeroSSL <img>.":
+    # no space before the full stop
+    text = _EMPTY_PARENS.sub("", "".join(parts))
+    text = _EMPTY_BEFORE_STOP.sub("", text).replace(_EMPTY, "")
     if heading:
         text = _ATTR_HEADING.sub("", text)
     return " ".join(text.split())
@@ -1094,6 +1100,8 @@ def inline_text(token: Token, heading: bool = False) -> str:
 _HTML_CODE = re.compile(r"^</?code(?:\s[^>]*)?>$", re.I)
 _EMPTY = "\x00"
 _EMPTY_PARENS = re.compile(rf"\s?\(\s*{_EMPTY}\s*\)")
+_EMPTY_BEFORE_STOP = re.compile(rf"\s*{_EMPTY}\s*(?=[.,;:!?)\]])")
+_IMAGE = re.compile(r"^<img\b", re.I)
 
 #: A code block's title among its info string's settings: ``python title="app.py"``
 _CODE_TITLE = re.compile(r"""(?:^|\s)title=(["'])(.+?)\1""")  # (not a quoted string's words)

@@ -116,7 +116,20 @@ def test_the_code_a_marked_sentence_introduces_is_never_the_part_that_gives_way(
     text = excerpt(ev, "To start a plaintext HTTP proxy", 200, True)
     assert len(text) <= 200
     assert "on your machine:\n\n```bash\ncaddy reverse-proxy --from :2080 --to :9000\n```" in text
-    assert "Then try it:" not in text  # a sentence without its command is left out
+    assert "Then try it:" not in text  # a lead-in without its command is left out
+    # Flask's routes: a paragraph that says more before its colon stays without its code
+    page = "\n\n".join(
+        [
+            "Here for example is a definition for a URL that accepts an optional page:",
+            "```python\n@app.route('/users/', defaults={'page': 1})\n```",
+            "If a URL contains a default value, it will be redirected with a 308 redirect. "
+            "Make sure the default route only handles `GET`:",
+            "```python\n@app.route('/region/', defaults={'id': 1})\n" + "    pass\n" * 20 + "```",
+        ]
+    )
+    ev = make_evidence("flask/api#20", page, title="API")
+    text = excerpt(ev, "Here for example is a definition", 320, True)
+    assert "defaults={'page': 1})\n```" in text and "with a 308 redirect." in text, text
 
 
 def test_a_command_continued_over_lines_is_shown_whole_or_not_at_all() -> None:

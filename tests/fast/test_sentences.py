@@ -153,3 +153,13 @@ def test_a_pages_own_table_of_contents_is_not_read_as_a_passage() -> None:
         "## Structure",
         "The Caddyfile's structure.",
     ]
+
+
+def test_a_links_image_leaves_no_space_before_the_full_stop() -> None:
+    # Caddy marks links out of the site with an arrow image inside the link's text
+    arrow = '<img src="/resources/images/external-link.svg" class="external-link">'
+    text = f"Certificates come from [Let's Encrypt {arrow}](https://x.org) or [ZeroSSL {arrow}](https://y.com)."
+    assert readable_markdown(text) == "Certificates come from Let's Encrypt or ZeroSSL."
+    assert readable_markdown(f"Install [`go` {arrow}](https://go.dev), then build.") == (
+        "Install `go`, then build."
+    )
