@@ -418,8 +418,10 @@ def _run_window(block: str, wanted: frozenset[str] | set[str], budget: int) -> s
     of the way down.
     """
     head, lines, tail = frame(block)
-    body = _logical_lines(lines) if is_code(block) else lines
     room = budget - sum(len(x) + 1 for x in head + tail) - 4
+    joined = _logical_lines(lines) if is_code(block) else lines
+    # (a continued command longer than the room is cut by its lines, as any other line run)
+    body = joined if all(len(unit) + 1 <= room for unit in joined) else lines
     said = [term_set(line) & wanted for line in body]
     best: tuple[int, int, int] = (-1, 0, 0)
     for lo in range(len(body)):

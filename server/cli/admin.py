@@ -264,7 +264,7 @@ def manage_sources(args: argparse.Namespace) -> int:
             removed = unregister_source(index, args.name)
         except WorkspaceError as exc:
             raise CliError(str(exc)) from None
-        print(f"{args.name}: removed with its {removed} documents")
+        print(f"{args.name}: removed with its {plural(removed, 'document')}")
         return 0
     finally:
         index.close()

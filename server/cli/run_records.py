@@ -34,21 +34,30 @@ async def redis_of(settings: Settings, what: str) -> aioredis.Redis:
             f"{what} uses the server's run queue: set SEEKGRAPH_REDIS_URL to the server's Redis"
         )
     client = aioredis.Redis.from_url(settings.redis_url, socket_connect_timeout=5)
+    where = client.connection_pool.connection_kwargs
+    port = where.get("port")
+    place = where.get("path") or (
+        f"{where.get('host')}:{port}" if isinstance(port, int) else "the address"
+    )
     try:
         await client.ping()
+    except redis.exceptions.AuthenticationError:  # (a ConnectionError too: caught first)
+        await client.aclose()
+        raise CliError(
+            f"{what}: the server's Redis at {place} refused the credentials in SEEKGRAPH_REDIS_URL"
+        ) from None
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
         await client.aclose()
-        where = client.connection_pool.connection_kwargs
-        place = where.get("path") or f"{where.get('host')}:{where.get('port')}"
         raise CliError(
             f"{what}: the server's Redis at {place} (SEEKGRAPH_REDIS_URL) does not answer"
             f" ({type(exc).__name__}): start it, or set SEEKGRAPH_REDIS_URL to the Redis the"
             " server uses"
         ) from None
-    except redis.exceptions.AuthenticationError:
+    except redis.exceptions.RedisError as exc:  # not a Redis, or a user who may not PING
         await client.aclose()
         raise CliError(
-            f"{what}: the server's Redis refused the credentials in SEEKGRAPH_REDIS_URL"
+            f"{what}: the server at {place} (SEEKGRAPH_REDIS_URL) did not answer as a Redis"
+            f" ({type(exc).__name__}): check the URL"
         ) from None
     return client
 

@@ -1100,7 +1100,7 @@ def inline_text(token: Token, heading: bool = False) -> str:
 _HTML_CODE = re.compile(r"^</?code(?:\s[^>]*)?>$", re.I)
 _EMPTY = "\x00"
 _EMPTY_PARENS = re.compile(rf"\s?\(\s*{_EMPTY}\s*\)")
-_EMPTY_BEFORE_STOP = re.compile(rf"\s*{_EMPTY}\s*(?=[.,;:!?)\]])")
+_EMPTY_BEFORE_STOP = re.compile(rf"\s*{_EMPTY}\s*(?=[.,;:!?)\]](?:[\s.,;:!?)\]]|$))")  # not .env
 _IMAGE = re.compile(r"^<img\b", re.I)
 
 #: A code block's title among its info string's settings: ``python title="app.py"``
@@ -1286,6 +1286,8 @@ class _Blocks:
         text = inline_text(tokens[i], heading=bool(self.heading))
         words = _ALERT.sub(lambda m: f"{m.group(1).capitalize()}: ", text)
         if not words:
+            if self.lists:  # an item's heading of an icon alone: no colon for the next words
+                self.heading = 0
             return
         if self.in_title:
             self.title = words.rstrip(":")

@@ -150,6 +150,11 @@ def test_a_command_continued_over_lines_is_shown_whole_or_not_at_all() -> None:
         text = excerpt(ev, "To trust the certificate on macOS", room, True)
         if "add-trusted-cert" in text:
             assert "System.keychain /tmp/root.crt" in text, (room, text)
+    # a continued command longer than the room is cut by its lines, not emptied to "…"
+    long = "```bash\ndocker run \\\n" + "".join(f"  -v /d{i}:/d{i} \\\n" for i in range(12))
+    ev = make_evidence("caddy/docker#1", f"To run it:\n\n{long}  -p 443:443 caddy\n```", title="D")
+    text = excerpt(ev, "To run it", 200, True, frozenset({"443"}))
+    assert "-p 443:443 caddy\n```" in text, text
 
 
 def test_a_passages_reply_cites_each_passage_and_stays_short() -> None:

@@ -163,3 +163,4 @@ def test_a_links_image_leaves_no_space_before_the_full_stop() -> None:
     assert readable_markdown(f"Install [`go` {arrow}](https://go.dev), then build.") == (
         "Install `go`, then build."
     )
+    assert readable_markdown(f"Add the {arrow} .env file.") == "Add the .env file."  # a dotfile

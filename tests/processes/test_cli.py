@@ -139,6 +139,37 @@ def test_run_commands_say_when_the_servers_redis_does_not_answer(
         assert "s3cret-pw" not in done.stderr + done.stdout
 
 
+def test_run_commands_say_when_the_servers_redis_refuses_the_password(
+    tmp_path: Path, monkeypatch
+) -> None:
+    # a server on loopback that refuses every AUTH, as a Redis does a wrong password
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def refuse() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                while conn.recv(4096):
+                    conn.sendall(b"-WRONGPASS invalid username-password pair\r\n")
+
+    threading.Thread(target=refuse, daemon=True).start()
+    monkeypatch.setenv("SEEKGRAPH_REDIS_URL", f"redis://ops:s3cret-pw@127.0.0.1:{port}/0")
+    try:
+        done = cli("runs", "list", "t1", data_dir=tmp_path)
+    finally:
+        server.close()
+    assert done.returncode == 2, done.stderr
+    assert f"Redis at 127.0.0.1:{port} refused the credentials" in done.stderr, done.stderr
+    assert "s3cret-pw" not in done.stderr + done.stdout
+
+
 def test_keys_add_refuses_an_unknown_user_and_says_where_the_file_goes(tmp_path: Path) -> None:
     keys = tmp_path / "keys.json"
     unknown = cli("keys", "add", "--user", "mallory", "--file", str(keys), data_dir=tmp_path)
@@ -193,7 +224,7 @@ def test_an_added_source_can_be_listed_and_removed(tmp_path: Path) -> None:
     workspace_source = cli("sources", "remove", "kb", data_dir=tmp_path)
     assert workspace_source.returncode == 2 and "workspace.json" in workspace_source.stderr
     removed = cli("sources", "remove", "handbook", data_dir=tmp_path)
-    assert removed.returncode == 0 and "handbook: removed with its 1 documents" in removed.stdout
+    assert removed.returncode == 0 and "handbook: removed with its 1 document" in removed.stdout
     gone = cli("ask", "Where do visitors park?", "--user", "bob", "--source", "handbook",
                data_dir=tmp_path)  # fmt: skip
     assert gone.returncode == 2 and "unknown source 'handbook'" in gone.stderr
