@@ -177,17 +177,18 @@ def _excerpt(
     # the marked sentence introduces the code right after it ("To start a proxy:" and its
     # command): that code is the answer and stays
     own = hi > at and parts[at].rstrip().endswith(":") and _is_lines(parts[at + 1])
-    if own and hi > at + 1 and hi + 1 < len(parts) and parts[hi].rstrip().endswith(":"):
+    # the excerpt ends on a later sentence that introduces code it left out
+    ends_on_lead_in = hi > at + 1 and hi + 1 < len(parts) and parts[hi].rstrip().endswith(":")
+    if own and ends_on_lead_in:
         # a later lead-in that would end the excerpt without its code ("Then try it:") says
         # nothing without it and is left out; a paragraph that says more before its colon
         # ("…it will be redirected with a 308 redirect. …make sure…:") stays
         if len(split_sentences(" ".join(parts[hi].split()))) <= 1:
             hi -= 1
             order = list(range(lo, hi + 1))
-    elif hi > at + 1 and hi + 1 < len(parts) and parts[hi].rstrip().endswith(":"):
-        # the excerpt ends on a sentence that introduces code it left out ("…with the
-        # `allow_redirects` parameter:"), half an answer: the blocks between the marked one
-        # and it give way to "…", so that the sentence keeps its code
+    elif ends_on_lead_in:
+        # ("…with the `allow_redirects` parameter:"), half an answer: the blocks between the
+        # marked one and it give way to "…", so that the sentence keeps its code
         middle = sum(len(parts[i]) + 2 for i in range(at + 1, hi))
         room = budget - (size - middle) - len(_GAP) - 2
         code = parts[hi + 1] if len(parts[hi + 1]) + 2 <= room else None

@@ -97,13 +97,13 @@ def unknown_user(name: str, users: list[str], settings: Settings) -> CliError:
 def user_of_args(args: argparse.Namespace, settings: Settings, services: Services) -> str:
     """The asking user: ``--user`` or ``SEEKGRAPH_USER``, known to the workspace."""
     name = args.user or settings.user
-    known = ", ".join(u.name for u in services.registry.users())
+    known = [u.name for u in services.registry.users()]
     if not name:
-        raise CliError(f"say who is asking with --user NAME (users here: {known})")
+        raise CliError(f"say who is asking with --user NAME (users here: {', '.join(known)})")
     try:
         services.registry.user(name)
     except UnknownUserError:
-        raise unknown_user(name, [u.name for u in services.registry.users()], settings) from None
+        raise unknown_user(name, known, settings) from None
     return str(name)
 
 

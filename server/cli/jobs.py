@@ -16,10 +16,7 @@ from seekgraph.server.cli.run_records import redis_of
 from seekgraph.server.runs.coordination import RedisCoordinator
 from seekgraph.server.runs.manager import RunManager
 from seekgraph.server.runs.queue import Job, RedisRunQueue
-from seekgraph.server.runs.records import (
-    RedisRunRecords,
-    RunRecord,
-)
+from seekgraph.server.runs.records import RedisRunRecords, RunRecord
 from seekgraph.server.runs.retention import seconds_of
 from seekgraph.server.service.run_service import queued_token
 from seekgraph.server.settings import Settings
