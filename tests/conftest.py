@@ -45,8 +45,10 @@ def pytest_configure(config: pytest.Config) -> None:
     import shutil
     import tempfile
 
+    from tests.support import preload
     from tests.support.processes import SHARED_DIR, start_redis
 
+    preload.install()  # seekgraph's commands forked from a preloaded interpreter (its docstring)
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker is None and getattr(config.option, "numprocesses", None):
         # the controller: a folder its workers share (the demo's index, built once for all)

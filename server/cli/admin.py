@@ -37,6 +37,8 @@ def index_folder(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     folder = Path(args.path).expanduser().resolve()
     zipped = folder.is_file() and folder.suffix.lower() == ".zip"
+    if not folder.exists():
+        raise CliError(f"{args.path} does not exist (give a folder or a .zip export)")
     if not folder.is_dir() and not zipped:
         raise CliError(f"{args.path} is not a folder or a .zip export")
     if not args.acl and not zipped and not is_slack_export(folder):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import functools
 import json
 import sys
@@ -46,12 +47,48 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("parser_class", functools.partial(_Parser, argv=self.argv))
         return super().add_subparsers(**kwargs)
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: None = None
+    ) -> argparse.Namespace:
+        """Parse; an option the command does not have is refused by the command's parser.
+
+        So its usage is the command's, not the top level's, and the error names the command's
+        closest option: ``ask … --workspce DIR`` → "did you mean --workspace for --workspce?".
+        """
+        parsed: argparse.Namespace
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = self._command_parser(parsed)
+            command.error(_unrecognized(extras, command))
+        return parsed
+
+    def _command_parser(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+                if isinstance(chosen, _Parser):
+                    return chosen._command_parser(parsed)
+        return self
+
     def error(self, message: str) -> NoReturn:
         argv = sys.argv[1:] if self.argv is None else self.argv
         if "--json" in argv:  # a script reading stdout gets one JSON object, as for any error
             error = f"{self.prog}: {message} (see {self.prog} --help)"
             print(json.dumps({"status": "error", "error": error}, ensure_ascii=False))
         super().error(message)
+
+
+def _unrecognized(extras: list[str], parser: argparse.ArgumentParser) -> str:
+    """The "unrecognized arguments" error, with the option of ``parser`` closest to each."""
+    options = {name.lstrip("-"): name for a in parser._actions for name in a.option_strings}
+    hints = []
+    for extra in extras:
+        if extra.startswith("--"):
+            typed = extra.split("=", 1)[0]
+            close = difflib.get_close_matches(typed.lstrip("-"), options, n=1, cutoff=0.75)
+            hints += [f"{options[close[0]]} for {typed}" for _ in close]
+    said = "unrecognized arguments: " + " ".join(extras)
+    return f"{said} (did you mean {', '.join(hints)}?)" if hints else said
 
 
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

@@ -451,3 +451,43 @@ async def test_the_llm_is_told_today_and_which_source_a_dated_change_made_out_of
     assert 'updated="2026-11-03"' in prompt and 'authority="' in prompt
     assert "out of date" in prompt  # the freshness rule and this conflict's resolution
     assert "effective 1 November 2026" in prompt
+
+
+async def test_an_extractive_answer_quotes_no_other_passage_that_only_shares_a_word(
+    real_services,
+) -> None:
+    """Beside the sentence that answers, a step title or a contributor's checklist that shares
+    a word of the question ("install", "request") is not quoted; a report section, which
+    quotes every relevant sentence, still may (``offline.quote_floor``)."""
+    from dataclasses import replace
+
+    from seekgraph.nodes.reader.extractive import extractive_answer
+
+    question = "My installs time out. How long is the HTTP request timeout of the tool?"
+    pool = [
+        evidence(
+            "docs/faq#18",
+            "The default HTTP request timeout is 15 seconds, the same as "
+            "pip. The environment variable TOOL_REQUESTS_TIMEOUT can be set to alter "
+            "this value.",
+            title="FAQ",
+            score=0.9,
+        ),
+        evidence(
+            "docs/index#4", "Install the tool\n\nUpdate the tool", title="Introduction", score=0.6
+        ),
+        evidence(
+            "docs/contributing#17",
+            "1. Determine what versions of the tool the issue is "
+            "related to.\n2. If requested information is not provided, request it from "
+            "the author.",
+            title="Contributing",
+            score=0.5,
+        ),
+    ]
+    ctx = Context(user="bob")
+    lines, _, _ = await extractive_answer(base_state(question), ctx, pool, real_services)
+    assert lines and all("[src:docs/faq#18]" in line for line in lines), lines
+    report = replace(ctx, offline=replace(ctx.offline, quote_floor=0.0))
+    lines, _, _ = await extractive_answer(base_state(question), report, pool, real_services)
+    assert any("[src:docs/faq#18]" not in line for line in lines), lines
