@@ -46,7 +46,10 @@ def no_processes_no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             raise _refuse(f"a server on {address!r}")
         real_bind(self, address)
 
-    monkeypatch.setattr(subprocess.Popen, "__init__", popen)
+    # Popen itself and, where the tests' preloader replaced it (tests/support/preload.py),
+    # the class it replaced: code that kept the original is refused too
+    for cls in {c for c in subprocess.Popen.__mro__ if c.__name__.endswith("Popen")}:
+        monkeypatch.setattr(cls, "__init__", popen)
     monkeypatch.setattr(socket.socket, "connect", connect)
     monkeypatch.setattr(socket.socket, "connect_ex", connect)
     monkeypatch.setattr(socket.socket, "bind", bind)

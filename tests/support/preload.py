@@ -12,11 +12,14 @@ imports seekgraph itself and runs the command's entry point as ``__main__``, and
 it and reads its exit status as on any child (the test process is made the "child subreaper" of
 what the preloader forks: Linux hands it the forked processes as its own children).
 
-Only two shapes of command are forked: the checkout's console scripts (``.venv/bin/seekgraph``)
-and ``python -m MODULE`` with this interpreter; such a module (a benchmark the soak tier runs)
-forks the commands it starts from a preloader of its own. Anything else -- another program, another
-Python, a shell, ``pass_fds``, a ``preexec_fn``, another user -- runs as :class:`subprocess.Popen`
-always has. ``SEEKGRAPH_TEST_PRELOAD=0`` turns the preloader off: every command is executed.
+Only the checkout's own commands are forked: the ``seekgraph`` console script and
+``python -m`` a module of the checkout (``tests.fakes.*``, ``bench.*``; a benchmark the soak
+tier runs forks the servers it starts from a preloader of its own). They are executed as
+always -- as is anything else, another program or another Python -- when the call asks for
+what a fork cannot give (``pass_fds``, ``preexec_fn``, ``close_fds=False``, another user, a
+shell), or when its environment differs from the preloader's in what an interpreter or a
+preloaded library reads once at start (``PYTHON*``, the locale, ``TZ``, thread counts,
+LangSmith's and LangGraph's settings). ``SEEKGRAPH_TEST_PRELOAD=0`` executes every command.
 
 The preloader is single-threaded when it forks (it only imports and reads its socket), so the
 forked process starts with no lock held by a thread that does not exist in it.
@@ -41,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 #: The third-party libraries every seekgraph process imports (``python -X importtime``), loaded
-#: once in the preloader. Nothing that reads the environment into a constant at import.
+#: once in the preloader.
 PRELOADED = (
     "langgraph.graph",
     "langgraph.pregel",
@@ -62,15 +65,23 @@ PRELOADED = (
     "yaml",
     "rich.console",
 )
+#: Environment read once, at an interpreter's start or a preloaded library's import: a command
+#: whose environment differs from the preloader's here is executed, not forked.
+READ_AT_START = ("PYTHON", "LANG", "LC_", "TZ", "OPENBLAS_", "OMP_", "MKL_", "LANGSMITH_",
+                 "LANGCHAIN_", "LANGGRAPH_")  # fmt: skip
+#: The checkout's console script and the packages whose modules ``python -m`` may fork.
+SCRIPTS = ("seekgraph",)
+PACKAGES = ("tests", "bench", "seekgraph")
 
 SWITCH = "SEEKGRAPH_TEST_PRELOAD"
+REPO = Path(__file__).resolve().parents[2]
 _PR_SET_CHILD_SUBREAPER = 36
-_MESSAGE = 1 << 20  # an environment and a command line fit many times over
+_MESSAGE = 1 << 17  # an environment and a command line fit many times over (the socket: 208 KB)
 
 
 def serve(fd: int) -> None:
     """The preloader's loop: one request (a command, its environment and its three standard
-    streams) at a time; answers with the pid of the process that runs it."""
+    streams) at a time; answers with the pid of the process that runs it, or the error."""
     for name in PRELOADED:
         with contextlib.suppress(ImportError):
             __import__(name)
@@ -82,33 +93,49 @@ def serve(fd: int) -> None:
             return
         if not data:  # the test process is gone
             return
-        request = json.loads(data)
-        read_end, write_end = os.pipe()
-        first = os.fork()
-        if first == 0:  # forks the process proper and leaves: Linux reparents it to the test
-            try:
-                os.close(read_end)
-                pid = os.fork()
-                if pid == 0:
+        try:
+            answer: dict[str, Any] = {"pid": _fork(json.loads(data), fds, link)}
+        except Exception as e:  # noqa: BLE001 - said to the test process, which raises it
+            answer = {"error": f"{type(e).__name__}: {e}"}
+        finally:
+            for fd_ in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd_)
+        link.sendall(json.dumps(answer).encode())
+
+
+def _fork(request: dict[str, Any], fds: list[int], link: socket.socket) -> int:
+    """Fork twice: the first child forks the process proper and leaves at once, and Linux hands
+    the orphan to the nearest subreaper, the test process. Returns once it has."""
+    read_end, write_end = os.pipe()
+    first = os.fork()
+    if first == 0:
+        try:
+            os.close(read_end)
+            pid = os.fork()
+            if pid == 0:
+                try:
                     os.close(write_end)
                     link.close()
-                    _run(request, fds)  # never returns
-                os.write(write_end, str(pid).encode())
-            finally:
-                os._exit(0)
-        os.close(write_end)
-        for fd_ in fds:
-            os.close(fd_)
-        with os.fdopen(read_end) as answer:
-            pid_text = answer.read()
-        os.waitpid(first, 0)  # after this the process is the test process's child
-        link.sendall(json.dumps({"pid": int(pid_text)}).encode())
+                    _run(request, fds)  # ends the process
+                finally:
+                    os._exit(1)
+            os.write(write_end, str(pid).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as answer:
+        pid_text = answer.read()
+    os.waitpid(first, 0)  # after this the process is the test process's child
+    return int(pid_text)
 
 
 def _run(request: dict[str, Any], fds: list[int]) -> None:
     """Become the command: its session, standard streams, directory, environment and argv;
     run its entry point as ``__main__``; end as the interpreter would."""
+    global _preloader
     code: int = 0
+    interrupted = False
     try:
         if request["new_session"]:
             os.setsid()
@@ -127,6 +154,7 @@ def _run(request: dict[str, Any], fds: list[int]) -> None:
 
         if request["module"]:
             sys.path[0] = os.getcwd()
+            _preloader = _Preloader()  # the inherited one's files were closed above
             install()  # a benchmark the soak tier runs forks its own servers from one too
             runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
         else:
@@ -136,11 +164,12 @@ def _run(request: dict[str, Any], fds: list[int]) -> None:
         code = _exit_code(e.code)
     except KeyboardInterrupt:
         traceback.print_exc()
-        code = 128 + signal.SIGINT
+        interrupted = True
     except BaseException:  # noqa: BLE001 - printed as an uncaught exception is
-        traceback.print_exc()
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
         code = 1
-    _finish(code)
+    _finish(code, interrupted)
 
 
 def _exit_code(value: object) -> int:
@@ -148,12 +177,14 @@ def _exit_code(value: object) -> int:
         return 0
     if isinstance(value, int):
         return value
-    print(value, file=sys.stderr)
+    with contextlib.suppress(BaseException):
+        print(value, file=sys.stderr)
     return 1
 
 
-def _finish(code: int) -> None:
-    """The interpreter's own ending: wait for non-daemon threads, run ``atexit``, flush."""
+def _finish(code: int, interrupted: bool) -> None:
+    """The interpreter's own ending: wait for non-daemon threads, run ``atexit``, flush; an
+    uncaught KeyboardInterrupt ends the process by SIGINT, as Python does."""
     with contextlib.suppress(BaseException):
         threading._shutdown()  # type: ignore[attr-defined]  # what Py_Finalize calls first
     with contextlib.suppress(BaseException):
@@ -161,27 +192,33 @@ def _finish(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(BaseException):
             stream.flush()
+    if interrupted:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     os._exit(code & 0xFF)
 
 
 def _standard_streams(env: dict[str, str]) -> None:
-    """New ``sys.stdin/stdout/stderr`` on fds 0-2, buffered as a new interpreter would buffer
-    them under this environment (``PYTHONUNBUFFERED``; a terminal is line-buffered)."""
+    """New ``sys.stdin/stdout/stderr`` on fds 0-2, as a new interpreter makes them under this
+    environment: unbuffered with ``PYTHONUNBUFFERED``, line-buffered on a terminal, UTF-8 with
+    ``surrogateescape`` (stderr: ``backslashreplace``)."""
     unbuffered = bool(env.get("PYTHONUNBUFFERED"))
 
     def writer(fd: int, errors: str, line: bool) -> io.TextIOWrapper:
         raw = io.FileIO(fd, "w", closefd=False)
         return io.TextIOWrapper(
-            io.BufferedWriter(raw),
+            raw if unbuffered else io.BufferedWriter(raw),  # type: ignore[arg-type]
             encoding="utf-8",
             errors=errors,
             line_buffering=line or raw.isatty(),
             write_through=unbuffered,
         )
 
-    stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), "utf-8")
+    stdin = io.TextIOWrapper(
+        io.BufferedReader(io.FileIO(0, "r", closefd=False)), "utf-8", "surrogateescape"
+    )
     sys.stdin = sys.__stdin__ = stdin
-    sys.stdout = sys.__stdout__ = writer(1, "strict", False)
+    sys.stdout = sys.__stdout__ = writer(1, "surrogateescape", False)
     sys.stderr = sys.__stderr__ = writer(2, "backslashreplace", True)
 
 
@@ -192,7 +229,8 @@ class _Preloader:
         self._lock = threading.Lock()
         self._link: socket.socket | None = None
         self._proc: subprocess.Popen[bytes] | None = None
-        self._log = tempfile.TemporaryFile()  # the preloader's own errors, if it ever fails
+        self._log: Any = None  # the preloader's own errors, if it ever fails
+        self.environ: dict[str, str] = {}
 
     def _start(self) -> socket.socket:
         if self._link is None:
@@ -200,10 +238,12 @@ class _Preloader:
             if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
                 raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self._log = tempfile.TemporaryFile()  # noqa: SIM115 - kept while it runs
+            self.environ = dict(os.environ)
             self._proc = _Popen(
                 [sys.executable, "-c", f"import {__name__} as p; p.serve({theirs.fileno()})"],
                 pass_fds=[theirs.fileno()],
-                cwd=Path(__file__).resolve().parents[2],
+                cwd=REPO,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=self._log,
@@ -213,6 +253,16 @@ class _Preloader:
             atexit.register(self.close)
         return self._link
 
+    def same_start(self, env: dict[str, str]) -> bool:
+        """Whether ``env`` reads at a start as the preloader's (started now if need be)."""
+        with self._lock:
+            self._start()
+        return all(
+            env.get(k) == self.environ.get(k)
+            for k in {*env, *self.environ}
+            if k.startswith(READ_AT_START)
+        )
+
     def spawn(self, request: dict[str, Any], fds: list[int]) -> int:
         with self._lock:
             link = self._start()
@@ -221,7 +271,10 @@ class _Preloader:
         if not answer:
             self._log.seek(0)
             raise OSError(f"the test preloader ended: {self._log.read()[-2000:].decode()}")
-        return int(json.loads(answer)["pid"])
+        said = json.loads(answer)
+        if "error" in said:
+            raise OSError(f"the test preloader could not start {request['argv']}: {said['error']}")
+        return int(said["pid"])
 
     def close(self) -> None:
         if self._link is not None:
@@ -244,31 +297,30 @@ def _forkable(args: Any, kwargs: dict[str, Any]) -> dict[str, Any] | None:
                    "umask", "startupinfo")  # fmt: skip
     if kwargs.get("shell") or any(kwargs.get(k) not in (None, (), -1) for k in unsupported):
         return None
+    if kwargs.get("close_fds") is False or not all(isinstance(a, (str, Path)) for a in args):
+        return None
     argv = [os.fspath(a) for a in args]
-    bin_dir = Path(sys.executable).parent
     module = None
     if argv[0] == sys.executable and len(argv) >= 3 and argv[1] == "-m":
+        if argv[2].split(".")[0] not in PACKAGES:
+            return None
         module, argv = argv[2], [argv[2], *argv[3:]]
-    elif Path(argv[0]).parent != bin_dir or not _is_python_script(argv[0]):
+    elif argv[0] not in {str(Path(sys.executable).parent / name) for name in SCRIPTS}:
         return None
-    env = kwargs.get("env")
+    env = os.environ if kwargs.get("env") is None else kwargs["env"]
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        return None  # Popen says what is wrong
+    cwd = os.path.abspath(kwargs.get("cwd") or os.getcwd())
+    if not os.path.isdir(cwd) or not _preloader.same_start(dict(env)):
+        return None
     return {
         "argv": argv,
         "module": module,
-        "env": {str(k): str(v) for k, v in (os.environ if env is None else env).items()},
-        "cwd": os.fspath(kwargs.get("cwd") or os.getcwd()),
+        "env": dict(env),
+        "cwd": cwd,
         "new_session": bool(kwargs.get("start_new_session")),
         "process_group": kwargs.get("process_group"),
     }
-
-
-def _is_python_script(path: str) -> bool:
-    try:
-        with open(path, "rb") as f:
-            first = f.readline()
-    except OSError:
-        return False
-    return first.startswith(b"#!") and first[2:].strip() == os.fsencode(sys.executable)
 
 
 class PreloadedPopen(subprocess.Popen):  # type: ignore[type-arg]
@@ -299,7 +351,7 @@ class PreloadedPopen(subprocess.Popen):  # type: ignore[type-arg]
 
 
 def install() -> None:
-    """``subprocess.Popen`` (and so ``subprocess.run``) forks seekgraph's commands from the
+    """``subprocess.Popen`` (and so ``subprocess.run``) forks the checkout's commands from the
     preloader, in this process, from now on."""
     if os.environ.get(SWITCH, "1") != "0" and sys.platform == "linux":
         subprocess.Popen = PreloadedPopen  # type: ignore[misc]
