@@ -153,14 +153,6 @@ class OfflineReaderKnobs:
     max_answer_sentences: int = field(
         default=5, metadata=_d("Most quoted sentences in an extractive answer.")
     )
-    quote_floor: float = field(
-        default=0.7,
-        metadata=_d(
-            "Share of the best quote's rank a sentence of another document needs to be quoted "
-            "beside it in an extractive answer (0 quotes every relevant sentence, as a report "
-            "section does)."
-        ),
-    )
     bridge_rounds: int = field(
         default=0,
         metadata=_d(

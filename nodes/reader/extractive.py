@@ -99,7 +99,6 @@ async def extractive_answer(
     chosen: list[tuple[str, Evidence, float]] = []
     close: dict[tuple[int, str], float] = {}
     per_doc: dict[str, int] = {}
-    best = 0.0
     for i in order:
         (sentence, ev), score = candidates[i], scores[i]
         if len(chosen) >= ctx.offline.max_answer_sentences:
@@ -119,18 +118,6 @@ async def extractive_answer(
             continue
         if any(sentence in unit or unit in sentence for unit, _, _ in chosen):
             continue  # already quoted as part of steps (or holds a quoted sentence)
-        # beside the best quote, another document's sentence only when it ranks near it: a
-        # step title or a list that shares a word of the question answers nothing of it (a
-        # chat message is one remark of a conversation: the one it answers is its context)
-        rank = score + bonus[i]
-        if (
-            chosen
-            and rank < ctx.offline.quote_floor * best
-            and ev["doc_id"] not in per_doc
-            and ev["kind"] not in CHAT_KINDS
-        ):
-            continue
-        best = max(best, rank)
         chosen.append((sentence, ev, score))
         close[id(ev), sentence] = meaning[i]
         covered |= sterms

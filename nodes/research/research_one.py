@@ -63,7 +63,6 @@ async def research_one(
         offline=replace(
             ctx.offline,
             max_answer_sentences=max(ctx.offline.max_answer_sentences, REPORT_SENTENCES),
-            quote_floor=0.0,  # a section quotes every relevant sentence it has room for
         ),
         filtering=replace(
             ctx.filtering, rerank_top_k=max(ctx.filtering.rerank_top_k, REPORT_EVIDENCE)
