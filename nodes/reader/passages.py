@@ -440,8 +440,74 @@ def _run_window(block: str, wanted: frozenset[str] | set[str], budget: int) -> s
         hi, size = lo, 0
         while hi < len(body) and size + len(body[hi]) + 1 <= room:
             size, hi = size + len(body[hi]) + 1, hi + 1
-    cut = head + (["…"] if lo > 0 else []) + body[lo:hi] + (["…"] if hi < len(body) else [])
-    return "\n".join(cut + tail)
+    # a configuration's lines keep the keys and the section they sit under: "port: 9090"
+    # without "web:" above it, or a TOML key without its "[table]", says where it goes no more
+    above = _nested_in(body, lo) if head and _DATA_FENCE.match(head[0]) and lo > 0 else []
+    if above:
+        lo, hi, above = _with_nesting(body, said, lo, hi, above, room)
+    shown = [*above, *range(lo, hi)]
+    cut, last = list(head), -1
+    for i in shown:
+        if i > last + 1:
+            cut.append("…")
+        cut.append(body[i])
+        last = i
+    return "\n".join(cut + (["…"] if hi < len(body) else []) + tail)
+
+
+def _with_nesting(
+    body: list[str], said: list[set[str]], lo: int, hi: int, above: list[int], room: int
+) -> tuple[int, int, list[int]]:
+    """The run ``lo:hi`` with the lines ``above`` it sits under, made to fit ``room``.
+
+    Room is made on the side that says less; the run is kept alone when the lines above
+    would leave out every line of it that says anything asked.
+    """
+    run, told = (lo, hi), any(said[lo:hi])
+    while hi > lo + 1:
+        size = sum(len(x) + 1 for x in body[lo:hi]) + sum(len(body[i]) + 3 for i in above)
+        if size <= room:  # (each line above, and the "…" after it)
+            return lo, hi, above
+        if len(said[hi - 1]) > len(said[lo]):
+            lo += 1
+            above = _nested_in(body, lo)
+        else:
+            hi -= 1
+    size = len(body[lo]) + 1 + sum(len(body[i]) + 3 for i in above)
+    if size <= room and (said[lo] or not told):
+        return lo, hi, above
+    return run[0], run[1], []
+
+
+#: A fenced block in a configuration language: its lines are keys nested in keys or tables.
+_DATA_FENCE = re.compile(r"\s*(`{3,}|~{3,})\s*(ya?ml|toml|ini|cfg|conf|json[c5]?)\s*$", re.I)
+#: A TOML or INI table header: ``[tool.poetry]``, ``[[tool.poetry.source]]``.
+_SECTION = re.compile(r"\s*\[\[?[A-Za-z_][\w.\-\"' ]*\]\]?\s*(#.*)?$")
+
+
+def _nested_in(lines: list[str], at: int) -> list[int]:
+    """The lines above ``lines[at]`` that it sits under, top first.
+
+    Each less indented key above it (YAML, JSON) and the table header of its section (TOML,
+    INI).
+    """
+    first = next((line for line in lines[at:] if line.strip()), "")
+    if _SECTION.match(first):
+        return []  # a table's name is its whole path
+    indent = len(first) - len(first.lstrip())
+    out: list[int] = []
+    for i in range(at - 1, -1, -1):
+        line = lines[i]
+        if not line.strip() or line.lstrip().startswith(("#", "//", ";")):
+            continue
+        if _SECTION.match(line):
+            out.append(i)
+            break
+        depth = len(line) - len(line.lstrip())
+        if depth < indent:
+            out.append(i)
+            indent = depth
+    return sorted(out)
 
 
 def _logical_lines(lines: list[str]) -> list[str]:

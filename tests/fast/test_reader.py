@@ -566,6 +566,38 @@ def test_code_a_passage_introduces_is_cut_to_the_lines_that_answer_not_dropped()
     assert len(reply) < MAX_REPLY_CHARS
 
 
+def test_a_cut_configuration_keeps_the_keys_and_the_table_its_lines_sit_under() -> None:
+    # "port: 9090" under "…" says where it goes no more than a table row without its header:
+    # a configuration cut to the lines that answer keeps the keys (YAML) and the table (TOML)
+    # those lines sit under
+    members = "\n".join(f'  "member{i}" = "{i}.0"' for i in range(80))
+    toml = (
+        f'```toml\n[project]\nname = "foobar"\nversion = "0.1.0"\n\n[tool.poetry.dependencies]'
+        f'\n{members}\n\n[tool.poetry]\npackages = [{{ include = "foobar", from = "src" }}]\n'
+        'include = [{ path = "tests", format = "sdist" }]\n```'
+    )
+    yaml = (
+        "```yaml\nglobal:\n  scrape_interval: 15s\nscrape_configs:\n"
+        + "\n".join(
+            f"  - job_name: job{i}\n    static_configs:\n      - targets: [h{i}]" for i in range(40)
+        )
+        + "\n  - job_name: secure\n    scheme: https\n    tls_config:\n      ca_file: ca.pem\n```"
+    )
+    for block, asked, line, above in (
+        (toml, "How do I get my tests folder into the sdist format?", 'format = "sdist"',
+         ["[tool.poetry]"]),
+        (yaml, "Which setting names the CA file, ca.pem, for a scrape over https?",
+         "ca_file: ca.pem", ["scrape_configs:", "  - job_name: secure", "    tls_config:"]),
+    ):  # fmt: skip
+        ev = make_evidence("docs/config#3", f"# Config\n\nA full example:\n\n{block}", title="C")
+        reply = passages_reply([(ev, "A full example:")], question=asked)
+        shown = reply.split("```")[1]
+        assert line in shown and "…" in shown, reply
+        lines = shown.splitlines()
+        at = [lines.index(x) for x in above]
+        assert at == sorted(at) and at[-1] < lines.index(next(x for x in lines if line in x))
+
+
 def _options_page(before_description: bool) -> str:
     """An API reference section: a method, its long options list, its one-line description."""
     options = [
