@@ -21,6 +21,9 @@ shell), or when its environment differs from the preloader's in what an interpre
 preloaded library reads once at start (``PYTHON*``, the locale, ``TZ``, thread counts,
 LangSmith's and LangGraph's settings). ``SEEKGRAPH_TEST_PRELOAD=0`` executes every command.
 
+The test process, made a subreaper, is handed every orphan below it too: a process that a
+killed server had started stays its zombie until the test process ends (harmless to a test).
+
 The preloader is single-threaded when it forks (it only imports and reads its socket), so the
 forked process starts with no lock held by a thread that does not exist in it.
 """
