@@ -70,8 +70,9 @@ PRELOADED = (
 )
 #: Environment read once, at an interpreter's start or a preloaded library's import: a command
 #: whose environment differs from the preloader's here is executed, not forked.
-READ_AT_START = ("PYTHON", "LANG", "LC_", "TZ", "OPENBLAS_", "OMP_", "MKL_", "LANGSMITH_",
-                 "LANGCHAIN_", "LANGGRAPH_")  # fmt: skip
+#: ("LANG" covers the locale's LANG and LANGUAGE and LangSmith's, LangChain's and LangGraph's
+#: LANGSMITH_, LANGCHAIN_ and LANGGRAPH_ settings.)
+READ_AT_START = ("PYTHON", "LANG", "LC_", "TZ", "OPENBLAS_", "OMP_", "MKL_")
 #: The checkout's console script and the packages whose modules ``python -m`` may fork.
 SCRIPTS = ("seekgraph",)
 PACKAGES = ("tests", "bench", "seekgraph")
