@@ -81,13 +81,19 @@ class _Parser(argparse.ArgumentParser):
 def _unrecognized(extras: list[str], parser: argparse.ArgumentParser) -> str:
     """The "unrecognized arguments" error, with the option of ``parser`` closest to each."""
     options = {name.lstrip("-"): name for a in parser._actions for name in a.option_strings}
-    hints = []
+    hints, misplaced = [], []
     for extra in extras:
         if extra.startswith("--"):
             typed = extra.split("=", 1)[0]
+            if typed in options.values():  # the command's own option, typed before its name
+                misplaced.append(typed)
+                continue
             close = difflib.get_close_matches(typed.lstrip("-"), options, n=1, cutoff=0.75)
             hints += [f"{options[close[0]]} for {typed}" for _ in close]
     said = "unrecognized arguments: " + " ".join(extras)
+    if misplaced:
+        names = " ".join(misplaced)
+        return f"{said} ({names} goes after the command: {parser.prog} {names} …)"
     return f"{said} (did you mean {', '.join(hints)}?)" if hints else said
 
 

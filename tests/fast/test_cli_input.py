@@ -28,6 +28,14 @@ def test_a_misspelt_option_is_refused_with_the_commands_closest_option(capsys) -
     assert err.rstrip().endswith("unrecognized arguments: --search-k 3")
 
 
+def test_a_commands_option_typed_before_its_name_says_where_it_goes(capsys) -> None:
+    # ``runs`` has no --json of its own: ``runs list`` has
+    err = _refused(["runs", "--json", "list", "t1"], capsys)
+    assert "usage: seekgraph runs list" in err
+    assert "--json goes after the command: seekgraph runs list --json …" in err
+    assert "did you mean" not in err
+
+
 def test_indexing_a_path_that_does_not_exist_says_so(tmp_path: Path, capsys) -> None:
     missing = tmp_path / "doc"
     code = main(["index", str(missing), "--source", "docs", "--kind", "docs", "--acl",
