@@ -67,6 +67,11 @@ _BLOCK = re.compile(
     r"|^(:{3,})\{?([A-Za-z][\w-]*)\}?(?:\[(.*?)\]|[ \t]+(.*?))?(?:\{[^{}]*\})?[ \t]*$"
 )
 _FENCE = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(`{3,}(?![^`]*`)|~{3,})")
+# VitePress's container, ``::: tip Title`` (a space after the marks; ``::: details``,
+# ``::: code-group``): told from mkdocstrings' directive below by the bare ``:::`` closing it
+_SPACED_BLOCK = re.compile(r"^(:{3,})[ \t]+([A-Za-z][\w-]*)(?:[ \t]+(.*?))?[ \t]*$")
+# containers that only group what they hold (VitePress's tabs of code blocks): no call-out
+_PLAIN_BLOCKS = frozenset({"code-group", "raw"})
 # mkdocstrings' directive, ``::: package.module.Name`` and its options: the site builds the
 # API reference there; the page holds none of its words
 _AUTODOC = re.compile(r"^:::\s+[\w.]+")
@@ -941,9 +946,12 @@ def _callouts_as_admonitions(text: str) -> str:
     text = _hugo_as_markdown(_myst_as_markdown(text))
     out: list[str] = []
     fence = ""
-    blocks: list[str] = []  # the marks (/// or :::) of each open block, innermost last
+    # the marks (/// or :::) of each open block, innermost last, and whether it is a call-out
+    # (its body indented under it) or only groups what it holds (``_PLAIN_BLOCKS``)
+    blocks: list[tuple[str, bool]] = []
     base = 0  # the outermost open block's indentation (one opened inside a list item's text)
     lines = text.splitlines()
+    bare = _bare_marks(lines)  # the lines that are a run of colons alone, outside code
     closing = -1  # the line that closes the block of snippet files being skipped
     for at, line in enumerate(lines):
         if at <= closing:
@@ -970,9 +978,13 @@ def _callouts_as_admonitions(text: str) -> str:
             # "   :::tip"): three spaces at most, four would make it indented code
             lead = len(line) - len(line.lstrip(" "))
             block = _BLOCK.match(line.strip()) if lead <= 3 else None
+            spaced = _SPACED_BLOCK.match(line.strip()) if lead <= 3 else None
+            if spaced and not any(j > at and lines[j].strip() == spaced.group(1) for j in bare):
+                spaced = None  # no closing marks: mkdocstrings' directive (``_AUTODOC``)
+            block = block or spaced
             if tab:
                 line = f'{tab.group(1)}!!! tab "{tab.group(2)}"'
-            elif blocks and line.strip() == blocks[-1]:
+            elif blocks and line.strip() == blocks[-1][0]:
                 blocks.pop()
                 if out and out[-1].strip():
                     out.append("")
@@ -980,17 +992,30 @@ def _callouts_as_admonitions(text: str) -> str:
             elif block and len(blocks) < MAX_DIRECTIVE_DEPTH:  # (deeper: read as text)
                 marks, kind, *titles = (g for g in block.groups() if g is not None)
                 base = base if blocks else lead
-                blocks.append(marks)
-                title = (titles[0] if titles else kind.capitalize()).replace('"', "'")
-                out.append(" " * base + "    " * (len(blocks) - 1) + f'!!! {kind} "{title}"')
+                callout = not (marks.startswith(":") and kind in _PLAIN_BLOCKS)
+                blocks.append((marks, callout))
+                if callout:
+                    title = (titles[0] if titles else kind.capitalize()).replace('"', "'")
+                    depth = sum(c for _, c in blocks) - 1
+                    out.append(" " * base + "    " * depth + f'!!! {kind} "{title}"')
                 continue
         if not fence and not line.strip() and out and not out[-1].strip():
             continue  # one blank line: a block's body ends at a second one
         if blocks and line.strip():
             shift = min(base, len(line) - len(line.lstrip(" ")))
-            line = " " * base + "    " * len(blocks) + line[shift:]
+            line = " " * base + "    " * sum(c for _, c in blocks) + line[shift:]
         out.append(line)
     return "\n".join(out)
+
+
+def _bare_marks(lines: list[str]) -> list[int]:
+    """The lines that are a run of three or more colons alone, outside code blocks."""
+    fence, found = "", []
+    for at, line in enumerate(lines):
+        fence, is_code_line = _fence_after(line, fence)
+        if not is_code_line and re.fullmatch(r":{3,}", line.strip()):
+            found.append(at)
+    return found
 
 
 #: Material for MkDocs' icons (``:material-check:``, ``:octicons-arrow-right-24:``): pictures
@@ -1105,6 +1130,8 @@ _IMAGE = re.compile(r"^<img\b", re.I)
 
 #: A code block's title among its info string's settings: ``python title="app.py"``
 _CODE_TITLE = re.compile(r"""(?:^|\s)title=(["'])(.+?)\1""")  # (not a quoted string's words)
+#: ... or VitePress's, in brackets: ``js [vite.config.js]``, a code group's tab ``bash [npm]``
+_CODE_LABEL = re.compile(r"(?:^|\s)\[([^\[\]]+)\]")
 
 
 def _target_words(target: str) -> str:
@@ -1191,8 +1218,10 @@ def _read_token(out: _Blocks, tokens: list[Token], i: int) -> None:
         # (``{9-26}``, ``hl_lines="3"``, ``ins={4}``), but for a title, which names the
         # file the code goes in (``title="astro.config.mjs"``): said before the code
         language, _, settings = token.info.strip().partition(" ")
-        if caption := _CODE_TITLE.search(settings):
-            out.code(f"{caption.group(2)}:")
+        if language.startswith("["):  # VitePress's ```[.env]: a title and no language
+            language, settings = "", token.info.strip()
+        if caption := _CODE_TITLE.search(settings) or _CODE_LABEL.search(settings):
+            out.code(f"{caption.group(caption.lastindex or 1)}:")
         shown = _shown_lines(token.content, token.info)
         out.code(f"{marks}{language}\n{shown.rstrip()}\n{marks}")
 
@@ -1221,8 +1250,44 @@ _RUST_HIDDEN = re.compile(r"^(\s*)#(#?)( ?)(.*)$")
 _HIDELINES = re.compile(r"(?:^|[\s,])hidelines=(\S+?)(?:,|\s|$)")
 
 
+#: Twoslash's markup in a ``twoslash`` code block (TypeScript's documentation sites, VitePress):
+#: ``// ---cut---`` hides what is above it, ``// ---cut-after---`` what is below; compiler
+#: settings (``// @noErrors``, ``// @filename: a.ts``) and queries (``// ^?``) are hidden too
+_CUT_BEFORE = re.compile(r"^\s*//\s*---cut(?:-before)?---\s*$")
+_CUT_AFTER = re.compile(r"^\s*//\s*---cut-after---\s*$")
+_TWOSLASH_NOTE = re.compile(r"^\s*//\s*(?:@\w+\b.*|\^[?|].*)$")
+
+
+def _twoslash_shown(code: str) -> str:
+    """A twoslash block's lines as its site shows them (``_CUT_BEFORE``, ``_TWOSLASH_NOTE``)."""
+    lines = code.splitlines()
+    starts = [i for i, line in enumerate(lines) if _CUT_BEFORE.match(line)]
+    if starts:
+        lines = lines[starts[-1] + 1 :]
+    ends = [i for i, line in enumerate(lines) if _CUT_AFTER.match(line)]
+    if ends:
+        lines = lines[: ends[0]]
+    return "\n".join(line for line in lines if not _TWOSLASH_NOTE.match(line))
+
+
+def _item_title(tokens: list[Token], i: int) -> bool:
+    """The inline at ``i`` is a list item's first paragraph, all in bold, and more follows it."""
+    children = [c for c in tokens[i].children or [] if c.type != "text" or c.content.strip()]
+    return (
+        _item_opener(tokens, i)
+        and len(children) >= 3
+        and children[0].type == "strong_open"
+        and children[-1].type == "strong_close"
+        and sum(c.type == "strong_open" for c in children) == 1
+        and i + 2 < len(tokens)
+        and tokens[i + 2].type != "list_item_close"
+    )
+
+
 def _shown_lines(code: str, info: str) -> str:
     """A code block's lines as its site shows them: lines the site hides left out."""
+    if "twoslash" in info.split():
+        code = _twoslash_shown(code)
     language = re.split(r"[\s,{]", info.strip(), maxsplit=1)[0].lower()
     prefix = _HIDELINES.search(info)
     if language != "rust" and prefix is None:
@@ -1300,7 +1365,9 @@ class _Blocks:
             self.contents = self.contents and _section_link(tokens[i])
             if self.title:  # a call-out inside a list item: its title leads its first words
                 words, self.title = f"{self.title}: {words}", ""
-            if self.heading:  # an item's heading ("- #### Quick start guide") leads its text
+            if self.heading or _item_title(tokens, i):
+                # an item's heading ("- #### Quick start guide"), or its title in bold over
+                # more of the item ("1. **Update the config**" then its text), leads its text
                 self.heading = 0
                 words += "" if words[-1] in ".:?!" else ":"
             if _item_opener(tokens, i):

@@ -654,6 +654,43 @@ def test_a_starlight_page_is_read_as_its_site_shows_it(tmp_path) -> None:
     assert "Marked:\n\n```mdx\n<Aside" in pages["docs/authoring"].text
 
 
+def test_a_vitepress_page_is_read_as_its_site_shows_it(tmp_path) -> None:
+    """Containers with a space after their marks (``::: tip Title``), a code group's tabs,
+    a code block's title in brackets, twoslash's hidden lines, a step's title in bold."""
+    (tmp_path / "guide.md").write_text(
+        "# Getting Started\n\n::: code-group\n\n```bash [npm]\n$ npm create vite@latest\n```\n\n"
+        "```bash [Yarn]\n$ yarn create vite\n```\n\n:::\n\n"
+        "::: tip Compatibility Note\nVite requires Node.js version 20.19+, 22.12+.\n:::\n\n"
+        ":::: details Using create vite with command line options\n\n"
+        "You can directly specify the project name.\n\n::::\n\n"
+        "::: warning\nDo not commit secrets.\n:::\n\n"
+        "```js twoslash [vite.config.js]\nimport 'vite/client'\n// @noErrors\n// ---cut---\n"
+        "import shaderString from './shader.glsl?raw'\n```\n\n"
+        "```[.env]\nVITE_SOME_KEY=123\n```\n\n"
+        "1. **Update Vite Config**\n\n   Set the correct `base`.\n\n2. **Enable Pages**\n\n"
+        "   Go to Settings.\n\n- **Fast**\n- **Lean** and small\n"
+    )
+    (tmp_path / "api.md").write_text("# API\n\n::: mypackage.Client\n\nThe client.\n")
+    read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
+    pages = {d.doc_id: d for d in read.documents}
+    text = pages["docs/guide"].text
+    assert "npm:\n\n```bash\n$ npm create vite@latest\n```" in text  # a code group's tab
+    assert "Yarn:\n\n```bash\n$ yarn create vite\n```" in text
+    # a call-out right after a code group is kept, titled (it was read as mkdocstrings' ::: x)
+    assert "Compatibility Note: Vite requires Node.js version 20.19+, 22.12+." in text
+    assert "Using create vite with command line options: You can directly specify" in text
+    assert "Warning: Do not commit secrets." in text
+    assert "vite.config.js:\n\n```js\nimport shaderString from './shader.glsl?raw'\n```" in text
+    assert ".env:\n\n```\nVITE_SOME_KEY=123\n```" in text
+    steps = "1. Update Vite Config: Set the correct `base`.\n2. Enable Pages: Go to Settings."
+    assert steps in text  # a step's title in bold leads its text
+    assert "- Fast\n- Lean and small" in text  # a bold item with nothing under it: no colon
+    for markup in (":::", "---cut---", "@noErrors", "vite/client", "[npm]", "code-group"):
+        assert markup not in text, markup
+    # mkdocstrings' directive has no closing marks: still the site's generated reference
+    assert pages["docs/api"].text == "# API\n\nThe client."
+
+
 def test_an_mdbook_page_is_read_as_its_book_shows_it(tmp_path) -> None:
     # mdBook's user guide (rust-lang/mdBook, guide/src): its links put files in the page, its
     # Rust blocks hide lines, and a code block goes with the words above it
