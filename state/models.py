@@ -111,7 +111,8 @@ class Conflict(TypedDict):
     claims: list[dict[str, str]]
     """Each claim: ``id`` (citation), ``text``, ``kind``, ``updated_at``."""
     trust: str
-    """Citation id of the claim to trust."""
+    """Citation id of the claim to trust; empty when nothing tells them apart (one authority,
+    one date): the reason says to check which is right."""
     reason: str
 
 

@@ -11,6 +11,8 @@ import datetime as dt
 import re
 from itertools import combinations
 
+from tld import is_tld
+
 from seekgraph.nodes.plumbing.evidence import newer
 from seekgraph.nodes.reader.freshness import effective_words, verdict
 from seekgraph.providers.language import pattern
@@ -21,8 +23,14 @@ _MONEY = re.compile(
     rf"[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:{pattern('money_unit')})\b", re.I
 )
 _HOST = re.compile(r"\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+\.[a-z]{2,}\b", re.I)
+#: Names kept for examples, tests and private networks, in no public suffix list: RFC 2606
+#: and 6761 (``example``, ``test``, ``invalid``, ``localhost``), RFC 6762 (``local``) and
+#: ICANN's ``internal`` (2024).
+_RESERVED_TLDS = frozenset({"example", "test", "invalid", "localhost", "local", "internal"})
 _QUANTITY = re.compile(rf"\b\d+(?:\.\d+)?\s?(?:{pattern('quantity_unit')})", re.I)
 #: A fenced code block (a quote may carry the block its sentence introduces).
+#: Two sources of one authority and one date: neither is preferred.
+UNDECIDED = "both sources have the same authority and date: check which is right"
 _CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
 
 
@@ -36,6 +44,16 @@ def stated(sentence: str) -> str:
     return _CODE_BLOCK.sub("", sentence).strip()
 
 
+def is_host(name: str) -> bool:
+    """A dotted name is a host when it ends in a top-level domain.
+
+    ``vpn2.corp.example`` is; ``import.meta.env`` or ``process.env.BROWSER`` (code's attribute
+    paths) are not.
+    """
+    last = name.rsplit(".", 1)[-1].lower()
+    return last in _RESERVED_TLDS or is_tld(last)
+
+
 def facts(text: str) -> dict[str, set[str]]:
     """Comparable facts in a sentence, by type: amounts of money, host names, quantities."""
 
@@ -44,7 +62,7 @@ def facts(text: str) -> dict[str, set[str]]:
 
     return {
         "money": {norm(m) for m in _MONEY.findall(text)},
-        "host": {m.lower() for m in _HOST.findall(text)},
+        "host": {m.lower() for m in _HOST.findall(text) if is_host(m)},
         "quantity": {norm(m) for m in _QUANTITY.findall(text)},
     }
 
@@ -97,9 +115,12 @@ def find_conflicts(candidates: list[tuple[str, Evidence]], today: dt.date) -> li
                     f", but the {label[other['source_id']]} is newer ({when}) and may report "
                     "a change not yet written down — confirm with its author"
                 )
-        else:
-            trust, other = (ea, eb) if newer(ea, eb) or not newer(eb, ea) else (eb, ea)
+        elif newer(ea, eb) or newer(eb, ea):
+            trust, other = (ea, eb) if newer(ea, eb) else (eb, ea)
             reason = "both sources have the same authority; the newer one is preferred"
+        else:  # nothing tells them apart: neither is trusted over the other
+            trust, other = ea, eb
+            reason = UNDECIDED
         claims = [
             {
                 "id": e["source_id"],
@@ -113,7 +134,7 @@ def find_conflicts(candidates: list[tuple[str, Evidence]], today: dt.date) -> li
             {
                 "topic": ", ".join(sorted(topic)[:4]),
                 "claims": claims,
-                "trust": trust["source_id"],
+                "trust": "" if reason == UNDECIDED else trust["source_id"],
                 "reason": reason,
             }
         )
@@ -156,12 +177,16 @@ def current_first(lines: list[str], conflicts: list[Conflict]) -> list[str]:
 
 
 def conflict_lines(conflicts: list[Conflict]) -> list[str]:
-    """Conflicts in plain words, with both citations and which to trust."""
+    """Conflicts in plain words, with both citations and which to trust (when one is)."""
     lines = []
     for c in conflicts:
         a, b = c["claims"]
-        lines.append(
-            f"Sources disagree: “{a['text']}” [src:{a['id']}] versus “{b['text']}” "
-            f"[src:{b['id']}]. Trust [src:{c['trust']}]: {c['reason']}."
-        )
+        said = f"Sources disagree: “{a['text']}” [src:{a['id']}] versus “{b['text']}”"
+        lines.append(f"{said} [src:{b['id']}]. {verdict_words(c)}.")
     return lines
+
+
+def verdict_words(c: Conflict) -> str:
+    """Which claim to trust and why ("Trust [src:…]: …"), or why neither is trusted."""
+    reason = c["reason"]
+    return f"Trust [src:{c['trust']}]: {reason}" if c["trust"] else reason[:1].upper() + reason[1:]

@@ -56,7 +56,8 @@ def disagreements(
                 and is_quote(c["text"], f"{ledger[c['id']]['title']}. {ledger[c['id']]['snippet']}")
             ]
             key = (conflict["topic"], conflict["trust"])
-            if len(claims) < 2 or key in seen or conflict["trust"] not in ledger:
+            decided = bool(conflict["trust"])
+            if len(claims) < 2 or key in seen or (decided and conflict["trust"] not in ledger):
                 continue
             seen.add(key)
             said = " vs ".join(
@@ -64,8 +65,11 @@ def disagreements(
                 f"[{numbers.setdefault(c['id'], len(numbers) + 1)}]"
                 for c in claims
             )
-            trust = numbers.setdefault(conflict["trust"], len(numbers) + 1)
-            lines.append(f"- {said}. Trust [{trust}]: {conflict['reason']}")
+            if decided:
+                trust = numbers.setdefault(conflict["trust"], len(numbers) + 1)
+                lines.append(f"- {said}. Trust [{trust}]: {conflict['reason']}")
+            else:
+                lines.append(f"- {said}. {conflict['reason'][:1].upper()}{conflict['reason'][1:]}")
     by_doc = {ev["doc_id"]: sid for sid, ev in ledger.items() if not ev.get("deprecated")}
     stale = [i for i in state.get("superseded", []) if i in ledger]
     listed: set[str] = set()

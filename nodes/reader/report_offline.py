@@ -161,7 +161,7 @@ def quoted_sections(
         (claim["id"], claim["text"])
         for conflict in conflicts
         for claim in conflict["claims"]
-        if claim["id"] != conflict["trust"]
+        if conflict["trust"] and claim["id"] != conflict["trust"]
     ]
     candidates = [
         q for q in candidates if not any(q.source_id == i and t in q.text for i, t in stale)

@@ -320,7 +320,8 @@ def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
         a, b = c["claims"]
         print(
             f"\nSources disagree: “{a['text']}” [src:{a['id']}] versus “{b['text']}” "
-            f"[src:{b['id']}]. Trust [src:{c['trust']}]: {c['reason']}."
+            f"[src:{b['id']}]. "
+            + (f"Trust [src:{c['trust']}]: {c['reason']}." if c["trust"] else f"{c['reason']}.")
         )
     if citations:
         print("\nCitations:")

@@ -668,7 +668,8 @@ function renderOutcome(data) {
     const item = document.createElement("li");
     const [a, b] = c.claims;
     item.innerHTML = window.DOMPurify.sanitize(renderMarkdown(
-      `“${a.text}” [src:${a.id}] versus “${b.text}” [src:${b.id}]. Trust [src:${c.trust}]: ${c.reason}.`,
+      `“${a.text}” [src:${a.id}] versus “${b.text}” [src:${b.id}]. ` +
+        (c.trust ? `Trust [src:${c.trust}]: ${c.reason}.` : `${c.reason}.`),
       view.citations));
     return item;
   }));
