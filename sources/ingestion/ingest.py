@@ -52,6 +52,7 @@ from seekgraph.sources.ingestion.markdown_text import (
 )
 from seekgraph.sources.ingestion.mdbook import expand_links
 from seekgraph.sources.ingestion.slack_export import is_slack_export, slack_documents
+from seekgraph.sources.ingestion.vitepress import expand_imports
 
 __all__ = [
     "HARD_CHUNK_CHARS",
@@ -179,6 +180,8 @@ def markdown_document(
         )
         if book_title:
             meta.setdefault("title", book_title)
+        # a VitePress page's code snippet imports (``<<< @/snippets/app.js#setup``)
+        content = expand_imports(content, path, root, NOT_CONTENT_FOLDERS, not own_readers)
     as_markdown = AS_MARKDOWN.get(path.suffix.lower())
     content = as_markdown(content) if as_markdown else content
     # unwrapped, without comments or link references (MDX has no indented code)

@@ -42,6 +42,7 @@ CODE_SUFFIXES = frozenset(
         ".cpp", ".hpp", ".java", ".kt", ".swift", ".rb", ".sh", ".bash", ".zsh", ".ps1",
         ".toml", ".hbs", ".css", ".scss", ".sql", ".lua", ".php", ".cs", ".fs", ".ex", ".exs",
         ".hs", ".ml", ".scala", ".r", ".jl", ".zig", ".dart", ".vue", ".svelte", ".proto",
+        ".yaml", ".yml",
     }
 )  # fmt: skip
 

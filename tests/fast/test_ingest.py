@@ -671,6 +671,20 @@ def test_a_vitepress_page_is_read_as_its_site_shows_it(tmp_path) -> None:
         "   Go to Settings.\n\n- **Fast**\n- **Lean** and small\n"
     )
     (tmp_path / "api.md").write_text("# API\n\n::: mypackage.Client\n\nThe client.\n")
+    # a code snippet import: a file of the folder (a region of it), titled; none from outside
+    (tmp_path / "deploy.md").write_text(
+        "# Deploy\n\nCreate the workflow:\n\n<<< ./pages.yaml#content [deploy.yml]\n\n"
+        "Setup:\n\n<<< @/snippets/app.js{2 ts:line-numbers}\n\n<<< ../outside.js\n"
+    )
+    (tmp_path / "pages.yaml").write_text(
+        "name: Deploy\n# #region content\non:\n  push:\n    branches: [main]\n"
+        "# #endregion content\njobs: {}\n"
+    )
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets" / "app.js").write_text(
+        "// #region a\nexport default {}\n// #endregion a\n"
+    )
+    (tmp_path.parent / "outside.js").write_text("const secret = 1\n")
     read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
     pages = {d.doc_id: d for d in read.documents}
     text = pages["docs/guide"].text
@@ -689,6 +703,10 @@ def test_a_vitepress_page_is_read_as_its_site_shows_it(tmp_path) -> None:
         assert markup not in text, markup
     # mkdocstrings' directive has no closing marks: still the site's generated reference
     assert pages["docs/api"].text == "# API\n\nThe client."
+    deploy = pages["docs/deploy"].text
+    assert "deploy.yml:\n\n```yaml\non:\n  push:\n    branches: [main]\n```" in deploy
+    assert "Setup:\n\n```ts\nexport default {}\n```" in deploy
+    assert "<<<" not in deploy and "secret" not in deploy and "name: Deploy" not in deploy
 
 
 def test_an_mdbook_page_is_read_as_its_book_shows_it(tmp_path) -> None:

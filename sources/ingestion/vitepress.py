@@ -1,0 +1,81 @@
+"""VitePress's code snippet imports, read as its site shows them: the file's code is in the page.
+
+A line ``<<< @/snippets/app.js`` (``@`` is the site's source folder, here the folder being
+indexed) or ``<<< ./deploy.yaml`` (beside the page) puts the file there as a code block:
+``#name`` takes the lines between ``#region name`` and ``#endregion name`` (in a comment of any
+language), ``{2,4 js}`` highlights lines and may name the language (else the file's suffix
+does), ``[deploy.yaml]`` titles the block. A file is included as mdBook's includes are
+(``mdbook._Reader``): only from the folder being indexed, never from a hidden or passed-over
+folder, never into a page naming its own readers; a line whose file cannot be included is left
+out, the page's other text kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from pathlib import Path
+
+from seekgraph.sources.ingestion.mdbook import _Reader
+
+_IMPORT = re.compile(
+    r"^(?P<indent>[ \t]{0,3})<<<[ \t]+(?P<path>[^\s#{\[]+)(?:#(?P<region>[\w-]+))?"
+    r"(?:\{(?P<settings>[^}\n]*)\})?(?:[ \t]+\[(?P<title>[^\]\n]+)\])?[ \t]*$",
+    re.M,
+)
+_REGION = re.compile(r"#(end)?region\b[ \t]*([\w-]*)")
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+#: A file's suffix, when it is not the name of its language in a code block.
+_LANGUAGES = {"yml": "yaml", "mjs": "js", "cjs": "js", "mts": "ts", "cts": "ts", "sh": "bash"}
+
+
+def expand_imports(
+    text: str,
+    page: Path,
+    root: Path,
+    passed_over: Collection[str] = (),
+    includes: bool = True,
+) -> str:
+    """``text`` of ``page`` with its ``<<<`` lines replaced by the code they import."""
+    if "<<<" not in text:
+        return text
+    reader = _Reader(root.resolve(), frozenset(passed_over), includes)
+    out, fence = [], ""
+    for line in text.split("\n"):
+        marks = _FENCE.match(line)
+        if marks and (not fence or marks.group(1)[0] == fence[0]):
+            fence = "" if fence else marks.group(1)
+        found = None if fence else _IMPORT.match(line)
+        if found is None:
+            out.append(line)
+            continue
+        target = found.group("path")
+        path = root / target[2:] if target.startswith("@/") else page.parent / target
+        read = reader.read(path, (page.resolve(),))
+        if read is None:
+            continue  # outside the folder, another type, the page's own readers: left out
+        code = _region(read[1], found.group("region"))
+        settings = (found.group("settings") or "").split()
+        words = [s.split(":")[0] for s in settings if not re.fullmatch(r"[\d,\-]+", s)]
+        suffix = path.suffix.lstrip(".").lower()
+        language = words[0] if words else _LANGUAGES.get(suffix, suffix)
+        indent = found.group("indent")
+        if found.group("title"):
+            out += [f"{indent}{found.group('title').strip()}:", ""]
+        body = "\n".join(f"{indent}{x}" if x else x for x in code.splitlines())
+        out.append(f"{indent}```{language}\n{body}\n{indent}```")
+    return "\n".join(out)
+
+
+def _region(text: str, name: str | None) -> str:
+    """The lines of region ``name`` (or the whole file), without any region's marker lines."""
+    kept, inside = [], name is None
+    for line in text.splitlines():
+        mark = _REGION.search(line)
+        if mark is None:
+            if inside:
+                kept.append(line)
+            continue
+        if name is not None and mark.group(2) == name:
+            inside = not mark.group(1)
+    return "\n".join(kept).strip("\n")
