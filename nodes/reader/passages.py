@@ -198,6 +198,16 @@ def _excerpt(
             parts[hi + 1] = code
             order = [*range(lo, at + 1), -1, hi, hi + 1]
             hi += 1
+    # a lead-in of one sentence left without what it introduces ("npm:", a code group's tab;
+    # "For example, run:" above it) says nothing: the excerpt ends before it
+    while (
+        order[-1] > at
+        and order[-1] + 1 < len(parts)
+        and parts[order[-1]].rstrip().endswith(":")
+        and len(split_sentences(" ".join(parts[order[-1]].split()))) <= 1
+    ):
+        order.pop()
+        hi = order[-1]
     shown = [_GAP if i < 0 else _mark(parts[i], sentence) if i == at else parts[i] for i in order]
     text = "\n\n".join(shown)
     # "…" opens a paragraph's line; a code block, list or table opens its own line (a fence

@@ -100,6 +100,38 @@ def test_a_sentence_that_introduces_code_keeps_it_when_the_blocks_between_give_w
     assert "For example, GitHub" not in text  # what gave way, said by the "…"
 
 
+def test_an_excerpt_never_ends_on_a_lead_in_whose_code_it_left_out() -> None:
+    # Vite's getting started: a code group's tabs read as "npm:" and its command
+    command = (
+        "```bash\n# npm 7+, extra double-dash is needed:\n"
+        + "$ npm create vite@latest my-vue-app -- --template vue\n" * 4
+        + "```"
+    )
+    page = "\n\n".join(
+        [
+            "You can also directly specify the project name and the template you want to use "
+            "via additional command line options.",
+            "For example, to scaffold a Vite + Vue project, run:",
+            "npm:",
+            command,
+            "Yarn:",
+            "```bash\n$ yarn create vite my-vue-app --template vue\n```",
+        ]
+    )
+    ev = make_evidence("docs/guide/index#5", page, title="Getting Started")
+    marked = "You can also directly specify the project name"
+    # no room for the command: "For example, … run:" and "npm:" say nothing and are left out
+    text = excerpt(ev, marked, 200, True)
+    assert text.startswith(f"**{marked}**") and len(text) <= 200
+    assert "npm:" not in text and "run:" not in text
+    # room for part of it: the tab's label and its command, what is between giving way
+    text = excerpt(ev, marked, 300, True)
+    assert "…\n\nnpm:\n\n```bash\n# npm 7+" in text
+    # room for all: the lead-ins and the commands they introduce, together
+    text = excerpt(ev, marked, 700, True)
+    assert "run:\n\nnpm:\n\n```bash" in text and "Yarn:\n\n```bash" in text
+
+
 def test_the_code_a_marked_sentence_introduces_is_never_the_part_that_gives_way() -> None:
     # Caddy's reverse-proxy quick-start: the marked sentence's own command is the answer; the
     # next sentence's command does not fit, so that sentence is left out, not the answer
