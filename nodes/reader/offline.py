@@ -25,13 +25,7 @@ from seekgraph.nodes.reader.answerable import (
 )
 from seekgraph.nodes.reader.attribution import wrong_person
 from seekgraph.nodes.reader.base import Judged, Rephrased, Reply, Review, Written
-from seekgraph.nodes.reader.closeness import (
-    ALIGNED_PASSAGES,
-    alignment,
-    closeness,
-    fused,
-    passage_order,
-)
+from seekgraph.nodes.reader.closeness import closeness, passage_order
 from seekgraph.nodes.reader.conflicts import current_first, find_conflicts
 from seekgraph.nodes.reader.coverage import coverage_verdict
 from seekgraph.nodes.reader.extractive import (
@@ -84,7 +78,6 @@ def offline_reply(
     relevant: list[tuple[str, Evidence]] | None = None,
     question: str = "",
     close: dict[str, float] | None = None,
-    aligned: dict[str, float] | None = None,
 ) -> Reply:
     """The offline reader's reply: the answering passage when sure, else the closest whole.
 
@@ -103,7 +96,7 @@ def offline_reply(
     best = scored[0] if scored else None
     if lines and best is not None and disputed:
         return Reply(extractive_body(fitting(lines), quoted, []), "answered")
-    chosen = shown_passages(scored, pool, relevant or [], question, close, aligned)
+    chosen = shown_passages(scored, pool, relevant or [], question, close)
     anchor = chosen[0][0]
     # the passage the search ranks first and the sentence the reader ranks first agree: on
     # the dev sets' tuning halves (``bench/devsets.py``) this kept all but 1 of 12 near misses
@@ -120,7 +113,6 @@ def shown_passages(
     relevant: Sequence[tuple[str, Evidence]],
     question: str,
     close: dict[str, float] | None,
-    aligned: dict[str, float] | None = None,
 ) -> list[tuple[Evidence, str]]:
     """The passages a reply shows (``closest`` of ``ranked_passages``), its anchor first.
 
@@ -129,7 +121,7 @@ def shown_passages(
     test_a_how_question_gets_the_steps_in_order``). Any other block (a list of drawbacks, a
     code block) keeps the search's order.
     """
-    chosen = closest(ranked_passages(scored, pool, relevant, question, close, aligned))
+    chosen = closest(ranked_passages(scored, pool, relevant, question, close))
     best = scored[0] if scored else None
     if best is not None and best.sentence == procedure_steps(best.evidence):
         chosen = [(best.evidence, best.sentence)] + [
@@ -144,7 +136,6 @@ def ranked_passages(
     relevant: Sequence[tuple[str, Evidence]] = (),
     question: str = "",
     close: dict[str, float] | None = None,
-    aligned: dict[str, float] | None = None,
 ) -> list[tuple[str, Evidence]]:
     """Passages to show in the search's order (``relevance``), each with its likeliest sentence.
 
@@ -171,8 +162,6 @@ def ranked_passages(
         at = next((i for i, ev in enumerate(rest) if ev["source_id"] == best), None)
         if at is not None and at > 1:
             rest.insert(1, rest.pop(at))
-    # then fused with how well each passage's words match the question's (``alignment``)
-    rest = fused(rest, aligned or {})
     if not asks_history(question):
         rest.sort(key=history_page)  # stable: the order above within each
     else:  # the best release note is shown, last of the passages, never instead of the page
@@ -225,8 +214,6 @@ class Draft:
     today: dt.date
     close: dict[str, float]
     """How close each read passage's best line comes to the question (``closeness``)."""
-    aligned: dict[str, float]
-    """How well each passage's words match the question's, word by word (``alignment``)."""
 
 
 class OfflineReader:
@@ -292,19 +279,8 @@ class OfflineReader:
             if self.services.embedder is not None
             else {}
         )
-        first = passage_order(pool, close)[:ALIGNED_PASSAGES]
-        aligned = await alignment(self.services.embedder, question, first)
         reply = offline_reply(
-            lines,
-            quoted,
-            scored,
-            pool,
-            nothing_answers,
-            disputed,
-            relevant,
-            question,
-            close,
-            aligned,
+            lines, quoted, scored, pool, nothing_answers, disputed, relevant, question, close
         )
         return Draft(
             reply,
@@ -317,7 +293,6 @@ class OfflineReader:
             judged.by_meaning,
             today,
             close,
-            aligned,
         )
 
     async def finish(
@@ -355,12 +330,7 @@ class OfflineReader:
             if status == "passages":  # the passages make room for what is missing
                 shown = closest(
                     ranked_passages(
-                        draft.scored,
-                        pool,
-                        draft.relevant,
-                        state["question"],
-                        draft.close,
-                        draft.aligned,
+                        draft.scored, pool, draft.relevant, state["question"], draft.close
                     )
                 )
                 body = passages_reply(shown, MAX_REPLY_CHARS - len(footer) - 1, state["question"])

@@ -753,43 +753,6 @@ def test_a_passage_whose_one_line_answers_comes_before_a_closer_page_of_generali
     assert asyncio.run(closeness(load_embedder("minilm"), asked, said)) == {}
 
 
-def test_the_passage_whose_words_match_the_questions_one_by_one_moves_up() -> None:
-    # Homebrew's tips (a tuning-half question): "cute drink icon" is the page's "beer mug
-    # emoji"; the editor-plugins passage the reader put first matches none of its words
-    import asyncio
-
-    from seekgraph.nodes.reader.closeness import alignment, fused
-    from seekgraph.providers.embeddings import E5Embedder, load_embedder
-
-    plugins = make_evidence(
-        "docs/Tips-and-Tricks#12",
-        "# Editor plugins › Visual Studio Code\n\n- Brewfile adds Ruby syntax highlighting for "
-        "`brew bundle`'s `Brewfile`s.\n- Brew Services is an extension for starting and "
-        "stopping Homebrew services.",
-        title="Tips and Tricks",
-    )
-    emoji = make_evidence(
-        "docs/Tips-and-Tricks#7",
-        "# Hide the beer mug emoji when finishing a build\n\n```sh\nexport HOMEBREW_NO_EMOJI=1"
-        "\n```\n\nThis sets the `HOMEBREW_NO_EMOJI` environment variable, causing Homebrew to "
-        "hide all emoji.",
-        title="Tips and Tricks",
-    )
-    other = make_evidence("docs/FAQ#3", "# Why emoji?\n\nBecause they are fun.", title="FAQ")
-    asked = "How do I make brew stop printing that cute drink icon at the end of an install?"
-    aligned = asyncio.run(alignment(load_embedder("minilm"), asked, [plugins, emoji]))
-    assert aligned["docs/Tips-and-Tricks#7"] > aligned["docs/Tips-and-Tricks#12"]
-    # fused with the reader's order by reciprocal rank: the passage both put high comes first
-    scores = {"docs/Tips-and-Tricks#7": 0.5, "docs/FAQ#3": 0.45, "docs/Tips-and-Tricks#12": 0.4}
-    assert fused([plugins, emoji, other], scores) == [emoji, plugins, other]
-    # two orders that only swap the first two places tie: the reader's first stays
-    assert fused([plugins, emoji], aligned) == [plugins, emoji]
-    # without scores the order stands
-    assert fused([plugins, emoji, other], {}) == [plugins, emoji, other]
-    # an embedder without token vectors (e5) gives no alignment
-    assert asyncio.run(alignment(E5Embedder(), asked, [plugins, emoji])) == {}
-
-
 def test_each_named_part_is_asked_on_its_own() -> None:
     # "…: the events of their life, their work, interests…" once asked "the events of
     # interests", which found nothing: a part's question names that part, not another's words
