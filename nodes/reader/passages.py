@@ -198,13 +198,14 @@ def _excerpt(
             parts[hi + 1] = code
             order = [*range(lo, at + 1), -1, hi, hi + 1]
             hi += 1
-    # a lead-in of one sentence left without what it introduces ("npm:", a code group's tab;
-    # "For example, run:" above it) says nothing: the excerpt ends before it
+    # a lead-in of one sentence left without what it introduces, and naming nothing asked
+    # ("npm:", a code group's tab; "Example usage:"), says nothing: the excerpt ends before it
     while (
         order[-1] > at
         and order[-1] + 1 < len(parts)
         and parts[order[-1]].rstrip().endswith(":")
         and len(split_sentences(" ".join(parts[order[-1]].split()))) <= 1
+        and not wanted & term_set(parts[order[-1]])
     ):
         order.pop()
         hi = order[-1]

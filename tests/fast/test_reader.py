@@ -124,6 +124,10 @@ def test_an_excerpt_never_ends_on_a_lead_in_whose_code_it_left_out() -> None:
     text = excerpt(ev, marked, 200, True)
     assert text.startswith(f"**{marked}**") and len(text) <= 200
     assert "npm:" not in text and "run:" not in text
+    # one that names what was asked says something still: it stays ("…project, run:")
+    asked = frozenset({"project", "scaffold"})
+    text = excerpt(ev, marked, 200, True, asked)
+    assert text.rstrip("…\n ").endswith("Vite + Vue project, run:") and "npm:" not in text
     # room for part of it: the tab's label and its command, what is between giving way
     text = excerpt(ev, marked, 300, True)
     assert "…\n\nnpm:\n\n```bash\n# npm 7+" in text
