@@ -24,13 +24,17 @@ _MONEY = re.compile(
 )
 _HOST = re.compile(r"\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)+\.[a-z]{2,}\b", re.I)
 #: Names kept for examples, tests and private networks, in no public suffix list: RFC 2606
-#: and 6761 (``example``, ``test``, ``invalid``, ``localhost``), RFC 6762 (``local``) and
-#: ICANN's ``internal`` (2024).
-_RESERVED_TLDS = frozenset({"example", "test", "invalid", "localhost", "local", "internal"})
+#: and 6761 (``example``, ``test``, ``invalid``, ``localhost``), RFC 6762 (``local``, and the
+#: names its appendix G finds in private use: ``intranet``, ``internal``, ``private``,
+#: ``corp``, ``home``, ``lan``), ``localdomain`` (Unix hosts files) and ICANN's ``internal``.
+_RESERVED_TLDS = frozenset(
+    {"example", "test", "invalid", "localhost", "local", "internal", "intranet", "private"}
+    | {"corp", "home", "lan", "localdomain"}
+)
 _QUANTITY = re.compile(rf"\b\d+(?:\.\d+)?\s?(?:{pattern('quantity_unit')})", re.I)
 #: A fenced code block (a quote may carry the block its sentence introduces).
 #: Two sources of one authority and one date: neither is preferred.
-UNDECIDED = "both sources have the same authority and date: check which is right"
+UNDECIDED = "Both sources have the same authority and date: check which is right"
 _CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
 
 
@@ -189,4 +193,4 @@ def conflict_lines(conflicts: list[Conflict]) -> list[str]:
 def verdict_words(c: Conflict) -> str:
     """Which claim to trust and why ("Trust [src:…]: …"), or why neither is trusted."""
     reason = c["reason"]
-    return f"Trust [src:{c['trust']}]: {reason}" if c["trust"] else reason[:1].upper() + reason[1:]
+    return f"Trust [src:{c['trust']}]: {reason}" if c["trust"] else reason

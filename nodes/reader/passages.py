@@ -201,9 +201,11 @@ def _excerpt(
     # a lead-in of one sentence left without what it introduces, and naming nothing asked
     # ("npm:", a code group's tab; "Example usage:"), says nothing: the excerpt ends before it
     while (
-        order[-1] > at
+        wanted
+        and order[-1] > at
         and order[-1] + 1 < len(parts)
         and parts[order[-1]].rstrip().endswith(":")
+        and not _is_lines(parts[order[-1]])
         and len(split_sentences(" ".join(parts[order[-1]].split()))) <= 1
         and not wanted & term_set(parts[order[-1]])
     ):

@@ -55,7 +55,7 @@ def disagreements(
                 if c["id"] in ledger
                 and is_quote(c["text"], f"{ledger[c['id']]['title']}. {ledger[c['id']]['snippet']}")
             ]
-            key = (conflict["topic"], conflict["trust"])
+            key = (conflict["topic"], conflict["trust"] or "|".join(c["id"] for c in claims))
             decided = bool(conflict["trust"])
             if len(claims) < 2 or key in seen or (decided and conflict["trust"] not in ledger):
                 continue
@@ -69,7 +69,7 @@ def disagreements(
                 trust = numbers.setdefault(conflict["trust"], len(numbers) + 1)
                 lines.append(f"- {said}. Trust [{trust}]: {conflict['reason']}")
             else:
-                lines.append(f"- {said}. {conflict['reason'][:1].upper()}{conflict['reason'][1:]}")
+                lines.append(f"- {said}. {conflict['reason']}")
     by_doc = {ev["doc_id"]: sid for sid, ev in ledger.items() if not ev.get("deprecated")}
     stale = [i for i in state.get("superseded", []) if i in ledger]
     listed: set[str] = set()

@@ -71,7 +71,10 @@ _FENCE = re.compile(r"^\s*(?:(?:[-*+]|\d+[.)])\s+)?(`{3,}(?![^`]*`)|~{3,})")
 # ``::: code-group``): told from mkdocstrings' directive below by the bare ``:::`` closing it
 _SPACED_BLOCK = re.compile(r"^(:{3,})[ \t]+([A-Za-z][\w-]*)(?:[ \t]+(.*?))?[ \t]*$")
 # containers that only group what they hold (VitePress's tabs of code blocks): no call-out
-_PLAIN_BLOCKS = frozenset({"code-group", "raw"})
+_PLAIN_BLOCKS = frozenset({"code-group", "raw", "v-pre"})
+# VitePress's containers (and its call-outs' usual names); a spaced line of another name is a
+# container only with a title: ``::: httpx`` alone is mkdocstrings' directive
+_VITEPRESS_KINDS = _PLAIN_BLOCKS | {"info", "tip", "warning", "danger", "details", "note"}
 # mkdocstrings' directive, ``::: package.module.Name`` and its options: the site builds the
 # API reference there; the page holds none of its words
 _AUTODOC = re.compile(r"^:::\s+[\w.]+")
@@ -979,8 +982,11 @@ def _callouts_as_admonitions(text: str) -> str:
             lead = len(line) - len(line.lstrip(" "))
             block = _BLOCK.match(line.strip()) if lead <= 3 else None
             spaced = _SPACED_BLOCK.match(line.strip()) if lead <= 3 else None
-            if spaced and not any(j > at and lines[j].strip() == spaced.group(1) for j in bare):
-                spaced = None  # no closing marks: mkdocstrings' directive (``_AUTODOC``)
+            if spaced and (
+                bare.get(spaced.group(1), -1) <= at
+                or (spaced.group(2) not in _VITEPRESS_KINDS and not spaced.group(3))
+            ):
+                spaced = None  # no closing marks, or a bare name: mkdocstrings' directive
             block = block or spaced
             if tab:
                 line = f'{tab.group(1)}!!! tab "{tab.group(2)}"'
@@ -1008,13 +1014,13 @@ def _callouts_as_admonitions(text: str) -> str:
     return "\n".join(out)
 
 
-def _bare_marks(lines: list[str]) -> list[int]:
-    """The lines that are a run of three or more colons alone, outside code blocks."""
-    fence, found = "", []
+def _bare_marks(lines: list[str]) -> dict[str, int]:
+    """Each run of three or more colons alone on a line, outside code: its last line."""
+    fence, found = "", {}
     for at, line in enumerate(lines):
         fence, is_code_line = _fence_after(line, fence)
         if not is_code_line and re.fullmatch(r":{3,}", line.strip()):
-            found.append(at)
+            found[line.strip()] = at
     return found
 
 
@@ -1255,7 +1261,7 @@ _HIDELINES = re.compile(r"(?:^|[\s,])hidelines=(\S+?)(?:,|\s|$)")
 #: settings (``// @noErrors``, ``// @filename: a.ts``) and queries (``// ^?``) are hidden too
 _CUT_BEFORE = re.compile(r"^\s*//\s*---cut(?:-before)?---\s*$")
 _CUT_AFTER = re.compile(r"^\s*//\s*---cut-after---\s*$")
-_TWOSLASH_NOTE = re.compile(r"^\s*//\s*(?:@\w+\b.*|\^[?|].*)$")
+_TWOSLASH_NOTE = re.compile(r"^\s*//\s?(?:@\w+(?::.*)?|\^+[?|]?.*)\s*$")
 
 
 def _twoslash_shown(code: str) -> str:

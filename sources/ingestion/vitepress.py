@@ -23,7 +23,9 @@ _IMPORT = re.compile(
     r"(?:\{(?P<settings>[^}\n]*)\})?(?:[ \t]+\[(?P<title>[^\]\n]+)\])?[ \t]*$",
     re.M,
 )
-_REGION = re.compile(r"#(end)?region\b[ \t]*([\w-]*)")
+# a region's marker line, in a comment of any language: ``// #region name``, ``# #endregion``,
+# ``<!-- #region name -->``, ``/* #endregion */``
+_REGION = re.compile(r"(?://|#|<!--|/\*)?[ \t]*#(end)?region\b[ \t]*([\w-]*)[ \t]*(?:-->|\*/)?")
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 #: A file's suffix, when it is not the name of its language in a code block.
 _LANGUAGES = {"yml": "yaml", "mjs": "js", "cjs": "js", "mts": "ts", "cts": "ts", "sh": "bash"}
@@ -63,19 +65,32 @@ def expand_imports(
         if found.group("title"):
             out += [f"{indent}{found.group('title').strip()}:", ""]
         body = "\n".join(f"{indent}{x}" if x else x for x in code.splitlines())
-        out.append(f"{indent}```{language}\n{body}\n{indent}```")
+        # fenced by more backticks than any run in the code (an imported page's own fences)
+        longest = max((len(run) for run in re.findall(r"`{3,}", code)), default=2)
+        ticks = "`" * (longest + 1)
+        out.append(f"{indent}{ticks}{language}\n{body}\n{indent}{ticks}")
     return "\n".join(out)
 
 
 def _region(text: str, name: str | None) -> str:
-    """The lines of region ``name`` (or the whole file), without any region's marker lines."""
-    kept, inside = [], name is None
+    """The lines of region ``name``, without any region's marker lines.
+
+    The whole file for no name or a region the file does not have, as VitePress does; an
+    unnamed ``#endregion`` ends the region too.
+    """
+    kept: list[str] = []
+    whole: list[str] = []
+    inside, found = name is None, False
     for line in text.splitlines():
-        mark = _REGION.search(line)
+        mark = _REGION.fullmatch(line.strip())
         if mark is None:
+            whole.append(line)
             if inside:
                 kept.append(line)
             continue
-        if name is not None and mark.group(2) == name:
-            inside = not mark.group(1)
-    return "\n".join(kept).strip("\n")
+        if name is not None and not mark.group(1) and mark.group(2) == name:
+            inside = found = True
+        elif name is not None and mark.group(1) and inside and mark.group(2) in ("", name):
+            inside = False
+    lines = kept if name is None or found else whole
+    return "\n".join(lines).strip("\n")

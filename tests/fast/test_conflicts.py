@@ -25,6 +25,14 @@ def test_code_attribute_paths_are_not_host_names_two_pages_disagree_on() -> None
         "2026-11-02",
     )
     assert find_conflicts(said, TODAY) == []
+    # a company's own hosts are hosts (a private top-level name)
+    corp = _pair(
+        "The VPN gateway for remote staff is vpn1.acme.corp since the move.",
+        "The VPN gateway for remote staff is vpn2.acme.corp since the move.",
+        "2026-11-02",
+        "2026-11-20",
+    )
+    assert len(find_conflicts(corp, TODAY)) == 1
 
 
 def test_one_authority_and_one_date_trusts_neither() -> None:

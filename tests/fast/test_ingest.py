@@ -671,6 +671,10 @@ def test_a_vitepress_page_is_read_as_its_site_shows_it(tmp_path) -> None:
         "   Go to Settings.\n\n- **Fast**\n- **Lean** and small\n"
     )
     (tmp_path / "api.md").write_text("# API\n\n::: mypackage.Client\n\nThe client.\n")
+    (tmp_path / "api2.md").write_text(
+        "# API\n\n::: httpx\n    options:\n      show_source: false\n\nThe client.\n\n"
+        ":::note\nA note.\n:::\n"
+    )
     # a code snippet import: a file of the folder (a region of it), titled; none from outside
     (tmp_path / "deploy.md").write_text(
         "# Deploy\n\nCreate the workflow:\n\n<<< ./pages.yaml#content [deploy.yml]\n\n"
@@ -685,6 +689,9 @@ def test_a_vitepress_page_is_read_as_its_site_shows_it(tmp_path) -> None:
         "// #region a\nexport default {}\n// #endregion a\n"
     )
     (tmp_path.parent / "outside.js").write_text("const secret = 1\n")
+    # an imported page with code blocks of its own stays one block; the page goes on after it
+    (tmp_path / "snippets" / "usage.md").write_text("Intro\n\n```js\nINNER\n```\n\nAFTER\n")
+    (tmp_path / "usage.md").write_text("# Usage\n\n<<< @/snippets/usage.md\n\nThe end.\n")
     read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
     pages = {d.doc_id: d for d in read.documents}
     text = pages["docs/guide"].text
@@ -703,10 +710,15 @@ def test_a_vitepress_page_is_read_as_its_site_shows_it(tmp_path) -> None:
         assert markup not in text, markup
     # mkdocstrings' directive has no closing marks: still the site's generated reference
     assert pages["docs/api"].text == "# API\n\nThe client."
+    # nor does a bare module name, though a call-out closes later on its page
+    assert pages["docs/api2"].text.startswith("# API\n\nThe client.\n\nNote: A note.")
+    assert "Httpx" not in pages["docs/api2"].text and "options" not in pages["docs/api2"].text
     deploy = pages["docs/deploy"].text
     assert "deploy.yml:\n\n```yaml\non:\n  push:\n    branches: [main]\n```" in deploy
     assert "Setup:\n\n```ts\nexport default {}\n```" in deploy
     assert "<<<" not in deploy and "secret" not in deploy and "name: Deploy" not in deploy
+    usage = pages["docs/usage"].text
+    assert "````md\nIntro\n\n```js\nINNER\n```\n\nAFTER\n````\n\nThe end." in usage
 
 
 def test_an_mdbook_page_is_read_as_its_book_shows_it(tmp_path) -> None:

@@ -120,8 +120,9 @@ def test_an_excerpt_never_ends_on_a_lead_in_whose_code_it_left_out() -> None:
     )
     ev = make_evidence("docs/guide/index#5", page, title="Getting Started")
     marked = "You can also directly specify the project name"
-    # no room for the command: "For example, … run:" and "npm:" say nothing and are left out
-    text = excerpt(ev, marked, 200, True)
+    # no room for the command: "For example, … run:" and "npm:" say nothing asked ("the
+    # project's name?") and are left out
+    text = excerpt(ev, marked, 200, True, frozenset({"name"}))
     assert text.startswith(f"**{marked}**") and len(text) <= 200
     assert "npm:" not in text and "run:" not in text
     # one that names what was asked says something still: it stays ("…project, run:")
