@@ -15,7 +15,7 @@ from seekgraph.sources.connectors.connector import ConnectorError, connector_sta
 from seekgraph.sources.errors import UnknownSourceError, UnknownUserError, WorkspaceError
 from seekgraph.sources.registry import MAX_SOURCES
 from seekgraph.state.events import ANSWER_KEYS, checkpoint_events, empty_fold, fold_event
-from seekgraph.state.models import KIND_LABELS, ImageRef
+from seekgraph.state.models import KIND_LABELS, ImageRef, conflict_lines
 from seekgraph.state.plans import PlanError, checked_plan
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "check_question",
     "checked_plan",
     "checkpoint_events",
+    "conflict_lines",
     "connector_state",
     "empty_fold",
     "fold_event",

@@ -116,6 +116,22 @@ class Conflict(TypedDict):
     reason: str
 
 
+def conflict_lines(conflicts: list[Conflict]) -> list[str]:
+    """Conflicts in plain words, with both citations and which to trust (when one is)."""
+    lines = []
+    for c in conflicts:
+        a, b = c["claims"]
+        said = f"Sources disagree: “{a['text']}” [src:{a['id']}] versus “{b['text']}”"
+        lines.append(f"{said} [src:{b['id']}]. {verdict_words(c)}.")
+    return lines
+
+
+def verdict_words(c: Conflict) -> str:
+    """Which claim to trust and why ("Trust [src:…]: …"), or why neither is trusted."""
+    reason = c["reason"]
+    return f"Trust [src:{c['trust']}]: {reason}" if c["trust"] else reason
+
+
 class Chunk(TypedDict):
     """A passage of a document as stored by a source."""
 

@@ -32,9 +32,9 @@ _RESERVED_TLDS = frozenset(
     | {"corp", "home", "lan", "localdomain"}
 )
 _QUANTITY = re.compile(rf"\b\d+(?:\.\d+)?\s?(?:{pattern('quantity_unit')})", re.I)
-#: A fenced code block (a quote may carry the block its sentence introduces).
 #: Two sources of one authority and one date: neither is preferred.
 UNDECIDED = "Both sources have the same authority and date: check which is right"
+#: A fenced code block (a quote may carry the block its sentence introduces).
 _CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M | re.S)
 
 
@@ -178,19 +178,3 @@ def current_first(lines: list[str], conflicts: list[Conflict]) -> list[str]:
         else line
         for line in lines
     ]
-
-
-def conflict_lines(conflicts: list[Conflict]) -> list[str]:
-    """Conflicts in plain words, with both citations and which to trust (when one is)."""
-    lines = []
-    for c in conflicts:
-        a, b = c["claims"]
-        said = f"Sources disagree: “{a['text']}” [src:{a['id']}] versus “{b['text']}”"
-        lines.append(f"{said} [src:{b['id']}]. {verdict_words(c)}.")
-    return lines
-
-
-def verdict_words(c: Conflict) -> str:
-    """Which claim to trust and why ("Trust [src:…]: …"), or why neither is trusted."""
-    reason = c["reason"]
-    return f"Trust [src:{c['trust']}]: {reason}" if c["trust"] else reason

@@ -34,13 +34,12 @@ from seekgraph.nodes.plumbing.prompts import FORCED_NOTE, INTEGRATE_PROMPT
 from seekgraph.nodes.plumbing.services import Services, node_name
 from seekgraph.nodes.plumbing.writing import images_in_budget, stream_reply, with_images
 from seekgraph.nodes.reader.base import Grading, Judged, Rephrased, Reply, Review, Written
-from seekgraph.nodes.reader.conflicts import conflict_lines
 from seekgraph.nodes.reader.guard import guard_reply
 from seekgraph.nodes.reader.needs import describe_needs
 from seekgraph.nodes.reader.offline import OfflineReader
 from seekgraph.providers import pace
 from seekgraph.providers.chat import AnswerInterruptedError, ChatModel, ModelClientError, ModelError
-from seekgraph.state.models import Evidence, ModelCall
+from seekgraph.state.models import Evidence, ModelCall, conflict_lines
 from seekgraph.state.schemas import SearchState
 
 #: The answer prompt's section names: a model heading its reply "Sources:" or "Needs:"

@@ -301,7 +301,7 @@ async def ask(args: argparse.Namespace) -> int:
 
 
 def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
-    from seekgraph.graph.api import ANSWER_KEYS, KIND_LABELS
+    from seekgraph.graph.api import ANSWER_KEYS, KIND_LABELS, conflict_lines
 
     citations = values.get("citations", [])
     if as_json:  # the answer event's keys (state/events.py), citations without their snippets
@@ -316,13 +316,8 @@ def _print_answer(values: dict[str, Any], thread: str, as_json: bool) -> None:
         return
     print(f"\nAnswer ({values.get('mode')} mode):\n")
     print(values.get("answer", ""))
-    for c in values.get("conflicts", []):
-        a, b = c["claims"]
-        print(
-            f"\nSources disagree: “{a['text']}” [src:{a['id']}] versus “{b['text']}” "
-            f"[src:{b['id']}]. "
-            + (f"Trust [src:{c['trust']}]: {c['reason']}." if c["trust"] else f"{c['reason']}.")
-        )
+    for line in conflict_lines(values.get("conflicts", [])):
+        print(f"\n{line}")
     if citations:
         print("\nCitations:")
         for c in citations:

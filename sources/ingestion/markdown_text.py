@@ -753,7 +753,7 @@ def mdx_as_markdown(text: str) -> str:
     in_esm = False  # in an import or export block: it runs to the next blank line (MDX)
     for line in _mdx_lines(text):
         was_open = bool(fence)
-        fence, is_code_line = _fence_after(line, fence)
+        fence, is_code_line = fence_after(line, fence)
         if is_code_line:
             if not was_open:  # an opening fence: read where its item or the page puts it
                 indent = len(line) - len(line.lstrip())
@@ -828,7 +828,7 @@ def _mdx_lines(text: str) -> list[str]:
     while at < len(lines):
         line = lines[at]
         at += 1
-        fence, is_code_line = _fence_after(line, fence)
+        fence, is_code_line = fence_after(line, fence)
         if is_code_line or not re.match(r"^\s*<[A-Z]", line) or budget <= 0:
             out.append(line)
             continue
@@ -884,7 +884,13 @@ def _unindented(line: str, shift: int) -> str:
     return line[strip:]
 
 
-def _fence_after(line: str, fence: str) -> tuple[str, bool]:
+def fence_for(code: str) -> str:
+    """Backticks that fence ``code``: more than any run in it (a page's own code blocks)."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", code)), default=2)
+    return "`" * (longest + 1)
+
+
+def fence_after(line: str, fence: str) -> tuple[str, bool]:
     """The code fence open after ``line`` ("" for none), and whether ``line`` is code's."""
     marks = _FENCE.match(line)
     if fence:
@@ -911,7 +917,7 @@ def _hugo_as_markdown(text: str) -> str:
     opened: list[str] = []  # the shortcodes read as blocks, innermost last
 
     for line in text.splitlines():
-        fence, is_code_line = _fence_after(line, fence)
+        fence, is_code_line = fence_after(line, fence)
         if is_code_line:
             out.append(line)
             continue
@@ -974,7 +980,7 @@ def _callouts_as_admonitions(text: str) -> str:
             if end is not None and lines[end].strip() == _SNIPPET_MARK:
                 closing = end
                 continue
-        fence, is_code_line = _fence_after(line, fence)
+        fence, is_code_line = fence_after(line, fence)
         if not is_code_line:
             tab = _TAB.match(line)
             # a block opens at the margin, or inside a list item's text ("1. Step" then
@@ -1018,7 +1024,7 @@ def _bare_marks(lines: list[str]) -> dict[str, int]:
     """Each run of three or more colons alone on a line, outside code: its last line."""
     fence, found = "", {}
     for at, line in enumerate(lines):
-        fence, is_code_line = _fence_after(line, fence)
+        fence, is_code_line = fence_after(line, fence)
         if not is_code_line and re.fullmatch(r":{3,}", line.strip()):
             found[line.strip()] = at
     return found
@@ -1218,8 +1224,7 @@ def _read_token(out: _Blocks, tokens: list[Token], i: int) -> None:
     elif kind in ("fence", "code_block"):
         # fenced by more backticks than any run in it: an example of Markdown that holds
         # a code block of its own stays one block
-        longest = max((len(run) for run in re.findall(r"`{3,}", token.content)), default=2)
-        marks = "`" * (longest + 1)
+        marks = fence_for(token.content)
         # the info string's first word is the language; the rest is the site's settings
         # (``{9-26}``, ``hl_lines="3"``, ``ins={4}``), but for a title, which names the
         # file the code goes in (``title="astro.config.mjs"``): said before the code

@@ -16,6 +16,7 @@ import re
 from collections.abc import Collection
 from pathlib import Path
 
+from seekgraph.sources.ingestion.markdown_text import fence_after, fence_for
 from seekgraph.sources.ingestion.mdbook import _Reader
 
 _IMPORT = re.compile(
@@ -26,7 +27,6 @@ _IMPORT = re.compile(
 # a region's marker line, in a comment of any language: ``// #region name``, ``# #endregion``,
 # ``<!-- #region name -->``, ``/* #endregion */``
 _REGION = re.compile(r"(?://|#|<!--|/\*)?[ \t]*#(end)?region\b[ \t]*([\w-]*)[ \t]*(?:-->|\*/)?")
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 #: A file's suffix, when it is not the name of its language in a code block.
 _LANGUAGES = {"yml": "yaml", "mjs": "js", "cjs": "js", "mts": "ts", "cts": "ts", "sh": "bash"}
 
@@ -44,10 +44,8 @@ def expand_imports(
     reader = _Reader(root.resolve(), frozenset(passed_over), includes)
     out, fence = [], ""
     for line in text.split("\n"):
-        marks = _FENCE.match(line)
-        if marks and (not fence or marks.group(1)[0] == fence[0]):
-            fence = "" if fence else marks.group(1)
-        found = None if fence else _IMPORT.match(line)
+        fence, is_code_line = fence_after(line, fence)
+        found = None if is_code_line else _IMPORT.match(line)
         if found is None:
             out.append(line)
             continue
@@ -65,9 +63,7 @@ def expand_imports(
         if found.group("title"):
             out += [f"{indent}{found.group('title').strip()}:", ""]
         body = "\n".join(f"{indent}{x}" if x else x for x in code.splitlines())
-        # fenced by more backticks than any run in the code (an imported page's own fences)
-        longest = max((len(run) for run in re.findall(r"`{3,}", code)), default=2)
-        ticks = "`" * (longest + 1)
+        ticks = fence_for(code)  # an imported page's own fences stay inside
         out.append(f"{indent}{ticks}{language}\n{body}\n{indent}{ticks}")
     return "\n".join(out)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from seekgraph.nodes.reader.conflicts import conflict_lines, find_conflicts
+from seekgraph.nodes.reader.conflicts import find_conflicts
+from seekgraph.state.models import conflict_lines
 from tests.factories import make_evidence
 
 TODAY = dt.date(2026, 12, 1)
