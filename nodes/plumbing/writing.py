@@ -68,7 +68,15 @@ def resolve_versions(evidence: list[Evidence]) -> tuple[list[Evidence], list[str
 
 
 #: How a reply says that the search ran out of rounds or time (``unanswered_of``).
-STOPPED = "Stopped searching:"
+STOPPED = "Stopped searching"
+
+
+def stopped_line(forced: str, max_rounds: int) -> str:
+    """What a reply says of a search that stopped: in a person's words, not the budget's."""
+    if forced == f"all {max_rounds} search rounds used":
+        searches = "1 search" if max_rounds == 1 else f"{max_rounds} searches in different words"
+        return f"{STOPPED} after {searches}."
+    return f"{STOPPED}: {forced}."
 
 
 def unanswered_of(
@@ -90,7 +98,7 @@ def unanswered_of(
     for name, error in failed.items():
         items.append(f"Source “{name}” was unavailable ({error}); its results are missing.")
     if forced:
-        items.append(f"{STOPPED} {forced}.")
+        items.append(stopped_line(forced, state["budget"]["max_rounds"]))
     return items
 
 

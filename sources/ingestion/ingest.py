@@ -45,6 +45,7 @@ from seekgraph.sources.ingestion.exports import confluence_page, is_notion_expor
 from seekgraph.sources.ingestion.mail import MAIL, mail_documents
 from seekgraph.sources.ingestion.markdown_text import (
     first_heading,
+    is_mdx,
     mdx_as_markdown,
     readable_markdown,
     rst_as_markdown,
@@ -183,9 +184,12 @@ def markdown_document(
         # a VitePress page's code snippet imports (``<<< @/snippets/app.js#setup``)
         content = expand_imports(content, path, root, NOT_CONTENT_FOLDERS, not own_readers)
     as_markdown = AS_MARKDOWN.get(path.suffix.lower())
+    if as_markdown is None and is_mdx(content):  # Docusaurus reads a .md page as MDX
+        as_markdown = mdx_as_markdown
+    mdx = as_markdown is mdx_as_markdown
     content = as_markdown(content) if as_markdown else content
     # unwrapped, without comments or link references (MDX has no indented code)
-    body = readable_markdown(content, indented_code=path.suffix.lower() != ".mdx")
+    body = readable_markdown(content, indented_code=not mdx)
     # the title is read from the page as written: a call-out above it is prose in ``body``
     title = first_heading(content)
     return [

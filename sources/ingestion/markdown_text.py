@@ -733,6 +733,30 @@ _MDX_ATTR = re.compile(r"""(\w+)=(?:"([^"]*)"|'([^']*)'|\{["'`]([^"'`]*)["'`]\})
 _MDX_CALLOUTS = frozenset({"Admonition", "Aside", "Callout", "Note", "Tip", "Warning"})
 
 
+def is_mdx(text: str) -> bool:
+    """A ``.md`` page written as MDX, as Docusaurus reads every ``.md`` page by default.
+
+    It has an ``import``/``export`` line at the start of a line, or a component opened and
+    closed on lines of their own (``<Tabs>`` … ``</Tabs>``), outside code. Plain Markdown has
+    neither: an HTML tag's name is lower case, and a sentence does not open ``import X from "``.
+    """
+    fence = ""
+    opened: set[str] = set()
+    for line in text.splitlines():
+        fence, is_code_line = fence_after(line, fence)
+        if is_code_line:
+            continue
+        if _MDX_ESM.match(line):
+            return True
+        tag = _MDX_TAG.match(line)
+        if tag is not None and not tag.group(4):  # (a self-closing one proves nothing)
+            if not tag.group(1):
+                opened.add(tag.group(2))
+            elif tag.group(2) in opened:
+                return True
+    return False
+
+
 def mdx_as_markdown(text: str) -> str:
     """An MDX page (``.mdx``: Docusaurus, Starlight, Nextra) as the Markdown its site shows.
 

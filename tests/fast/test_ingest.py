@@ -539,6 +539,34 @@ def test_an_mdx_page_is_read_as_its_site_shows_it(tmp_path) -> None:
         assert markup not in shown, markup
 
 
+def test_a_docusaurus_md_page_is_read_as_mdx(tmp_path) -> None:
+    # Docusaurus reads every .md page as MDX: Prettier's pages import their tabs in a .md
+    (tmp_path / "sharing.md").write_text(
+        "---\ntitle: Sharing configurations\n---\n\n"
+        'import Tabs from "@theme/Tabs";\nimport TabItem from "@theme/TabItem";\n\n'
+        "Install the shared config:\n\n"
+        '<Tabs groupId="package-manager">\n  <TabItem value="npm">\n\n'
+        "```bash\nnpm install --save-dev @username/prettier-config\n```\n\n  </TabItem>\n"
+        '  <TabItem value="yarn">\n\n```bash\nyarn add --dev @username/prettier-config\n```\n\n'
+        "  </TabItem>\n</Tabs>\n"
+    )
+    # a plain page keeps its indented code, and prose that mentions an import
+    (tmp_path / "plain.md").write_text(
+        "# Plain\n\nRun this:\n\n    import os\n    print(os.getcwd())\n\n"
+        'Write `import X from "y"` at the top.\n\n<details>\n<summary>More</summary>\n\n'
+        "Hidden text.\n\n</details>\n"
+    )
+    read = read_folder(tmp_path, "docs", "docs", ["group:everyone"])
+    pages = {d.doc_id: d.text for d in read.documents}
+    text = pages["docs/sharing"]
+    assert "@theme" not in text and "<Tab" not in text
+    assert "npm:\n\n```bash\nnpm install --save-dev @username/prettier-config\n```" in text
+    assert "yarn:\n\n```bash\nyarn add --dev" in text
+    plain = pages["docs/plain"]
+    assert "```\nimport os\nprint(os.getcwd())\n```" in plain
+    assert 'Write `import X from "y"` at the top.' in plain
+
+
 def test_a_sphinx_site_s_own_markup_is_read_as_its_pages_show_it(tmp_path) -> None:
     # pip's documentation (Sphinx, MyST and rST): what a new user met there
     (tmp_path / "vcs-support.md").write_text(
