@@ -10,6 +10,7 @@ makes a question ask for code (``code_question``) is the language tables' wordin
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from typing import NamedTuple
 
 from seekgraph.nodes.plumbing.context import Context
@@ -136,7 +137,11 @@ async def extractive_answer(
         for (s, ev, score), pull in zip(chosen, pulls, strict=True)
     ]
     chosen.sort(key=lambda c: -c[1]["authority"])  # stable: best first within an authority
-    lines = [quote_line(named(s, ev), ev["source_id"]) for s, ev, _ in chosen]
+    quoted_units = {s for s, _, _ in chosen}
+    lines = [
+        quote_line(named(with_antecedent(s, ev, quoted_units), ev), ev["source_id"])
+        for s, ev, _ in chosen
+    ]
     # Conflicts are looked for among the relevant sentences and any kept sentence on a quoted
     # fact's topic: a newer message that restates the quoted allowance in other words than
     # the question's ("food each day" → "daily meal allowance … $75") makes the quote stale.
@@ -218,6 +223,37 @@ def named(unit: str, ev: Evidence) -> str:
     if section and _API_NAME.match(section) and section.strip("`") not in unit:
         return f"{section}: {unit}"
     return unit
+
+
+#: A sentence that opens by pointing back at the one before it ("In such cases, …")
+_BACK_REFERENCE = compiled("back_reference", "en", "zh", flags=re.I)
+#: The sentence taken along is at most this long (a longer one is a paragraph of its own).
+MAX_ANTECEDENT_CHARS = 300
+
+
+def with_antecedent(unit: str, ev: Evidence, quoted: Set[str] = frozenset()) -> str:
+    """``unit`` quoted with the sentence before it when it opens by pointing back at that one.
+
+    "In such cases, wrapping the arguments to new lines doesn't help much." names nothing
+    alone; the sentence before says which cases. Taken along only from the same passage,
+    when it is prose (no code, no list), not already quoted, and short. Golden case:
+    ``test_reader.py::test_a_quote_that_points_back_keeps_the_sentence_it_points_to``.
+    """
+    if "\n" in unit or _BACK_REFERENCE.search(unit) is None:
+        return unit
+    units = sentences(str(ev["snippet"]))
+    at = units.index(unit) if unit in units else 0
+    before = units[at - 1] if at > 0 else ""
+    if (
+        not before
+        or "\n" in before
+        or before in quoted
+        or len(before) > MAX_ANTECEDENT_CHARS
+        or before.rstrip().endswith((":", "?", "？"))
+    ):
+        return unit
+    gap = "" if before.rstrip().endswith(("。", "！", "；")) else " "  # (Chinese: no space)
+    return f"{before.rstrip()}{gap}{unit}"
 
 
 def quote_line(unit: str, source_id: str) -> str:

@@ -35,6 +35,7 @@ _PROCEDURE_HEADING = compiled("procedure_heading", flags=re.I)
 _STEPS_HEADING = compiled("steps_heading", flags=re.I)
 _STEPS = re.compile(r"^\s*1[.)]\s", re.M)
 _HAS_VALUE = re.compile(rf"\d|{pattern('default_said')}", re.I)
+_SAYS_DEFAULT = re.compile(pattern("default_said"), re.I)
 #: "X is a …": a sentence that says what something is.
 _DEFINES = compiled("definition_said", flags=re.I)
 #: Added to a quote's score when it is what the kind of question asks for.
@@ -68,6 +69,11 @@ def default_asked(question: str) -> str | None:
         if asked.search(question) and not any(w in question.lower() for w in said):
             return min(said)
     return None
+
+
+def asks_default(question: str) -> bool:
+    """``question`` asks for a default, in those words or others ("if I never set it")."""
+    return _SAYS_DEFAULT.search(question) is not None or default_asked(question) is not None
 
 
 def procedure_steps(ev: Evidence) -> str | None:
@@ -108,7 +114,14 @@ def kind_bonus(question: str, unit: str, procedures: frozenset[str] = frozenset(
     if kind == "how":
         return KIND_BONUS if _STEPS.search(unit) or unit in procedures else 0.0
     if kind == "value":
-        return KIND_BONUS / 3 if _HAS_VALUE.search(unit) else 0.0
+        if not _HAS_VALUE.search(unit):
+            return 0.0
+        # asked for the default, a unit that says which value is the default is what the
+        # question asks for, as steps are for a how-question; one holding any number is
+        # less ("Default: `80`" over "rules are often set to 100 or 120")
+        if asks_default(question) and _SAYS_DEFAULT.search(unit) is not None:
+            return KIND_BONUS
+        return KIND_BONUS / 3
     if kind == "definition":
         match = _DEFINITION.match(question)
         subject = term_set(match.group(1)) if match else set()

@@ -149,6 +149,17 @@ def test_a_default_asked_for_in_other_words_is_a_value_searched_as_a_default() -
         assert not any(q.endswith(" default") for q in extractive_variants(make_state(question)))
 
 
+def test_asked_for_a_default_the_unit_that_says_the_default_ranks_first() -> None:
+    # Prettier's Print Width: the table row says the default; the prose holds other numbers
+    question = "If I never configure anything, how long will it let my lines get?"
+    row = "Default: `80`; CLI Override: `--print-width <int>`; API Override: `printWidth: <int>`"
+    prose = "In code styleguides, maximum line length rules are often set to 100 or 120."
+    assert kind_bonus(question, row) > kind_bonus(question, prose) > 0
+    # a value asked without a default: any value counts alike
+    plain = "How long can a line be?"
+    assert kind_bonus(plain, row) == kind_bonus(plain, prose) > 0
+
+
 def test_a_steps_section_is_read_as_numbered_steps_for_a_how_question() -> None:
     ev = make_evidence(
         "kb/sso#1", snippet="# Steps\n\nRequest the admin role.\n\nCreate the app. Test it."

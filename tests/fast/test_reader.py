@@ -3,7 +3,7 @@ whole, and the LLM guard leaving right replies alone."""
 
 from __future__ import annotations
 
-from seekgraph.nodes.reader.extractive import EXTRACTIVE_HEADER
+from seekgraph.nodes.reader.extractive import EXTRACTIVE_HEADER, with_antecedent
 from seekgraph.nodes.reader.guard import guard_reply
 from seekgraph.nodes.reader.passages import (
     MAX_REPLY_CHARS,
@@ -1148,3 +1148,25 @@ def test_short_numbered_steps_keep_their_code_in_place() -> None:
     long_code = "\n".join(f"line_{n} = {n}" for n in range(120))
     units = sentences(f"1. Write this:\n```python\n{long_code}\n```\n2. Run it.")
     assert units[0] == "1. Write this:\n2. Run it." and units[1].startswith("```python")
+
+
+def test_a_quote_that_points_back_keeps_the_sentence_it_points_to() -> None:
+    # Prettier's rationale: quoted alone, "In such cases, …" says nothing of which cases
+    ev = make_evidence(
+        "docs/rationale#15",
+        "# Rationale\n\nSome calls take a single function as their last argument. "
+        "In such cases, wrapping the arguments to new lines doesn't help much.\n\n"
+        "```js\nfoo(() => {})\n```\n\nThis will cause an error.",
+    )
+    units = sentences(ev["snippet"])
+    assert with_antecedent(units[1], ev) == (
+        "Some calls take a single function as their last argument. "
+        "In such cases, wrapping the arguments to new lines doesn't help much."
+    )
+    # not when the sentence before is quoted already, or is code, or for a plain sentence
+    assert with_antecedent(units[1], ev, {units[0]}) == units[1]
+    assert with_antecedent(units[3], ev) == units[3]
+    assert with_antecedent(units[0], ev) == units[0]
+    zh = make_evidence("docs/zh#1", "# 说明\n\n超时默认为五秒。这会导致长请求失败。")
+    zh_units = sentences(zh["snippet"])
+    assert with_antecedent(zh_units[1], zh) == "超时默认为五秒。这会导致长请求失败。"
