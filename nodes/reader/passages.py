@@ -152,12 +152,15 @@ def _excerpt(
         if not after and not before:
             break
         introduces = after and (parts[hi].rstrip().endswith(":") or is_code(parts[hi + 1]))
+        # what the marked sentence introduces may start with a label of its own: a tab's
+        # ("pyproject.toml:") or a code block's title, then the code
+        leads = hi == at or (hi == at + 1 and _is_label(parts[hi]))
         if introduces or not before:
             nxt = len(parts[hi + 1]) + 2
-            if size + nxt > budget and (strict or not (introduces and hi == at)):
+            if size + nxt > budget and (strict or not (introduces and leads)):
                 # what the sentence introduces, or a list, code block or table below that says
                 # what was asked, is cut to what says it
-                cut = _cut_beside(parts[hi + 1], wanted, budget - size - 2, introduces and hi == at)
+                cut = _cut_beside(parts[hi + 1], wanted, budget - size - 2, introduces and leads)
                 if cut is not None:
                     parts[hi + 1] = cut
                     hi, size = hi + 1, size + len(cut) + 2
@@ -244,6 +247,16 @@ def _cut_beside(
     if not introduced and not wanted & term_set(block):
         return None
     return _lines_window(block, wanted, left)
+
+
+#: The longest line read as a label of what follows it ("pyproject.toml:", "npm:").
+MAX_LABEL_CHARS = 60
+
+
+def _is_label(block: str) -> bool:
+    """A block that only names what follows it: one short line ending in ":"."""
+    text = block.strip()
+    return "\n" not in text and text.endswith(":") and len(text) <= MAX_LABEL_CHARS
 
 
 def _is_lines(block: str) -> bool:
@@ -583,9 +596,19 @@ def passages_reply(
         len(place) + 8 + len(excerpt(ev, sentence, limit, wanted=wanted))
         for place, (ev, sentence) in zip(places, chosen, strict=True)
     ]
+    # a passage whose marked sentence introduces code ("add the following to your
+    # configuration file:") is kept room for that code too: the sentence alone is half an
+    # answer (golden case: test_reader.py, ``…_keeps_room_for_the_code_a_later_one_introduces``)
+    floors = [
+        max(PASSAGE_FLOOR, min(len(place) + 8 + lead, LEAD_IN_FLOOR) if lead else 0)
+        for place, (ev, sentence) in zip(places, chosen, strict=True)
+        for lead in [_lead_in_size(ev, sentence, wanted)]
+    ]
     for n, (ev, sentence) in enumerate(chosen):
         label = f"{len(out)}. {places[n]}"  # numbered as shown: the header is out[0]
-        reserve = sum(min(need, PASSAGE_FLOOR) for need in needs[n + 1 :])
+        reserve = sum(
+            min(need, floor) for need, floor in zip(needs[n + 1 :], floors[n + 1 :], strict=True)
+        )
         may = min(needs[n], room - reserve)
         text = excerpt(ev, sentence, max(may - len(label) - 4, 0), True, wanted)
         if text and len(text) + len(label) + 4 > room:
@@ -595,6 +618,18 @@ def passages_reply(
         out.append(f"{label}\n\n{text}")
         room -= len(out[-1]) + 2
     return "\n\n".join(out)
+
+
+#: The most room kept for a later passage's lead-in and the code it introduces.
+LEAD_IN_FLOOR = 350
+
+
+def _lead_in_size(ev: Evidence, sentence: str, wanted: frozenset[str]) -> int:
+    """The length of ``sentence`` with what it introduces, when it ends in ":" (else 0)."""
+    first = sentence.strip().split("\n", 1)[0]
+    if not first.rstrip().endswith(":"):
+        return 0
+    return len(excerpt(ev, sentence, len(first), wanted=wanted))
 
 
 #: The most of an ``answered`` reply its answering passage may take.

@@ -182,6 +182,18 @@ def _parents(before: list[str], line: str) -> list[str]:
     return out
 
 
+#: The most blocks a lead-in chain moves into the next chunk: a lead-in and a label.
+MAX_CARRIED = 2
+#: The longest line read as a label of the code after it ("package.json:", "npm:").
+MAX_LABEL_CHARS = 60
+
+
+def _is_label(block: str) -> bool:
+    """One short line ending in ":" that names what follows (a tab, a code block's title)."""
+    text = block.strip()
+    return "\n" not in text and text.endswith(":") and len(text) <= MAX_LABEL_CHARS
+
+
 def _leads_in(block: str) -> bool:
     """A paragraph that introduces what follows ("Which should return metrics like this:")."""
     return block.rstrip().endswith(":") and not is_code(block)
@@ -250,8 +262,16 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
         lined = "\n" in para and (is_list(para) or is_table(para))
         for piece in split_long(para, MAX_CHUNK_CHARS if lined else HARD_CHUNK_CHARS):
             if sum(len(p) for p in buf) + len(piece) > MAX_CHUNK_CHARS:
-                # a lead-in ("By default, it will:") moves on with what it introduces
-                carried = [buf.pop()] if buf and _introduces(buf[-1], piece) else []
+                # a lead-in ("By default, it will:") moves on with what it introduces, and so
+                # does the lead-in above a label that names the code ("Example `package.json`:",
+                # then "package.json:", a code block's title, then the code)
+                carried: list[str] = []
+                following = piece
+                while buf and len(carried) < MAX_CARRIED and _introduces(buf[-1], following):
+                    following = buf.pop()
+                    carried.insert(0, following)
+                    if not _is_label(following):  # only a label's own lead-in comes too
+                        break
                 flush()
                 buf.extend(carried)
             buf.append(piece)

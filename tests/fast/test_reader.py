@@ -1170,3 +1170,50 @@ def test_a_quote_that_points_back_keeps_the_sentence_it_points_to() -> None:
     zh = make_evidence("docs/zh#1", "# 说明\n\n超时默认为五秒。这会导致长请求失败。")
     zh_units = sentences(zh["snippet"])
     assert with_antecedent(zh_units[1], zh) == "超时默认为五秒。这会导致长请求失败。"
+
+
+def test_a_passage_keeps_room_for_the_code_a_later_one_introduces() -> None:
+    # Ruff's formatter page: the second passage's marked sentence introduces a tab of code
+    # ("pyproject.toml:" and its block); a long first passage used to leave it "…"
+    lead = (
+        "For example, to configure the formatter to use single quotes and tab indentation, "
+        "add the following to your configuration file:"
+    )
+    config = (
+        '```toml\n[tool.ruff]\nline-length = 100\n\n[tool.ruff.format]\nquote-style = "single"\n'
+        'indent-style = "tab"\ndocstring-code-format = true\n```'
+    )
+    second = make_evidence(
+        "docs/formatter#5",
+        f"# The Ruff Formatter › Configuration\n\nRuff reads its settings from a file.\n\n"
+        f"{lead}\n\npyproject.toml:\n\n{config}\n\nruff.toml:\n\n{config}",
+    )
+    # the lead-in with its tab's label and code, even when the room is short
+    alone = excerpt(second, lead, len(lead))
+    assert "pyproject.toml:\n\n```toml\n[tool.ruff]" in alone and 'quote-style = "single"' in alone
+    lines = "\n".join(f"f'{{x{i}=}}'  # quote style" for i in range(40))
+    long_code = f"```python\n{lines}\n```"
+    first = make_evidence(
+        "docs/formatter#25",
+        "# The Ruff Formatter › Quotes\n\nWhen an f-string holds the configured quote style:"
+        f"\n\n{long_code}\n\nWhen a self-documenting f-string holds it:\n\n{long_code}",
+    )
+    question = "I'd like single quotes instead of double ones. What do I add to my settings?"
+    reply = passages_reply(
+        [(first, "When an f-string holds the configured quote style:"), (second, lead)],
+        question=question,
+    )
+    assert len(reply) <= MAX_REPLY_CHARS
+    assert 'quote-style = "single"' in reply  # the code the second passage's sentence introduces
+
+
+def test_a_lead_in_above_a_code_title_stays_in_the_chunk_of_its_code() -> None:
+    # Prettier's sharing page: "Example `package.json`:", the block's title, then the code
+    # (```json title="package.json"``` reads as "package.json:" and the code)
+    prose = "A minimal package should have at least two files. " * 16
+    code = '```json\n{\n  "name": "@username/prettier-config",\n  "version": "1.0.0"\n}\n```'
+    page = f"# Sharing\n\n{prose}\n\nExample `package.json`:\n\npackage.json:\n\n{code}\n"
+    chunks = chunk_markdown(page, "docs/sharing")
+    holding = [c["text"] for c in chunks if "@username/prettier-config" in c["text"]]
+    assert len(chunks) == 2 and holding
+    assert holding[0].startswith("Example `package.json`:\n\npackage.json:\n\n```json")
