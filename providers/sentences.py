@@ -38,6 +38,16 @@ def is_list(block: str) -> bool:
     return bool(ITEM.match(block))
 
 
+#: The longest line read as a label of what follows it ("pyproject.toml:", "npm:").
+MAX_LABEL_CHARS = 60
+
+
+def is_label(block: str) -> bool:
+    """One short line ending in ":" that names what follows (a tab, a code block's title)."""
+    text = block.strip()
+    return "\n" not in text and text.endswith(":") and len(text) <= MAX_LABEL_CHARS
+
+
 def is_table(block: str) -> bool:
     """A block that is a table: two lines or more, every one with cells ("a | b")."""
     lines = [line for line in block.splitlines() if line.strip()]

@@ -20,6 +20,7 @@ from seekgraph.providers.sentences import (
     blocks,
     frame,
     is_code,
+    is_label,
     is_list,
     is_table,
     split_sentences,
@@ -35,6 +36,8 @@ MAX_REPLY_CHARS = 1500
 MAX_PASSAGES = 3
 #: The room (characters) kept for each later passage while an earlier one is quoted whole.
 PASSAGE_FLOOR = 300
+#: The most room kept for a later passage's lead-in and the code it introduces.
+LEAD_IN_FLOOR = 350
 
 
 def closest(
@@ -154,7 +157,7 @@ def _excerpt(
         introduces = after and (parts[hi].rstrip().endswith(":") or is_code(parts[hi + 1]))
         # what the marked sentence introduces may start with a label of its own: a tab's
         # ("pyproject.toml:") or a code block's title, then the code
-        leads = hi == at or (hi == at + 1 and _is_label(parts[hi]))
+        leads = hi == at or (hi == at + 1 and is_label(parts[hi]))
         if introduces or not before:
             nxt = len(parts[hi + 1]) + 2
             if size + nxt > budget and (strict or not (introduces and leads)):
@@ -247,16 +250,6 @@ def _cut_beside(
     if not introduced and not wanted & term_set(block):
         return None
     return _lines_window(block, wanted, left)
-
-
-#: The longest line read as a label of what follows it ("pyproject.toml:", "npm:").
-MAX_LABEL_CHARS = 60
-
-
-def _is_label(block: str) -> bool:
-    """A block that only names what follows it: one short line ending in ":"."""
-    text = block.strip()
-    return "\n" not in text and text.endswith(":") and len(text) <= MAX_LABEL_CHARS
 
 
 def _is_lines(block: str) -> bool:
@@ -618,10 +611,6 @@ def passages_reply(
         out.append(f"{label}\n\n{text}")
         room -= len(out[-1]) + 2
     return "\n\n".join(out)
-
-
-#: The most room kept for a later passage's lead-in and the code it introduces.
-LEAD_IN_FLOOR = 350
 
 
 def _lead_in_size(ev: Evidence, sentence: str, wanted: frozenset[str]) -> int:

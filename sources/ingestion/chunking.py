@@ -11,7 +11,15 @@ import re
 from pathlib import Path
 from typing import Any
 
-from seekgraph.providers.sentences import blocks, fence_step, frame, is_code, is_list, is_table
+from seekgraph.providers.sentences import (
+    blocks,
+    fence_step,
+    frame,
+    is_code,
+    is_label,
+    is_list,
+    is_table,
+)
 from seekgraph.sources.indexes.index_source import IndexedDocument
 from seekgraph.state.models import Chunk
 
@@ -184,14 +192,6 @@ def _parents(before: list[str], line: str) -> list[str]:
 
 #: The most blocks a lead-in chain moves into the next chunk: a lead-in and a label.
 MAX_CARRIED = 2
-#: The longest line read as a label of the code after it ("package.json:", "npm:").
-MAX_LABEL_CHARS = 60
-
-
-def _is_label(block: str) -> bool:
-    """One short line ending in ":" that names what follows (a tab, a code block's title)."""
-    text = block.strip()
-    return "\n" not in text and text.endswith(":") and len(text) <= MAX_LABEL_CHARS
 
 
 def _leads_in(block: str) -> bool:
@@ -270,7 +270,7 @@ def chunk_markdown(text: str, doc_id: str) -> list[Chunk]:
                 while buf and len(carried) < MAX_CARRIED and _introduces(buf[-1], following):
                     following = buf.pop()
                     carried.insert(0, following)
-                    if not _is_label(following):  # only a label's own lead-in comes too
+                    if not is_label(following):  # only a label's own lead-in comes too
                         break
                 flush()
                 buf.extend(carried)
